@@ -1,0 +1,22 @@
+// Package jsonrpc is the JSON-RPC 2.0 envelope as the gateway needs it: ids kept
+// as raw bytes, payloads kept as the sender's bytes, strict shape checks with
+// precise reasons.
+//
+// Design decisions:
+//
+//   - Ids are raw JSON text. The go-sdk's jsonrpc package routes ids through
+//     float64, so 9007199254740993 comes back as …992 and a gateway that
+//     rewrites ids would answer the wrong request. A string id stays a string.
+//   - Decoding validates the whole message once (json.Valid) and then only
+//     locates the top-level members; params and result are sub-slices of the
+//     input. Decoding into a struct with RawMessage fields was rejected: it
+//     copies every payload and encoding/json matches keys case-insensitively, so
+//     "ID" would pass for "id".
+//   - Encoding splices raw params/results into a fixed envelope instead of
+//     re-marshalling them (re-marshalling validates and compacts megabytes again).
+//   - Unknown top-level members are tolerated (forward compatibility); duplicate
+//     known members, a request carrying result/error, a response with both or
+//     neither, a null request id and a non-integer numeric id are rejected.
+//   - Batches are a separate entry point (DecodeBatch) because only the
+//     2025-03-26 revision allowed them; Decode refuses them with a clear reason.
+package jsonrpc

@@ -1,0 +1,244 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDecodeShapes(t *testing.T) {
+	tests := []struct {
+		name, in string
+		kind     Kind
+		id       string
+		method   string
+		wantErr  string
+		code     int64
+	}{
+		{name: "request string id", in: `{"jsonrpc":"2.0","id":"a-1","method":"tools/list","params":{}}`, kind: KindRequest, id: `"a-1"`, method: "tools/list"},
+		{name: "large int id kept", in: `{"jsonrpc":"2.0","id":9007199254740993,"method":"x"}`, kind: KindRequest, id: `9007199254740993`, method: "x"},
+		{name: "negative id", in: `{"jsonrpc":"2.0","id":-5,"method":"x"}`, kind: KindRequest, id: `-5`, method: "x"},
+		{name: "notification", in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, kind: KindNotification, method: "notifications/initialized"},
+		{name: "result", in: ` {"jsonrpc":"2.0","id":1,"result":{"tools":[]}} `, kind: KindResponse, id: `1`},
+		{name: "error", in: `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"nope","data":{"a":1}}}`, kind: KindErrorResponse, id: `"x"`},
+		{name: "error null id", in: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, kind: KindErrorResponse},
+		{name: "unknown member tolerated", in: `{"jsonrpc":"2.0","id":1,"result":{},"extra":true}`, kind: KindResponse, id: "1"},
+		{name: "escaped key", in: `{"jsonrpc":"2.0","\u0069d":7,"method":"m"}`, kind: KindRequest, id: "7", method: "m"},
+		{name: "fraction id", in: `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, wantErr: "not an integer", code: CodeInvalidRequest},
+		{name: "exponent id", in: `{"jsonrpc":"2.0","id":1e3,"method":"x"}`, wantErr: "not an integer", code: CodeInvalidRequest},
+		{name: "bool id", in: `{"jsonrpc":"2.0","id":true,"method":"x"}`, wantErr: "string or an integer", code: CodeInvalidRequest},
+		{name: "null request id", in: `{"jsonrpc":"2.0","id":null,"method":"x"}`, wantErr: "must not be null", code: CodeInvalidRequest},
+		{name: "missing version", in: `{"id":1,"method":"x"}`, wantErr: `missing "jsonrpc"`, code: CodeInvalidRequest},
+		{name: "wrong version", in: `{"jsonrpc":"1.0","id":1,"method":"x"}`, wantErr: `must be "2.0"`, code: CodeInvalidRequest},
+		{name: "case-variant key is not id", in: `{"jsonrpc":"2.0","ID":1,"result":{}}`, wantErr: "neither", code: CodeInvalidRequest},
+		{name: "both result and error", in: `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`, wantErr: "both", code: CodeInvalidRequest},
+		{name: "neither", in: `{"jsonrpc":"2.0","id":1}`, wantErr: `needs "result" or "error"`, code: CodeInvalidRequest},
+		{name: "request with result", in: `{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, wantErr: "must not carry", code: CodeInvalidRequest},
+		{name: "method not string", in: `{"jsonrpc":"2.0","id":1,"method":5}`, wantErr: "must be a string", code: CodeInvalidRequest},
+		{name: "empty method", in: `{"jsonrpc":"2.0","id":1,"method":""}`, wantErr: "must not be empty", code: CodeInvalidRequest},
+		{name: "scalar params", in: `{"jsonrpc":"2.0","id":1,"method":"x","params":3}`, wantErr: "object or an array", code: CodeInvalidRequest},
+		{name: "duplicate id", in: `{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`, wantErr: "duplicate", code: CodeInvalidRequest},
+		{name: "error code fraction", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, wantErr: "must be an integer", code: CodeInvalidRequest},
+		{name: "error without message", in: `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, wantErr: "message\" is missing", code: CodeInvalidRequest},
+		{name: "error not object", in: `{"jsonrpc":"2.0","id":1,"error":"bad"}`, wantErr: "must be an object", code: CodeInvalidRequest},
+		{name: "result without id", in: `{"jsonrpc":"2.0","id":null,"result":{}}`, wantErr: "must carry an id", code: CodeInvalidRequest},
+		{name: "batch refused", in: `[{"jsonrpc":"2.0","id":1,"method":"x"}]`, wantErr: "batches", code: CodeInvalidRequest},
+		{name: "not object", in: `"hello"`, wantErr: "JSON object", code: CodeInvalidRequest},
+		{name: "invalid json", in: `{"jsonrpc":"2.0",`, wantErr: "not valid JSON", code: CodeParseError},
+		{name: "empty", in: ``, wantErr: "not valid JSON", code: CodeParseError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Decode([]byte(tt.in))
+			if tt.wantErr != "" {
+				var de *DecodeError
+				if !errors.As(err, &de) {
+					t.Fatalf("err = %v, want DecodeError containing %q", err, tt.wantErr)
+				}
+				if !strings.Contains(de.Error(), tt.wantErr) || de.Code != tt.code {
+					t.Fatalf("err = %v (code %d), want %q (code %d)", de, de.Code, tt.wantErr, tt.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Kind() != tt.kind || m.ID.String() != tt.id || m.Method != tt.method {
+				t.Fatalf("got kind=%v id=%q method=%q", m.Kind(), m.ID, m.Method)
+			}
+		})
+	}
+}
+
+func TestDecodeKeepsPayloadBytes(t *testing.T) {
+	in := []byte(`{"jsonrpc":"2.0","id":1,"result":{"b": 1.50, "a" :[1, 2]}}`)
+	m, err := Decode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(m.Result); got != `{"b": 1.50, "a" :[1, 2]}` {
+		t.Fatalf("result = %s", got)
+	}
+}
+
+func TestDecodeErrorCarriesID(t *testing.T) {
+	_, err := Decode([]byte(`{"jsonrpc":"2.0","id":"req-9","method":""}`))
+	var de *DecodeError
+	if !errors.As(err, &de) || de.ID.String() != `"req-9"` {
+		t.Fatalf("err = %#v", err)
+	}
+	if got := string(EncodeError(de.ID, de.RPCError())); !strings.Contains(got, `"id":"req-9"`) || !strings.Contains(got, `-32600`) {
+		t.Fatalf("encoded = %s", got)
+	}
+}
+
+func TestDecodeBatch(t *testing.T) {
+	ms, err := DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`))
+	if err != nil || len(ms) != 2 || ms[1].Kind() != KindNotification {
+		t.Fatalf("ms=%v err=%v", ms, err)
+	}
+	if _, err := DecodeBatch([]byte(`[]`)); err == nil {
+		t.Fatal("empty batch accepted")
+	}
+	if _, err := DecodeBatch([]byte(`[[]]`)); err == nil {
+		t.Fatal("nested batch accepted")
+	}
+	ms, err = DecodeBatch([]byte(`{"jsonrpc":"2.0","id":1,"method":"a"}`))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("single: %v %v", ms, err)
+	}
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	ids := []ID{IntID(0), IntID(-7), StringID("x\"y"), StringID("ünï"), mustID(t, `9007199254740993`)}
+	for _, id := range ids {
+		for _, b := range [][]byte{
+			EncodeRequest(id, "tools/call", json.RawMessage(`{"name":"a<b>"}`)),
+			EncodeResult(id, json.RawMessage(`{"ok":true}`)),
+			EncodeError(id, &Error{Code: -32602, Message: "bad \"x\"", Data: json.RawMessage(`{"k":1}`)}),
+		} {
+			m, err := Decode(b)
+			if err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if m.ID != id {
+				t.Fatalf("%s: id %s != %s", b, m.ID, id)
+			}
+		}
+	}
+	n, err := Decode(EncodeNotification("notifications/\nodd", nil))
+	if err != nil || n.Method != "notifications/\nodd" || n.Params != nil {
+		t.Fatalf("notification: %+v %v", n, err)
+	}
+}
+
+func TestIDJSON(t *testing.T) {
+	var v struct {
+		ID ID `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(`{"id":12345678901234567890}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	if string(out) != `{"id":12345678901234567890}` {
+		t.Fatalf("got %s", out)
+	}
+	if err := json.Unmarshal([]byte(`{"id":{}}`), &v); err == nil {
+		t.Fatal("object id accepted")
+	}
+}
+
+func TestMember(t *testing.T) {
+	raw := []byte(`{"a":{"x":"}"},"resultType" : "input_required","c":[1,{"d":"\"]"}]}`)
+	if got := string(Member(raw, "resultType")); got != `"input_required"` {
+		t.Fatalf("got %q", got)
+	}
+	if got := Member(raw, "missing"); got != nil {
+		t.Fatalf("got %q", got)
+	}
+	var keys []string
+	if err := ObjectMembers(raw, func(k string, _ []byte) error { keys = append(keys, k); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keys, ",") != "a,resultType,c" {
+		t.Fatalf("keys %v", keys)
+	}
+	if err := ObjectMembers([]byte(`[1]`), func(string, []byte) error { return nil }); err == nil {
+		t.Fatal("array accepted as object")
+	}
+}
+
+func mustID(t *testing.T, s string) ID {
+	id, err := ParseID([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"x","params":{}}`,
+		`{"jsonrpc":"2.0","id":"a","result":{"k":[1,"]"]}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}`,
+		`[{"jsonrpc":"2.0","method":"n"}]`,
+		`{"jsonrpc":"2.0","\u006dethod":"m"}`,
+		`{}`, `[]`, `null`, `{"jsonrpc":"2.0","id":-0,"method":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(data)
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("non-DecodeError %T", err)
+			}
+			return
+		}
+		// Whatever decodes must re-encode to something that decodes to the same message.
+		var b []byte
+		switch m.Kind() {
+		case KindRequest:
+			b = EncodeRequest(m.ID, m.Method, m.Params)
+		case KindNotification:
+			b = EncodeNotification(m.Method, m.Params)
+		case KindResponse:
+			b = EncodeResult(m.ID, m.Result)
+		case KindErrorResponse:
+			b = EncodeError(m.ID, m.Error)
+		}
+		m2, err := Decode(b)
+		if err != nil {
+			t.Fatalf("re-encoded %q does not decode: %v", b, err)
+		}
+		if m2.ID != m.ID || m2.Method != m.Method || !bytes.Equal(m2.Params, m.Params) || !bytes.Equal(m2.Result, m.Result) {
+			t.Fatalf("round trip changed message: %q -> %q", data, b)
+		}
+		if (m.Error == nil) != (m2.Error == nil) || (m.Error != nil && (m.Error.Code != m2.Error.Code || m.Error.Message != m2.Error.Message)) {
+			t.Fatalf("round trip changed error: %q -> %q", data, b)
+		}
+	})
+}
+
+func BenchmarkDecodeLargeResult(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"jsonrpc":"2.0","id":42,"result":{"content":[`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"type":"text","text":"lorem ipsum dolor sit amet \"quoted\" {braces}"}`)
+	}
+	buf.WriteString(`]}}`)
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// scanObject calls fn for each top-level member of the JSON object in data,
+// with the unescaped key and the raw value bytes (a sub-slice of data). data
+// must already be valid JSON (json.Valid); scanObject only locates members, so a
+// multi-megabyte result is never copied or decoded.
+func scanObject(data []byte, fn func(key string, val []byte) error) error {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return fmt.Errorf("not a JSON object")
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for i < len(data) {
+		end := skipString(data, i)
+		key, ok := unquote(data[i:end])
+		if !ok {
+			return fmt.Errorf("bad object key")
+		}
+		i = skipWS(data, end)
+		i = skipWS(data, i+1) // ':'
+		vend := skipValue(data, i)
+		if err := fn(key, data[i:vend]); err != nil {
+			return err
+		}
+		i = skipWS(data, vend)
+		if i >= len(data) || data[i] == '}' {
+			return nil
+		}
+		i = skipWS(data, i+1) // ','
+	}
+	return nil
+}
+
+// ObjectMembers calls fn for each top-level member of a JSON object without
+// decoding the values. It reports an error if raw is not a valid JSON object.
+func ObjectMembers(raw []byte, fn func(key string, val []byte) error) error {
+	if !json.Valid(raw) {
+		return fmt.Errorf("not valid JSON")
+	}
+	return scanObject(raw, fn)
+}
+
+// Member returns the raw value of the top-level member key of a JSON object,
+// or nil when absent. raw must be valid JSON.
+func Member(raw []byte, key string) []byte {
+	var out []byte
+	_ = scanObject(raw, func(k string, v []byte) error {
+		if k == key && out == nil {
+			out = v
+		}
+		return nil
+	})
+	return out
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at data[i].
+func skipString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// skipValue returns the index just past the JSON value starting at data[i].
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default:
+		j := i
+		for j < len(data) {
+			switch data[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+			j++
+		}
+		return j
+	}
+}
