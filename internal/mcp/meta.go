@@ -1,0 +1,276 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// _meta keys defined by the specification.
+const (
+	// MetaProtocolVersion is the required request _meta key carrying the revision (modern era).
+	MetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	// MetaClientCapabilities is the required request _meta key carrying ClientCapabilities (modern era).
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	// MetaClientInfo is the optional request _meta key carrying the client's Implementation.
+	MetaClientInfo = "io.modelcontextprotocol/clientInfo"
+	// MetaLogLevel is the optional request _meta key opting into notifications/message at a level.
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
+	// MetaServerInfo is the result _meta key carrying the server's Implementation.
+	MetaServerInfo = "io.modelcontextprotocol/serverInfo"
+	// MetaSubscriptionID is the notification _meta key naming the listen request a notification belongs to.
+	MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+	// MetaProgressToken is the request _meta key opting into notifications/progress.
+	MetaProgressToken = "progressToken"
+	// MetaTraceParent is the W3C Trace Context traceparent key (reserved, unprefixed).
+	MetaTraceParent = "traceparent"
+	// MetaTraceState is the W3C Trace Context tracestate key (reserved, unprefixed).
+	MetaTraceState = "tracestate"
+	// MetaBaggage is the W3C Baggage key (reserved, unprefixed).
+	MetaBaggage = "baggage"
+)
+
+// Log levels accepted in MetaLogLevel and logging/setLevel, least severe first.
+const (
+	// LogLevelDebug is severity 0.
+	LogLevelDebug = "debug"
+	// LogLevelInfo is severity 1.
+	LogLevelInfo = "info"
+	// LogLevelNotice is severity 2.
+	LogLevelNotice = "notice"
+	// LogLevelWarning is severity 3.
+	LogLevelWarning = "warning"
+	// LogLevelError is severity 4.
+	LogLevelError = "error"
+	// LogLevelCritical is severity 5.
+	LogLevelCritical = "critical"
+	// LogLevelAlert is severity 6.
+	LogLevelAlert = "alert"
+	// LogLevelEmergency is severity 7.
+	LogLevelEmergency = "emergency"
+)
+
+// LogLevelSeverity returns 0 (debug) … 7 (emergency) for a valid level and -1 otherwise.
+func LogLevelSeverity(level string) int {
+	switch level {
+	case LogLevelDebug:
+		return 0
+	case LogLevelInfo:
+		return 1
+	case LogLevelNotice:
+		return 2
+	case LogLevelWarning:
+		return 3
+	case LogLevelError:
+		return 4
+	case LogLevelCritical:
+		return 5
+	case LogLevelAlert:
+		return 6
+	case LogLevelEmergency:
+		return 7
+	}
+	return -1
+}
+
+// ValidLogLevel reports whether level is one of the eight syslog level names.
+func ValidLogLevel(level string) bool { return LogLevelSeverity(level) >= 0 }
+
+// ValidMetaKey reports whether k follows the _meta key syntax (spec §2.3): an optional prefix of
+// dot-separated labels followed by "/", then a name. Labels are ASCII letters, digits and hyphens,
+// start with a letter and end with a letter or digit. The name is empty or starts and ends with an
+// ASCII letter or digit, with letters, digits, "-", "_" and "." in between.
+func ValidMetaKey(k string) bool {
+	prefix, name, hasPrefix := strings.Cut(k, "/")
+	if !hasPrefix {
+		return validMetaName(k)
+	}
+	return validMetaPrefix(prefix) && validMetaName(name)
+}
+
+// ReservedMetaKey reports whether k carries a prefix reserved for MCP: a well-formed prefix whose
+// second label is "modelcontextprotocol" or "mcp" (compared case-insensitively, as DNS labels are).
+// io.modelcontextprotocol/, dev.mcp/ and com.mcp.tools/ are reserved; com.example.mcp/ is not.
+// The unprefixed trace keys are reported by TraceMetaKey instead.
+func ReservedMetaKey(k string) bool {
+	prefix, _, hasPrefix := strings.Cut(k, "/")
+	if !hasPrefix || !validMetaPrefix(prefix) {
+		return false
+	}
+	labels := strings.Split(prefix, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	return strings.EqualFold(labels[1], "modelcontextprotocol") || strings.EqualFold(labels[1], "mcp")
+}
+
+// TraceMetaKey reports whether k is one of the unprefixed keys reserved for W3C trace propagation.
+func TraceMetaKey(k string) bool {
+	return k == MetaTraceParent || k == MetaTraceState || k == MetaBaggage
+}
+
+func validMetaPrefix(prefix string) bool {
+	if prefix == "" {
+		return false
+	}
+	for label := range strings.SplitSeq(prefix, ".") {
+		if !validMetaLabel(label) {
+			return false
+		}
+	}
+	return true
+}
+
+func validMetaLabel(l string) bool {
+	if l == "" || !isASCIILetter(l[0]) || !isASCIIAlnum(l[len(l)-1]) {
+		return false
+	}
+	for i := 1; i < len(l)-1; i++ {
+		if !isASCIIAlnum(l[i]) && l[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func validMetaName(n string) bool {
+	if n == "" {
+		return true
+	}
+	if !isASCIIAlnum(n[0]) || !isASCIIAlnum(n[len(n)-1]) {
+		return false
+	}
+	for i := 1; i < len(n)-1; i++ {
+		c := n[i]
+		if !isASCIIAlnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isASCIIAlnum(c byte) bool { return isASCIILetter(c) || c >= '0' && c <= '9' }
+
+// RequestMeta builds the modern request _meta object once, in a fixed key order:
+// {"io.modelcontextprotocol/protocolVersion":…,"io.modelcontextprotocol/clientCapabilities":…,"io.modelcontextprotocol/clientInfo":…}.
+// Empty caps mean {}; caps must otherwise be a JSON object. clientInfo is left out when info is the zero Implementation.
+func RequestMeta(version string, caps json.RawMessage, info Implementation) (json.RawMessage, error) {
+	if version == "" {
+		return nil, errors.New("mcp: RequestMeta: empty protocol version")
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"` + MetaProtocolVersion + `":`)
+	v, err := json.Marshal(version)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(v)
+	buf.WriteString(`,"` + MetaClientCapabilities + `":`)
+	if len(bytes.TrimSpace(caps)) == 0 {
+		buf.WriteString("{}")
+	} else {
+		if !isJSONObject(caps) {
+			return nil, errors.New("mcp: RequestMeta: client capabilities must be a JSON object")
+		}
+		if err := json.Compact(&buf, caps); err != nil {
+			return nil, err
+		}
+	}
+	if !info.isZero() {
+		b, err := json.Marshal(info)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString(`,"` + MetaClientInfo + `":`)
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// Errors returned by ParseRequestMeta; on HTTP each maps to -32602 with status 400 (spec §2.2).
+var (
+	// ErrMetaNotObject means params._meta is absent or not a JSON object.
+	ErrMetaNotObject = errors.New("mcp: params._meta must be a JSON object")
+	// ErrMetaProtocolVersion means the protocolVersion key is missing or not a non-empty string.
+	ErrMetaProtocolVersion = errors.New("mcp: _meta " + MetaProtocolVersion + " missing or not a string")
+	// ErrMetaClientCapabilities means the clientCapabilities key is missing or not a JSON object.
+	ErrMetaClientCapabilities = errors.New("mcp: _meta " + MetaClientCapabilities + " missing or not an object")
+	// ErrMetaLogLevel means the logLevel key is present but not one of the eight level names.
+	ErrMetaLogLevel = errors.New("mcp: _meta " + MetaLogLevel + " is not a valid log level")
+)
+
+// RequestMetaFields are the protocol-defined members of a modern request's params._meta.
+type RequestMetaFields struct {
+	// ProtocolVersion is the requested revision.
+	ProtocolVersion string
+	// ClientCapabilities is the raw ClientCapabilities object, as sent.
+	ClientCapabilities json.RawMessage
+	// ClientInfo is the raw Implementation object, or nil when absent or null.
+	ClientInfo json.RawMessage
+	// LogLevel is the requested log level, or "" when absent.
+	LogLevel string
+	// ProgressToken is the raw progress token (string or number), or nil when absent or null.
+	ProgressToken json.RawMessage
+}
+
+// ParseRequestMeta extracts the protocol keys of a modern request _meta object. It returns the
+// fields it could read together with the first problem found (ErrMeta*), checking protocolVersion,
+// then clientCapabilities, then logLevel. Other keys are ignored.
+func ParseRequestMeta(meta json.RawMessage) (RequestMetaFields, error) {
+	var f RequestMetaFields
+	if !isJSONObject(meta) {
+		return f, ErrMetaNotObject
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return f, ErrMetaNotObject
+	}
+	var firstErr error
+	note := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if raw, ok := m[MetaProtocolVersion]; !ok || json.Unmarshal(raw, &f.ProtocolVersion) != nil || !isJSONString(raw) || f.ProtocolVersion == "" {
+		f.ProtocolVersion = ""
+		note(ErrMetaProtocolVersion)
+	}
+	if raw := m[MetaClientCapabilities]; isJSONObject(raw) {
+		f.ClientCapabilities = raw
+	} else {
+		note(ErrMetaClientCapabilities)
+	}
+	if raw := m[MetaClientInfo]; present(raw) {
+		f.ClientInfo = raw
+	}
+	if raw, ok := m[MetaLogLevel]; ok && present(raw) {
+		if json.Unmarshal(raw, &f.LogLevel) != nil || !isJSONString(raw) || !ValidLogLevel(f.LogLevel) {
+			f.LogLevel = ""
+			note(ErrMetaLogLevel)
+		}
+	}
+	if raw := m[MetaProgressToken]; present(raw) {
+		f.ProgressToken = raw
+	}
+	return f, firstErr
+}
+
+// isJSONObject reports whether raw, after JSON whitespace, starts with '{' (the value is assumed valid JSON).
+func isJSONObject(raw json.RawMessage) bool {
+	t := trimJSONSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// isJSONString reports whether raw, after JSON whitespace, starts with '"'.
+func isJSONString(raw json.RawMessage) bool {
+	t := trimJSONSpace(raw)
+	return len(t) > 0 && t[0] == '"'
+}
+
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
