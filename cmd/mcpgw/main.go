@@ -1,0 +1,22 @@
+// Command mcpgw is an MCP gateway compatible with LiteLLM's proxy configuration.
+//
+// Usage:
+//
+//	mcpgw serve --config FILE [--host HOST] [--port PORT] [--log-level LEVEL] [--data-dir DIR]
+//	mcpgw check --config FILE
+//	mcpgw version
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+)
+
+// drainTimeout bounds graceful shutdown: in-flight requests get this long to finish.
+const drainTimeout = 10 * time.Second
+
+// serveFlags are serve's settings after flags and environment are combined.
+type serveFlags struct {
+	config, host, port, logLevel, dataDir string
+}
+
+// parseServeFlags reads serve's flags; HOST, PORT and LOG_LEVEL apply when their flag is absent.
+func parseServeFlags(args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) (serveFlags, int) {
+	var f serveFlags
+	fs := newFlagSet("serve", stderr)
+	fs.StringVar(&f.config, "config", "", "config file (required)")
+	fs.StringVar(&f.host, "host", "0.0.0.0", "address to listen on (env HOST)")
+	fs.StringVar(&f.port, "port", "4000", "port to listen on; 0 picks a free port (env PORT)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error (env LOG_LEVEL)")
+	fs.StringVar(&f.dataDir, "data-dir", ".mcpgw", "directory for local state")
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return f, code
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, e := range []struct {
+		flag, env string
+		dst       *string
+	}{{"host", "HOST", &f.host}, {"port", "PORT", &f.port}, {"log-level", "LOG_LEVEL", &f.logLevel}} {
+		if v, ok := lookupEnv(e.env); ok && v != "" && !set[e.flag] {
+			*e.dst = v
+		}
+	}
+	if f.config == "" {
+		fmt.Fprintln(stderr, "mcpgw serve: --config is required")
+		fs.Usage()
+		return f, exitUsage
+	}
+	if n, err := strconv.Atoi(f.port); err != nil || n < 0 || n > 65535 {
+		fmt.Fprintf(stderr, "mcpgw serve: invalid port %q\n", f.port)
+		return f, exitUsage
+	}
+	return f, -1
+}
+
+// runServe loads the config, serves HTTP until ctx ends, then drains and returns 0.
+func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	f, code := parseServeFlags(args, stderr, lookupEnv)
+	if code >= 0 {
+		return code
+	}
+	level, err := parseLevel(f.logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpgw serve: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, problems, err := config.Load(f.config, configOptions(lookupEnv))
+	for _, p := range problems {
+		lvl := slog.LevelWarn
+		if p.Severity == config.SeverityError {
+			lvl = slog.LevelError
+		}
+		log.Log(ctx, lvl, "config problem", "file", f.config, "line", p.Line, "problem", p.Msg)
+	}
+	if err != nil {
+		log.Error("config not loaded", "file", f.config, "error", err.Error())
+		return exitError
+	}
+	var current atomic.Pointer[config.Config]
+	current.Store(cfg)
+
+	mux := http.NewServeMux()
+	health := &front.Health{Version: buildVersion(), Checks: []front.Check{{
+		Name: "config",
+		Probe: func(context.Context) error {
+			if current.Load() == nil {
+				return errors.New("not loaded")
+			}
+			return nil
+		},
+	}}}
+	health.Register(mux)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))
+	if err != nil {
+		log.Error("cannot listen", "error", err.Error())
+		return exitError
+	}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,
+		"servers", len(cfg.Servers), "data_dir", f.dataDir)
+
+	select {
+	case err := <-served:
+		log.Error("server failed", "error", err.Error())
+		return exitError
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "drain_timeout", drainTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("drain did not finish; closing remaining connections", "error", err.Error())
+		_ = srv.Close()
+	}
+	<-served
+	log.Info("stopped")
+	return exitOK
+}

@@ -1,0 +1,349 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Transport is how the gateway talks to one upstream server.
+type Transport string
+
+// The transports a server may name in `transport`.
+const (
+	TransportHTTP  Transport = "http"
+	TransportSSE   Transport = "sse"
+	TransportStdio Transport = "stdio"
+)
+
+// AuthType is the kind of credential the gateway sends to an upstream server.
+type AuthType string
+
+// The auth types a server may name in `auth_type`.
+const (
+	AuthNone          AuthType = "none"
+	AuthBearerToken   AuthType = "bearer_token"
+	AuthToken         AuthType = "token"
+	AuthBasic         AuthType = "basic"
+	AuthAPIKey        AuthType = "api_key"
+	AuthAuthorization AuthType = "authorization"
+	AuthOAuth2        AuthType = "oauth2"
+	AuthOAuthDelegate AuthType = "oauth_delegate"
+)
+
+// The OAuth2 flows a server may name in `oauth2_flow`.
+const (
+	OAuth2ClientCredentials = "client_credentials"
+	OAuth2AuthorizationCode = "authorization_code"
+)
+
+// ProtocolAuto is the `protocol_version` that lets the gateway negotiate the upstream's revision.
+const ProtocolAuto = "auto"
+
+// DefaultToolPrefixSeparator joins a server name and a tool name (`<server>-<tool>`).
+const DefaultToolPrefixSeparator = "-"
+
+// maxMergeNodes bounds the YAML nodes that merge keys may pull into mappings, in all.
+const maxMergeNodes = 1 << 20
+
+// maxConfigBytes bounds the size of a config file Load reads.
+const maxConfigBytes = 16 << 20
+
+// KnownRevisions returns the MCP protocol revisions the config accepts, oldest first.
+func KnownRevisions() []string {
+	return []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+}
+
+// DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions.
+func DefaultAdvertisedVersions() []string {
+	return []string{"2025-11-25", "2026-07-28"}
+}
+
+func isKnownRevision(v string) bool { return slices.Contains(KnownRevisions(), v) }
+
+// Config is one loaded, validated configuration file. Treat it as immutable.
+type Config struct {
+	// Servers are the entries of mcp_servers, in file order.
+	Servers []Server
+	// General holds general_settings.
+	General GeneralSettings
+	// LiteLLM holds litellm_settings.
+	LiteLLM LiteLLMSettings
+	// Models holds model_list.
+	Models []Model
+	// EnvironmentVariables holds environment_variables as written (after their own os.environ/ references).
+	EnvironmentVariables map[string]string
+}
+
+// Server returns the configured server whose name, server_id or alias is key.
+func (c *Config) Server(key string) (*Server, bool) {
+	for _, match := range []func(*Server) bool{
+		func(s *Server) bool { return s.Name == key },
+		func(s *Server) bool { return s.ServerID == key },
+		func(s *Server) bool { return s.Alias != "" && s.Alias == key },
+	} {
+		for i := range c.Servers {
+			if match(&c.Servers[i]) {
+				return &c.Servers[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Server is one entry of mcp_servers; Name is its YAML key.
+type Server struct {
+	// Name is the YAML key; tool and prompt names are served as <Name><separator><tool>.
+	Name string
+	// ServerID is the stable id permissions refer to; it defaults to Name.
+	ServerID string
+	// Alias is a display name with spaces replaced by "_"; empty when unset.
+	Alias string
+	// Description is free text for listings.
+	Description string
+
+	// URL is the upstream endpoint for the http and sse transports.
+	URL string
+	// Transport is how to reach the server; it defaults to TransportHTTP.
+	Transport Transport
+	// Command is the program a stdio server runs.
+	Command string
+	// Args are Command's arguments.
+	Args []string
+	// Env is extra environment for Command.
+	Env map[string]string
+
+	// ProtocolVersion is ProtocolAuto or one of KnownRevisions (protocol_version, else
+	// mcp_info.protocol_version).
+	ProtocolVersion string
+
+	// AuthType is the credential kind sent upstream; empty when unset.
+	AuthType AuthType
+	// AuthValue is the static credential (auth_value, or its alias authentication_token).
+	AuthValue Secret
+	// AuthHeaderName is the header that carries the credential instead of the type's default.
+	AuthHeaderName string
+	// OAuth2Flow is OAuth2ClientCredentials or OAuth2AuthorizationCode for auth_type oauth2.
+	OAuth2Flow string
+	// ClientID is the OAuth2 client id.
+	ClientID string
+	// ClientSecret is the OAuth2 client secret.
+	ClientSecret Secret
+	// TokenURL is the OAuth2 token endpoint.
+	TokenURL string
+	// Scopes are the OAuth2 scopes (a YAML list or one space-separated string).
+	Scopes []string
+	// AuthorizationURL is the OAuth2 authorization endpoint.
+	AuthorizationURL string
+
+	// StaticHeaders are always sent upstream; names and values are trimmed.
+	StaticHeaders map[string]string
+	// ExtraHeaders are caller header names forwarded to this server.
+	ExtraHeaders []string
+
+	// AllowedTools, when set, are the only upstream tool names served (it wins over DisallowedTools).
+	AllowedTools []string
+	// DisallowedTools are upstream tool names never served.
+	DisallowedTools []string
+	// AllowElicitation lets the server's elicitation requests through.
+	AllowElicitation bool
+	// AllowSampling lets the server's sampling requests through.
+	AllowSampling bool
+
+	// RPM caps requests per minute to this server; 0 means no limit.
+	RPM int
+	// Timeout bounds one upstream request; 0 means the gateway's default.
+	Timeout time.Duration
+
+	// AccessGroups name the permission groups this server belongs to.
+	AccessGroups []string
+	// AllowAllKeys makes the server available to every key.
+	AllowAllKeys bool
+
+	// Line is the line of the server's name in the file.
+	Line int
+}
+
+// GeneralSettings is general_settings.
+type GeneralSettings struct {
+	// MasterKey is the admin credential.
+	MasterKey Secret
+	// CustomAuth is the http(s) URL of the auth webhook, or empty.
+	CustomAuth string
+	// MCPAdvertisedVersions are the revisions served downstream; never empty, defaults to
+	// DefaultAdvertisedVersions.
+	MCPAdvertisedVersions []string
+	// DatabaseURL is the store's URL, or empty for the embedded default.
+	DatabaseURL Secret
+	// StoreModelInDB lets servers be added at run time through the store.
+	StoreModelInDB bool
+	// MCPScopedPrefix keeps tool prefixes on /{server}/mcp; defaults to true.
+	MCPScopedPrefix bool
+}
+
+// LiteLLMSettings is litellm_settings.
+type LiteLLMSettings struct {
+	// DefaultMCPSamplingModel names a Models entry, or is empty.
+	DefaultMCPSamplingModel string
+}
+
+// Model is one entry of model_list.
+type Model struct {
+	// ModelName is the name litellm_settings and callers use.
+	ModelName string
+	// Params is litellm_params.
+	Params ModelParams
+	// Line is the line of the entry in the file.
+	Line int
+}
+
+// ModelParams is a model_list entry's litellm_params.
+type ModelParams struct {
+	// Model is the provider-qualified model, e.g. "openai/gpt-4o-mini".
+	Model string
+	// APIBase is the OpenAI-compatible base URL, or empty for the provider's default.
+	APIBase string
+	// APIKey is the provider credential.
+	APIKey Secret
+}
+
+// Secret is a credential from the config. It formats, logs and marshals as "[redacted]";
+// Reveal returns the value for the one place that must send it.
+type Secret string
+
+// Reveal returns the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+// IsSet reports whether the secret is non-empty.
+func (s Secret) IsSet() bool { return s != "" }
+
+// String returns "[redacted]" for a set secret and "" for an empty one.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString keeps %#v from printing the value.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// LogValue keeps log/slog from printing the value.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON keeps encoding/json from printing the value.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Severity says whether a Problem stops the config from loading.
+type Severity int
+
+// The severities of a Problem.
+const (
+	SeverityError Severity = iota + 1
+	SeverityWarning
+)
+
+// String returns "error" or "warning".
+func (s Severity) String() string {
+	switch s {
+	case SeverityError:
+		return "error"
+	case SeverityWarning:
+		return "warning"
+	}
+	return "severity(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Problem is one finding about the config file, located by its 1-based line.
+// Messages never contain secret values.
+type Problem struct {
+	// Line is the 1-based line the problem concerns.
+	Line int
+	// Severity says whether the problem stops loading.
+	Severity Severity
+	// Msg describes the problem.
+	Msg string
+}
+
+// String formats the problem as "LINE: SEVERITY: MSG".
+func (p Problem) String() string { return fmt.Sprintf("%d: %s: %s", p.Line, p.Severity, p.Msg) }
+
+// HasErrors reports whether any problem is an error.
+func HasErrors(problems []Problem) bool {
+	return slices.ContainsFunc(problems, func(p Problem) bool { return p.Severity == SeverityError })
+}
+
+// ValidationError is returned by Load and Parse when the problems include errors.
+type ValidationError struct {
+	// Errors counts the error-severity problems.
+	Errors int
+}
+
+// Error summarises the count; the problems themselves are returned beside it.
+func (e *ValidationError) Error() string {
+	if e.Errors == 1 {
+		return "config: 1 error"
+	}
+	return fmt.Sprintf("config: %d errors", e.Errors)
+}
+
+// Options tunes Load and Parse.
+type Options struct {
+	// LookupEnv resolves os.environ/NAME references that environment_variables does not
+	// define (normally os.LookupEnv). Nil means no outside environment.
+	LookupEnv func(name string) (string, bool)
+	// ToolPrefixSeparator joins server and tool names; empty means DefaultToolPrefixSeparator.
+	ToolPrefixSeparator string
+}
+
+// Load reads and validates the config file at path. The problems (warnings and errors, sorted
+// by line) are returned in every case but an unreadable file. The error is non-nil when the
+// file cannot be read or parsed, or when any problem is an error (a *ValidationError); the
+// Config is nil then.
+func Load(path string, opts Options) (*Config, []Problem, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if st.IsDir() {
+		return nil, nil, fmt.Errorf("config: %s is a directory", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if len(data) > maxConfigBytes {
+		return nil, nil, fmt.Errorf("config: %s is larger than %d bytes", path, maxConfigBytes)
+	}
+	return Parse(data, opts)
+}
+
+// Parse validates config bytes as Load does.
+func Parse(data []byte, opts Options) (*Config, []Problem, error) {
+	if opts.ToolPrefixSeparator == "" {
+		opts.ToolPrefixSeparator = DefaultToolPrefixSeparator
+	}
+	l := &loader{opts: opts, mergeBudget: maxMergeNodes}
+	cfg := l.parse(data)
+	slices.SortStableFunc(l.problems, func(a, b Problem) int { return a.Line - b.Line })
+	n := 0
+	for _, p := range l.problems {
+		if p.Severity == SeverityError {
+			n++
+		}
+	}
+	if n > 0 {
+		return nil, l.problems, &ValidationError{Errors: n}
+	}
+	return cfg, l.problems, nil
+}

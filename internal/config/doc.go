@@ -1,0 +1,39 @@
+// Package config loads mcpgw's configuration: a LiteLLM-shaped YAML file with the top-level keys
+// model_list, mcp_servers, general_settings, litellm_settings and environment_variables.
+//
+// Load (or Parse) returns the Config, every Problem found (warnings and errors, each with the
+// 1-based line it concerns, sorted by line) and an error when the file is unusable.
+//
+// Design decisions:
+//
+//   - The file is walked as a yaml.Node tree rather than unmarshalled into structs, so that every
+//     problem carries a line number, unknown keys can be reported, and all problems are collected
+//     in one pass instead of stopping at the first.
+//   - Unknown keys anywhere are warnings and are otherwise ignored: LiteLLM configs carry many keys
+//     for its LLM proxy, and users should be able to point mcpgw at the file they already have.
+//     Known LiteLLM mcp_servers keys that mcpgw does not implement get a warning that says so.
+//   - A string value of exactly the form os.environ/NAME is replaced by NAME's value, looked up in
+//     the file's environment_variables first and then through Options.LookupEnv. The package never
+//     reads the process environment itself, which keeps it pure and testable. An unset variable is
+//     an error naming the variable. Values under ignored keys are not resolved. The values of
+//     environment_variables may themselves refer only to the outside environment.
+//   - Credentials (auth_value, client_secret, master_key, database_url, api_key) have the type
+//     Secret, which prints, logs and marshals as "[redacted]"; Reveal is the one way to the value.
+//     No Problem message ever contains a value from the file other than names, enum words and
+//     protocol revisions.
+//   - A server name that contains the tool prefix separator is an error, because tool and prompt
+//     names are served as <server><separator><tool> and the gateway could not tell where such a
+//     server name ends. The separator is an Option (normally MCP_TOOL_PREFIX_SEPARATOR, default "-").
+//     Names and server_ids must also fit in one URL path segment (/{server}/mcp).
+//   - Scalars are read by their text whatever YAML type they resolve to, so `auth_value: 12345` and
+//     an unquoted `protocol_version: 2025-11-25` mean what the user wrote. transport, auth_type and
+//     oauth2_flow are matched case-insensitively; protocol revisions exactly.
+//   - YAML anchors, aliases and merge keys (<<) are supported, as in LiteLLM's loader; explicit keys
+//     win over merged ones, and the total expansion is bounded so a small file cannot make loading
+//     slow. Duplicate keys in one mapping are errors (two servers with one name among them).
+//   - Duplicate model_name entries are allowed (LiteLLM load-balances across them).
+//   - The set of protocol revisions is kept here as plain strings (KnownRevisions) so that the
+//     config does not depend on the protocol packages; it must match what the gateway speaks.
+//   - A Config is a value: nothing in it is shared with the loader, and a reload is a new Load
+//     whose result the caller swaps in atomically.
+package config

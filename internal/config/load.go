@@ -1,0 +1,262 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// parse turns the file into a Config, recording problems; the result is meaningful only when no
+// problem is an error.
+func (l *loader) parse(data []byte) *Config {
+	cfg := &Config{
+		General: GeneralSettings{
+			MCPAdvertisedVersions: DefaultAdvertisedVersions(),
+			MCPScopedPrefix:       true,
+		},
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.warnf(nil, "the config file is empty")
+			return cfg
+		}
+		l.syntaxError(err)
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		l.warnf(&extra, "only the first YAML document in the file is used")
+	} else if !errors.Is(err, io.EOF) {
+		l.syntaxError(err)
+		return nil
+	}
+
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			l.warnf(root, "the config file is empty")
+			return cfg
+		}
+		root = root.Content[0]
+	}
+	if isNull(root) {
+		l.warnf(root, "the config file is empty")
+		return cfg
+	}
+	if d := deref(root); d.Kind != yaml.MappingNode {
+		l.errorf(root, "the config file must be a mapping with keys such as mcp_servers, not a %s", kindName(d))
+		return nil
+	}
+
+	top := l.entries(root, "the config file", "top-level key")
+	// environment_variables first: every other section may refer to them.
+	for _, e := range top {
+		if e.key == "environment_variables" {
+			cfg.EnvironmentVariables = l.envVars(e.v)
+		}
+	}
+	l.fileEnv = cfg.EnvironmentVariables
+	var serversNode, samplingNode *yaml.Node
+	for _, e := range top {
+		switch e.key {
+		case "environment_variables":
+		case "model_list":
+			cfg.Models = l.models(e.v)
+		case "mcp_servers":
+			serversNode = e.k
+			cfg.Servers = l.servers(e.v)
+		case "general_settings":
+			l.general(e.v, &cfg.General)
+		case "litellm_settings":
+			samplingNode = l.litellm(e.v, &cfg.LiteLLM)
+		default:
+			l.warnf(e.k, "top-level key %q is not used by mcpgw (ignored)", e.key)
+		}
+	}
+	l.validate(cfg, serversNode, samplingNode)
+	return cfg
+}
+
+// syntaxError records a YAML parse error at the line the parser names.
+func (l *loader) syntaxError(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if n, cerr := strconv.Atoi(num); cerr == nil && n > 0 {
+				line, msg = n, after
+			}
+		}
+	}
+	l.problems = append(l.problems, Problem{Line: line, Severity: SeverityError, Msg: "invalid YAML: " + msg})
+}
+
+// envVars reads environment_variables; their own os.environ/ references use only the outside
+// environment.
+func (l *loader) envVars(n *yaml.Node) map[string]string {
+	es := l.entries(n, "environment_variables", "variable")
+	out := make(map[string]string, len(es))
+	for _, e := range es {
+		if isNull(e.v) {
+			out[e.key] = ""
+			continue
+		}
+		if s, ok := l.str(e.v, "environment_variables."+e.key); ok {
+			out[e.key] = s
+		}
+	}
+	return out
+}
+
+func (l *loader) models(n *yaml.Node) []Model {
+	if isNull(n) {
+		return nil
+	}
+	d := deref(n)
+	if d.Kind != yaml.SequenceNode {
+		l.errorf(n, "model_list must be a list, not a %s", kindName(d))
+		return nil
+	}
+	var out []Model
+	for i, item := range d.Content {
+		field := "model_list[" + strconv.Itoa(i) + "]"
+		m := Model{Line: lineOf(item)}
+		es := l.entries(item, field, "key")
+		if !isNull(item) && deref(item).Kind != yaml.MappingNode {
+			continue
+		}
+		for _, e := range es {
+			switch e.key {
+			case "model_name":
+				m.ModelName, _ = l.str(e.v, field+".model_name")
+			case "litellm_params":
+				l.modelParams(e.v, field+".litellm_params", &m.Params)
+			default:
+				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, field)
+			}
+		}
+		if m.ModelName == "" {
+			l.errorf(item, "%s has no model_name", field)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (l *loader) modelParams(n *yaml.Node, field string, p *ModelParams) {
+	for _, e := range l.entries(n, field, "key") {
+		switch e.key {
+		case "model":
+			p.Model, _ = l.str(e.v, field+".model")
+		case "api_base":
+			if s, ok := l.str(e.v, field+".api_base"); ok {
+				p.APIBase = s
+				if s != "" && !isHTTPURL(s) {
+					l.errorf(e.v, "%s.api_base must be an absolute http(s) URL", field)
+				}
+			}
+		case "api_key":
+			s, _ := l.str(e.v, field+".api_key")
+			p.APIKey = Secret(s)
+		default:
+			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, field)
+		}
+	}
+}
+
+func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
+	const sec = "general_settings"
+	for _, e := range l.entries(n, sec, "key") {
+		field := sec + "." + e.key
+		switch e.key {
+		case "master_key":
+			s, _ := l.str(e.v, field)
+			g.MasterKey = Secret(s)
+			if s != "" && !strings.HasPrefix(s, "sk-") {
+				l.warnf(e.v, "%s should start with \"sk-\" (LiteLLM requires it)", field)
+			}
+		case "custom_auth":
+			s, ok := l.str(e.v, field)
+			if !ok {
+				continue
+			}
+			if !isHTTPURL(s) {
+				l.errorf(e.v, "%s must be an http(s):// URL of an auth webhook; Python module paths are not supported", field)
+				continue
+			}
+			g.CustomAuth = s
+		case "mcp_advertised_versions":
+			g.MCPAdvertisedVersions = l.advertised(e.k, e.v, field)
+		case "database_url":
+			s, _ := l.str(e.v, field)
+			g.DatabaseURL = Secret(s)
+		case "store_model_in_db":
+			g.StoreModelInDB, _ = l.boolean(e.v, field)
+		case "mcp_scoped_prefix":
+			if b, ok := l.boolean(e.v, field); ok {
+				g.MCPScopedPrefix = b
+			}
+		default:
+			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+		}
+	}
+}
+
+func (l *loader) advertised(k, v *yaml.Node, field string) []string {
+	if isNull(v) {
+		return DefaultAdvertisedVersions()
+	}
+	list := l.strList(v, field)
+	if deref(v).Kind != yaml.SequenceNode {
+		return DefaultAdvertisedVersions()
+	}
+	var out []string
+	d := deref(v)
+	for i, s := range list {
+		at := v
+		if i < len(d.Content) {
+			at = d.Content[i]
+		}
+		s = strings.TrimSpace(s)
+		switch {
+		case !isKnownRevision(s):
+			l.errorf(at, "%s: unknown protocol revision %q (known: %s)", field, s, strings.Join(KnownRevisions(), ", "))
+		case slices.Contains(out, s):
+			l.warnf(at, "%s lists %q twice", field, s)
+		default:
+			out = append(out, s)
+		}
+	}
+	if len(list) == 0 {
+		l.errorf(k, "%s must list at least one protocol revision", field)
+	}
+	if len(out) == 0 {
+		return DefaultAdvertisedVersions()
+	}
+	return out
+}
+
+// litellm reads litellm_settings and returns the node of default_mcp_sampling_model, if any.
+func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
+	const sec = "litellm_settings"
+	var at *yaml.Node
+	for _, e := range l.entries(n, sec, "key") {
+		switch e.key {
+		case "default_mcp_sampling_model":
+			if v, ok := l.str(e.v, sec+"."+e.key); ok {
+				s.DefaultMCPSamplingModel = strings.TrimSpace(v)
+				at = e.v
+			}
+		default:
+			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+		}
+	}
+	return at
+}

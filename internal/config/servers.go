@@ -1,0 +1,219 @@
+package config
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// serverNodes remembers where a server's settings were written, for messages about them.
+type serverNodes struct {
+	key, serverID, alias, url, transport, command, protocol, authType *yaml.Node
+	oauth2Flow, tokenURL, authorizationURL, rpm, timeout              *yaml.Node
+	authHeaderName, extraHeaders                                      *yaml.Node
+	staticHeaderKeys                                                  map[string]*yaml.Node
+}
+
+// parsedServer is a Server plus the nodes its checks report against.
+type parsedServer struct {
+	Server
+	at serverNodes
+}
+
+// servers reads mcp_servers, in file order.
+func (l *loader) servers(n *yaml.Node) []Server {
+	var out []Server
+	for _, e := range l.entries(n, "mcp_servers", "server name") {
+		ps := l.server(e)
+		l.checkServer(&ps)
+		out = append(out, ps.Server)
+	}
+	return out
+}
+
+// isLiteLLMOnlyServerKey reports whether k is a LiteLLM mcp_servers key that mcpgw does not implement.
+func isLiteLLMOnlyServerKey(k string) bool {
+	switch k {
+	case "server_name", "spec_path", "allowed_params", "tool_name_to_display_name",
+		"tool_name_to_description", "pinned_tools", "available_on_public_internet",
+		"header_variables", "registration_url", "delegate_auth_to_upstream", "token_validation",
+		"token_storage_ttl_seconds", "upstream_resource", "upstream_token_header",
+		"token_endpoint_auth_method", "client_private_key", "client_private_key_id",
+		"client_assertion_signing_alg", "token_exchange_endpoint", "audience",
+		"subject_token_type", "token_exchange_profile", "redirect_uris", "is_byok",
+		"byok_description", "byok_api_key_help_url", "short_prefix", "aws_access_key_id",
+		"aws_secret_access_key", "aws_session_token", "aws_region_name", "aws_service_name",
+		"aws_role_name", "aws_session_name":
+		return true
+	}
+	return false
+}
+
+// server reads one mcp_servers entry.
+func (l *loader) server(e entry) parsedServer {
+	ps := parsedServer{Server: Server{Name: e.key, Line: lineOf(e.k)}}
+	ps.at.key = e.k
+	s, at := &ps.Server, &ps.at
+	prefix := "mcp_servers." + e.key
+	var infoVersion string
+	var infoNode, authValueNode, authTokenNode *yaml.Node
+	for _, f := range l.entries(e.v, prefix, "key") {
+		field := prefix + "." + f.key
+		v := f.v
+		switch f.key {
+		case "server_id":
+			s.ServerID, _ = l.str(v, field)
+			at.serverID = v
+		case "alias":
+			if a, ok := l.str(v, field); ok {
+				s.Alias = strings.ReplaceAll(strings.TrimSpace(a), " ", "_")
+				at.alias = v
+			}
+		case "description":
+			s.Description, _ = l.str(v, field)
+		case "url":
+			if u, ok := l.str(v, field); ok {
+				s.URL = strings.TrimSpace(u)
+				at.url = v
+			}
+		case "transport":
+			if t, ok := l.str(v, field); ok {
+				s.Transport = Transport(strings.ToLower(strings.TrimSpace(t)))
+				at.transport = v
+			}
+		case "command":
+			if c, ok := l.str(v, field); ok {
+				s.Command = c
+				at.command = v
+			}
+		case "args":
+			s.Args = l.strList(v, field)
+		case "env":
+			s.Env, _ = l.strMap(v, field)
+		case "protocol_version":
+			if p, ok := l.str(v, field); ok {
+				s.ProtocolVersion = strings.TrimSpace(p)
+				at.protocol = v
+			}
+		case "mcp_info":
+			// A free-form mapping; only protocol_version matters here.
+			for _, ie := range l.entries(v, field, "key") {
+				if ie.key == "protocol_version" {
+					if p, ok := l.str(ie.v, field+".protocol_version"); ok {
+						infoVersion, infoNode = strings.TrimSpace(p), ie.v
+					}
+				}
+			}
+		case "auth_type":
+			if t, ok := l.str(v, field); ok {
+				s.AuthType = AuthType(strings.ToLower(strings.TrimSpace(t)))
+				at.authType = v
+			}
+		case "auth_value":
+			if a, ok := l.str(v, field); ok {
+				s.AuthValue, authValueNode = Secret(a), v
+			}
+		case "authentication_token":
+			if a, ok := l.str(v, field); ok {
+				authTokenNode = v
+				if authValueNode == nil {
+					s.AuthValue = Secret(a)
+				}
+			}
+		case "auth_header_name":
+			if h, ok := l.str(v, field); ok {
+				s.AuthHeaderName = strings.TrimSpace(h)
+				at.authHeaderName = v
+			}
+		case "oauth2_flow":
+			if f, ok := l.str(v, field); ok {
+				s.OAuth2Flow = strings.ToLower(strings.TrimSpace(f))
+				at.oauth2Flow = v
+			}
+		case "client_id":
+			s.ClientID, _ = l.str(v, field)
+		case "client_secret":
+			cs, _ := l.str(v, field)
+			s.ClientSecret = Secret(cs)
+		case "token_url":
+			if u, ok := l.str(v, field); ok {
+				s.TokenURL = strings.TrimSpace(u)
+				at.tokenURL = v
+			}
+		case "authorization_url":
+			if u, ok := l.str(v, field); ok {
+				s.AuthorizationURL = strings.TrimSpace(u)
+				at.authorizationURL = v
+			}
+		case "scopes":
+			s.Scopes = l.scopes(v, field)
+		case "static_headers":
+			s.StaticHeaders, at.staticHeaderKeys = l.strMap(v, field)
+		case "extra_headers":
+			s.ExtraHeaders = l.strList(v, field)
+			at.extraHeaders = v
+		case "allowed_tools":
+			s.AllowedTools = l.strList(v, field)
+		case "disallowed_tools":
+			s.DisallowedTools = l.strList(v, field)
+		case "allow_elicitation":
+			s.AllowElicitation, _ = l.boolean(v, field)
+		case "allow_sampling":
+			s.AllowSampling, _ = l.boolean(v, field)
+		case "allow_all_keys":
+			s.AllowAllKeys, _ = l.boolean(v, field)
+		case "access_groups":
+			s.AccessGroups = l.strList(v, field)
+		case "rpm":
+			s.RPM, _ = l.nonNegInt(v, field)
+			at.rpm = v
+		case "timeout":
+			s.Timeout, _ = l.seconds(v, field)
+			at.timeout = v
+		default:
+			if isLiteLLMOnlyServerKey(f.key) {
+				l.warnf(f.k, "key %q in %s is a LiteLLM option mcpgw does not implement (ignored)", f.key, prefix)
+			} else {
+				l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)", f.key, prefix)
+			}
+		}
+	}
+	if authValueNode != nil && authTokenNode != nil {
+		l.warnf(authTokenNode, "%s: authentication_token is an alias of auth_value; auth_value is used", prefix)
+	}
+	switch {
+	case s.ProtocolVersion == "" && infoVersion != "":
+		s.ProtocolVersion, at.protocol = infoVersion, infoNode
+	case s.ProtocolVersion != "" && infoVersion != "" && infoVersion != s.ProtocolVersion:
+		l.warnf(infoNode, "%s: protocol_version overrides mcp_info.protocol_version", prefix)
+	}
+	if s.ProtocolVersion == "" {
+		s.ProtocolVersion = ProtocolAuto
+	}
+	if s.ServerID == "" {
+		s.ServerID = s.Name
+	}
+	if s.Transport == "" {
+		s.Transport = TransportHTTP
+	}
+	return ps
+}
+
+// scopes reads a list of scopes or one space-separated string.
+func (l *loader) scopes(n *yaml.Node, field string) []string {
+	if isNull(n) {
+		return nil
+	}
+	if deref(n).Kind == yaml.SequenceNode {
+		var out []string
+		for _, s := range l.strList(n, field) {
+			out = append(out, strings.Fields(s)...)
+		}
+		return out
+	}
+	s, ok := l.str(n, field)
+	if !ok {
+		return nil
+	}
+	return strings.Fields(s)
+}

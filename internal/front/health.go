@@ -1,0 +1,93 @@
+// Package front is the gateway's HTTP front. For now it serves the health endpoints.
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// DefaultCheckTimeout bounds each readiness check when Health.CheckTimeout is zero.
+const DefaultCheckTimeout = 2 * time.Second
+
+// Check is one readiness condition, such as "config" or "db".
+type Check struct {
+	// Name labels the check in the readiness body.
+	Name string
+	// Probe returns nil when the condition holds, else an error whose text is shown to callers
+	// as the reason (so it must not contain secrets).
+	Probe func(ctx context.Context) error
+}
+
+// Health serves LiteLLM's health endpoints: /health/liveliness (also spelled /health/liveness)
+// and /health/readiness.
+type Health struct {
+	// Version is reported by readiness.
+	Version string
+	// Checks must all pass for readiness; they run in order, each bounded by CheckTimeout.
+	Checks []Check
+	// CheckTimeout bounds one check; zero means DefaultCheckTimeout.
+	CheckTimeout time.Duration
+}
+
+// Register adds the health routes to mux.
+func (h *Health) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /health/liveliness", h.Liveliness)
+	mux.HandleFunc("GET /health/liveness", h.Liveliness)
+	mux.HandleFunc("GET /health/readiness", h.Readiness)
+}
+
+// Liveliness answers 200 while the process serves HTTP, with LiteLLM's body "I'm alive!".
+func (h *Health) Liveliness(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, "I'm alive!")
+}
+
+// readiness is the body of /health/readiness.
+type readiness struct {
+	Status  string            `json:"status"` // "healthy" or "unhealthy"
+	Reason  string            `json:"reason,omitempty"`
+	Checks  map[string]string `json:"checks"` // name → "ok" or the reason it failed
+	Version string            `json:"version,omitempty"`
+}
+
+// Readiness answers 200 {"status":"healthy",...} when every check passes, else 503
+// {"status":"unhealthy","reason":"<name>: <why>",...} naming the first failing check.
+func (h *Health) Readiness(w http.ResponseWriter, r *http.Request) {
+	timeout := h.CheckTimeout
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
+	}
+	body := readiness{Status: "healthy", Checks: make(map[string]string, len(h.Checks)), Version: h.Version}
+	for _, c := range h.Checks {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		err := c.Probe(ctx)
+		cancel()
+		if err == nil {
+			body.Checks[c.Name] = "ok"
+			continue
+		}
+		body.Checks[c.Name] = err.Error()
+		if body.Reason == "" {
+			body.Status, body.Reason = "unhealthy", c.Name+": "+err.Error()
+		}
+	}
+	status := http.StatusOK
+	if body.Reason != "" {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
