@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The project's test command. Installs the real MCP peers the tests run against (pinned versions),
+# then runs go vet and the race-enabled test suite. Runs unattended on a fresh machine (as root it
+# installs Node.js from Debian when missing). Every step prints how long it took.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+GO_SDK_VERSION=v1.8.0 # keep in step with go.mod and internal/testpeers
+
+step() {
+	local name=$1
+	shift
+	echo "==> $name"
+	local start=$SECONDS
+	"$@"
+	echo "==> $name: $((SECONDS - start))s"
+}
+
+ensure_node() {
+	if command -v node >/dev/null && command -v npm >/dev/null; then
+		return
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "node and npm are required; install Node.js (apt-get install -y nodejs npm)" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y nodejs npm
+}
+
+install_go_fixture() {
+	GOBIN="$ROOT/.tools/bin" go install "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@$GO_SDK_VERSION"
+}
+
+total=$SECONDS
+echo "go: $(go version)"
+step "node and npm" ensure_node
+echo "node: $(node --version), npm: $(npm --version)"
+step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
+step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
+
+export MCPGW_REQUIRE_PEERS=1
+step "go vet" go vet ./...
+step "go test -race" go test -race -count=1 ./...
+echo "==> all steps: $((SECONDS - total))s"
