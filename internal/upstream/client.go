@@ -1,0 +1,339 @@
+package upstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// Client talks to one configured upstream server, in whatever transport and
+// protocol era it speaks. It is safe for concurrent use.
+type Client struct {
+	cfg Config
+	ids atomic.Int64
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*session
+
+	vmu     sync.Mutex
+	verdict verdict // auto mode: what the upstream turned out to speak
+
+	bmu       sync.Mutex // stdio restart backoff
+	failures  int
+	notBefore time.Time
+}
+
+// verdict is what an auto-mode probe found the upstream to speak.
+type verdict uint8
+
+const (
+	verdictUnknown verdict = iota
+	verdictModern
+	verdictLegacy
+	verdictSSE // legacy HTTP+SSE transport at the configured URL
+)
+
+// Options are the per-operation inputs that shape the upstream conversation.
+type Options struct {
+	// Header is sent with this operation's HTTP requests (per-caller
+	// credentials). Sessions are never shared between different headers.
+	Header http.Header
+	// Interactions answers server→client requests made during the operation.
+	Interactions *Interactions
+}
+
+// Result is an upstream answer, kept as the upstream's bytes.
+type Result struct {
+	Raw           json.RawMessage // the JSON-RPC result object
+	InputRequired bool            // resultType "input_required" (modern upstreams)
+}
+
+// Info is what the upstream told about itself when the conversation started.
+type Info struct {
+	Era               mcp.Era
+	Version           string // negotiated (legacy) or spoken (modern) revision
+	SupportedVersions []string
+	Capabilities      mcp.ServerCapabilities
+	ServerInfo        mcp.Implementation
+	Instructions      string // trimmed
+}
+
+// New returns a client for one upstream. Nothing is contacted until the
+// first operation.
+func New(cfg Config) (*Client, error) {
+	full, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: full, sessions: map[string]*session{}}
+	switch {
+	case full.Transport == TransportSSE:
+		c.verdict = verdictSSE
+	case full.ProtocolVersion == VersionAuto:
+		c.verdict = verdictUnknown
+	case mcp.IsModern(full.ProtocolVersion):
+		c.verdict = verdictModern
+	default:
+		c.verdict = verdictLegacy
+	}
+	return c, nil
+}
+
+// Name returns the configured server name.
+func (c *Client) Name() string { return c.cfg.Name }
+
+func (c *Client) auto() bool { return c.cfg.ProtocolVersion == VersionAuto }
+
+func (c *Client) currentVerdict() verdict {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	return c.verdict
+}
+
+func (c *Client) setVerdict(v verdict) {
+	c.vmu.Lock()
+	c.verdict = v
+	c.vmu.Unlock()
+}
+
+// forgetVerdict makes the next operation probe the upstream's era again.
+func (c *Client) forgetVerdict() {
+	if c.auto() && c.cfg.Transport != TransportSSE {
+		c.setVerdict(verdictUnknown)
+	}
+}
+
+// Info starts (or reuses) the conversation and reports what the upstream said
+// about itself.
+func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
+	s, err := c.session(ctx, opts)
+	if err != nil {
+		return Info{}, err
+	}
+	return s.info, nil
+}
+
+// Call sends one request and returns its result. params is the caller's
+// params object (it may carry its own _meta, e.g. a progress token); the
+// protocol's own _meta keys are set or removed to suit the upstream's era.
+func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := c.session(ctx, opts)
+		if err != nil {
+			return Result{}, err
+		}
+		res, err := s.request(ctx, method, params, opts.Interactions)
+		if err == nil {
+			c.noteSuccess()
+			return res, nil
+		}
+		if s.expired() {
+			c.drop(s)
+		}
+		if attempt == 0 && c.auto() && eraMismatch(s.info.Era, err) {
+			c.cfg.Logger.Info("upstream changed protocol era; probing again")
+			c.drop(s)
+			c.forgetVerdict()
+			continue
+		}
+		return Result{}, err
+	}
+}
+
+// eraMismatch reports an answer that says the remembered era is wrong.
+func eraMismatch(era mcp.Era, err error) bool {
+	re := rpcErr(err)
+	if re == nil {
+		return false
+	}
+	if era == mcp.EraModern {
+		return re.Code() == mcp.CodeUnsupportedProtocolVersion
+	}
+	return re.Code() == mcp.CodeUnsupportedProtocolVersion || re.Code() == mcp.CodeHeaderMismatch
+}
+
+// CallTool calls a tool. An input_required result is returned as is.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts Options) (Result, error) {
+	return c.Call(ctx, mcp.MethodToolsCall, namedParams("name", name, "arguments", args), opts)
+}
+
+// GetPrompt gets a prompt.
+func (c *Client) GetPrompt(ctx context.Context, name string, args json.RawMessage, opts Options) (Result, error) {
+	return c.Call(ctx, mcp.MethodPromptsGet, namedParams("name", name, "arguments", args), opts)
+}
+
+// ReadResource reads a resource.
+func (c *Client) ReadResource(ctx context.Context, uri string, opts Options) (Result, error) {
+	return c.Call(ctx, mcp.MethodResourcesRead, namedParams("uri", uri, "", nil), opts)
+}
+
+// Complete asks for argument completions; params is the completion/complete
+// params object.
+func (c *Client) Complete(ctx context.Context, params json.RawMessage, opts Options) (Result, error) {
+	return c.Call(ctx, mcp.MethodCompletionComplete, params, opts)
+}
+
+// namedParams builds {"<k1>":"<v1>","<k2>":<raw>} without a reflective encode.
+func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
+	b := make([]byte, 0, 32+len(v1)+len(raw))
+	b = append(b, '{')
+	b = jsonrpc.AppendString(b, k1)
+	b = append(b, ':')
+	b = jsonrpc.AppendString(b, v1)
+	if k2 != "" && len(raw) > 0 {
+		b = append(b, ',')
+		b = jsonrpc.AppendString(b, k2)
+		b = append(b, ':')
+		b = append(b, raw...)
+	}
+	return append(b, '}')
+}
+
+// session returns the ready session for these options, creating it (and
+// running the handshake or probe) when needed.
+func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
+	caps, capKey := opts.Interactions.capabilities()
+	key := capKey + "|" + headerDigest(opts.Header)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s := c.sessions[key]
+	if s == nil {
+		s = &session{c: c, key: key, caps: caps, header: c.mergeHeader(opts.Header)}
+		c.sessions[key] = s
+	}
+	c.mu.Unlock()
+	if err := s.setup(ctx); err != nil {
+		c.drop(s)
+		if c.auto() && !errors.Is(err, context.Canceled) {
+			c.forgetVerdict()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// drop forgets a session (it has ended or failed) and releases it.
+func (c *Client) drop(s *session) {
+	c.mu.Lock()
+	if c.sessions[s.key] == s {
+		delete(c.sessions, s.key)
+	}
+	c.mu.Unlock()
+	s.release()
+}
+
+func (c *Client) mergeHeader(extra http.Header) http.Header {
+	h := make(http.Header, len(c.cfg.Header)+len(extra))
+	for k, v := range c.cfg.Header {
+		h[k] = slices.Clone(v)
+	}
+	for k, v := range extra {
+		h[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+	}
+	return h
+}
+
+// headerDigest names a set of per-caller headers without keeping them as a
+// map key in clear.
+func headerDigest(h http.Header) string {
+	if len(h) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, http.CanonicalHeaderKey(k))
+	}
+	slices.Sort(keys)
+	sum := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(sum, "%q:", k)
+		for _, v := range h.Values(k) {
+			fmt.Fprintf(sum, "%q,", v)
+		}
+		sum.Write([]byte{0})
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// Close ends every session (DELETE for HTTP sessions, stopping stdio
+// children) and refuses further operations.
+func (c *Client) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	all := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		all = append(all, s)
+	}
+	c.sessions = map[string]*session{}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.close(ctx)
+		}()
+	}
+	wg.Wait()
+	if c.cfg.ownHTTP {
+		c.cfg.HTTPClient.CloseIdleConnections()
+	}
+	return errors.Join(errs...)
+}
+
+// startStdio starts the child process unless it died too recently: a child
+// that keeps dying is restarted with exponential backoff, not in a loop.
+func (c *Client) startStdio() (*stdioTransport, error) {
+	c.bmu.Lock()
+	wait := time.Until(c.notBefore)
+	c.bmu.Unlock()
+	if wait > 0 {
+		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
+	}
+	return startStdio(c)
+}
+
+// noteExit records a stdio child's exit for the restart backoff.
+func (c *Client) noteExit(err error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	c.failures++
+	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
+	c.notBefore = time.Now().Add(backoff)
+	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
+}
+
+func (c *Client) noteSuccess() {
+	if c.cfg.Transport != TransportStdio {
+		return
+	}
+	c.bmu.Lock()
+	c.failures = 0
+	c.bmu.Unlock()
+}

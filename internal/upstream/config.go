@@ -1,0 +1,151 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// Transport names as they appear in config.
+const (
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+	TransportStdio = "stdio"
+)
+
+// VersionAuto asks the client to find the upstream's era itself.
+const VersionAuto = "auto"
+
+// Config describes one upstream server. It is a value: build it once.
+type Config struct {
+	Name      string // server name, for logs and errors
+	Transport string // TransportHTTP (default), TransportSSE or TransportStdio
+	URL       string // http and sse transports
+
+	Command string   // stdio: executable
+	Args    []string // stdio: arguments
+	Env     []string // stdio: extra KEY=VALUE entries appended to the gateway's environment
+	Dir     string   // stdio: working directory ("" = the gateway's)
+
+	// ProtocolVersion is VersionAuto ("" means auto) or one revision to pin.
+	ProtocolVersion string
+
+	// Header is sent on every HTTP request to this upstream.
+	Header http.Header
+
+	RequestTimeout  time.Duration // per request; default 60s
+	ListTimeout     time.Duration // whole paginated walk or probe; default 30s
+	MaxPages        int           // page cap for a list walk; default 100
+	MaxMessageBytes int64         // largest message read from the upstream; default 32 MiB
+
+	// HTTPClient carries every HTTP request (connections are pooled in its
+	// transport). Nil means a client built for this upstream.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	ClientInfo mcp.Implementation // how the gateway introduces itself
+
+	// OnLog receives notifications/message params from the upstream.
+	OnLog func(params json.RawMessage)
+	// OnNotification receives other server notifications not tied to an
+	// operation (list_changed, resources/updated).
+	OnNotification func(method string, params json.RawMessage)
+
+	ownHTTP bool // HTTPClient was built here, so Close releases its connections
+}
+
+func (c *Config) withDefaults() (Config, error) {
+	cfg := *c
+	if cfg.Transport == "" {
+		cfg.Transport = TransportHTTP
+	}
+	if cfg.ProtocolVersion == "" {
+		cfg.ProtocolVersion = VersionAuto
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 60 * time.Second
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = 30 * time.Second
+	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = 100
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 32 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.Logger = cfg.Logger.With("server", cfg.Name)
+	if cfg.ClientInfo.Name == "" {
+		cfg.ClientInfo = mcp.Implementation{Name: "mcpgw", Version: "dev"}
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = newHTTPClient()
+		cfg.ownHTTP = true
+	}
+	if cfg.ProtocolVersion != VersionAuto && !mcp.IsKnownRevision(cfg.ProtocolVersion) {
+		return cfg, fmt.Errorf("server %q: unknown protocol_version %q (want auto or one of %v)", cfg.Name, cfg.ProtocolVersion, mcp.Revisions())
+	}
+	switch cfg.Transport {
+	case TransportHTTP, TransportSSE:
+		u, err := url.Parse(cfg.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return cfg, fmt.Errorf("server %q: url must be an absolute http(s) URL", cfg.Name)
+		}
+		if cfg.Transport == TransportSSE && mcp.IsModern(cfg.ProtocolVersion) {
+			return cfg, fmt.Errorf("server %q: the sse transport only speaks legacy revisions, not %s", cfg.Name, cfg.ProtocolVersion)
+		}
+	case TransportStdio:
+		if cfg.Command == "" {
+			return cfg, fmt.Errorf("server %q: stdio transport needs a command", cfg.Name)
+		}
+	default:
+		return cfg, fmt.Errorf("server %q: unknown transport %q", cfg.Name, cfg.Transport)
+	}
+	return cfg, nil
+}
+
+// newHTTPClient returns a client with a pooled transport sized for a gateway.
+// It follows redirects only within the origin of the first request, so a
+// redirect can never carry the upstream's credentials to another host.
+func newHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.MaxIdleConns = 256
+	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
+}
+
+// errCrossOriginRedirect refuses a redirect to another origin.
+var errCrossOriginRedirect = errors.New("redirect to another origin refused")
+
+func sameOriginRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !sameOrigin(req.URL, via[0].URL) {
+		return errCrossOriginRedirect
+	}
+	return nil
+}
+
+// sameOrigin compares scheme, host and effective port.
+func sameOrigin(a, b *url.URL) bool {
+	return a.Scheme == b.Scheme && a.Hostname() == b.Hostname() && effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}

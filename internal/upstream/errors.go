@@ -1,0 +1,88 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+)
+
+// RPCError is a JSON-RPC error answered by the upstream (or synthesised from
+// an HTTP answer that the protocol defines as one, such as a 404 on a session).
+type RPCError struct {
+	Err        *jsonrpc.Error
+	HTTPStatus int // the HTTP status that carried it; 0 on stdio
+}
+
+// Error implements error.
+func (e *RPCError) Error() string { return "upstream error: " + e.Err.Error() }
+
+// Code returns the JSON-RPC error code.
+func (e *RPCError) Code() int64 { return e.Err.Code }
+
+// StatusError is an HTTP answer that is not an MCP message. The upstream body
+// is never kept: it may echo secrets.
+type StatusError struct {
+	Status int
+	// Challenge is the WWW-Authenticate header of a 401/403, kept so the caller
+	// can pass it on.
+	Challenge string
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("upstream answered HTTP %d %s", e.Status, http.StatusText(e.Status))
+}
+
+// ProtocolError means the upstream broke the MCP or JSON-RPC rules: an invalid
+// response, an unsupported content type, a refused protocol version.
+type ProtocolError struct {
+	Msg string
+	Err error // underlying cause, if any (never an upstream body)
+}
+
+// Error implements error.
+func (e *ProtocolError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// ConnectionError means the conversation with the upstream broke: it could not
+// be reached, the connection or stream closed early, or the process exited.
+type ConnectionError struct {
+	Msg string
+	Err error
+}
+
+// Error implements error.
+func (e *ConnectionError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// ErrClosed is returned for operations on a closed Client.
+var ErrClosed = errors.New("upstream client is closed")
+
+func protoErr(msg string, err error) error { return &ProtocolError{Msg: msg, Err: err} }
+
+func connErr(msg string, err error) error { return &ConnectionError{Msg: msg, Err: err} }
+
+// rpcErr returns the RPCError in err's chain, if any.
+func rpcErr(err error) *RPCError {
+	var re *RPCError
+	if errors.As(err, &re) {
+		return re
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// Handler answers one server→client request: it returns the raw result, or an
+// error (a *jsonrpc.Error is sent as is; any other error becomes -32603).
+type Handler func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+
+// Interactions is what the caller of one operation offers the upstream while
+// that operation runs. A nil field is not offered: the matching capability is
+// not advertised, and a request for it is answered with a JSON-RPC error.
+type Interactions struct {
+	Elicit Handler // elicitation/create
+	Sample Handler // sampling/createMessage
+	Roots  Handler // roots/list
+	// Progress receives notifications/progress params for this operation,
+	// with the caller's own progress token.
+	Progress func(params json.RawMessage)
+}
+
+// capabilities returns the legacy ClientCapabilities JSON these interactions
+// justify advertising, and a short key naming that set.
+func (in *Interactions) capabilities() (json.RawMessage, string) {
+	if in == nil {
+		return json.RawMessage(`{}`), ""
+	}
+	buf := []byte{'{'}
+	key := ""
+	add := func(name, val, k string) {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, name...)
+		buf = append(buf, `":`...)
+		buf = append(buf, val...)
+		key += k
+	}
+	if in.Elicit != nil {
+		add("elicitation", `{}`, "e")
+	}
+	if in.Roots != nil {
+		add("roots", `{}`, "r")
+	}
+	if in.Sample != nil {
+		add("sampling", `{}`, "s")
+	}
+	return append(buf, '}'), key
+}
+
+// exchange is one request in flight: it receives the server→client traffic the
+// upstream sends for that request.
+type exchange struct {
+	c        *Client
+	in       *Interactions
+	method   string
+	token    json.RawMessage // the caller's progress token, if any
+	upToken  json.RawMessage // the token as sent upstream (rewritten on shared streams)
+	handlers sync.WaitGroup
+}
+
+// canServe reports whether this exchange's caller offered a handler for a
+// server→client request method.
+func (ex *exchange) canServe(method string) bool {
+	if ex.in == nil {
+		return false
+	}
+	switch method {
+	case mcp.MethodElicitationCreate:
+		return ex.in.Elicit != nil
+	case mcp.MethodSamplingCreateMessage:
+		return ex.in.Sample != nil
+	case mcp.MethodRootsList:
+		return ex.in.Roots != nil
+	}
+	return false
+}
+
+// serveRequest answers a server→client request and returns the encoded reply.
+func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte {
+	var h Handler
+	switch m.Method {
+	case mcp.MethodPing:
+		return jsonrpc.EncodeResult(m.ID, json.RawMessage(`{}`))
+	case mcp.MethodElicitationCreate:
+		if ex.in != nil {
+			h = ex.in.Elicit
+		}
+	case mcp.MethodSamplingCreateMessage:
+		if ex.in != nil {
+			h = ex.in.Sample
+		}
+	case mcp.MethodRootsList:
+		if ex.in != nil {
+			h = ex.in.Roots
+		}
+	}
+	if h == nil {
+		ex.c.cfg.Logger.Debug("refused server request", "method", m.Method)
+		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
+			"the client does not support %s", m.Method))
+	}
+	res, err := h(ctx, m.Params)
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			je = jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s failed", m.Method)
+		}
+		return jsonrpc.EncodeError(m.ID, je)
+	}
+	if !json.Valid(res) {
+		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s produced an invalid result", m.Method))
+	}
+	return jsonrpc.EncodeResult(m.ID, res)
+}
+
+// notify delivers a notification that arrived for this request.
+func (ex *exchange) notify(m *jsonrpc.Message) {
+	if m.Method == mcp.NotifProgress {
+		if ex.in == nil || ex.in.Progress == nil {
+			return
+		}
+		params := m.Params
+		if ex.upToken != nil && ex.token != nil && string(ex.upToken) != string(ex.token) {
+			params = replaceMember(params, "progressToken", ex.token)
+		}
+		ex.in.Progress(params)
+		return
+	}
+	ex.c.deliver(m)
+}
+
+// deliver hands a notification that belongs to no request to the client's
+// callbacks.
+func (c *Client) deliver(m *jsonrpc.Message) {
+	switch m.Method {
+	case mcp.NotifMessage:
+		if c.cfg.OnLog != nil {
+			c.cfg.OnLog(m.Params)
+		}
+	case mcp.NotifProgress:
+		// A progress notification for no live request is dropped.
+	default:
+		if c.cfg.OnNotification != nil {
+			c.cfg.OnNotification(m.Method, m.Params)
+		}
+	}
+}
+
+// replaceMember returns obj with its top-level member key set to val.
+func replaceMember(obj json.RawMessage, key string, val json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return obj
+	}
+	m[key] = val
+	out, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return out
+}

@@ -1,0 +1,376 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/sse"
+)
+
+// maxResumes bounds how often one response stream is resumed with
+// Last-Event-ID after the upstream closed it early (2025-11-25 SSE polling).
+const maxResumes = 5
+
+// httpTransport is streamable HTTP: one POST per message, the answer as JSON
+// or as an SSE stream scoped to that request.
+type httpTransport struct {
+	c      *Client
+	url    string
+	header http.Header // static headers and credentials for this session
+
+	mu        sync.Mutex
+	sessionID string // legacy session, "" when none
+	version   string // MCP-Protocol-Version to send, "" before negotiation
+	ended     bool   // the upstream answered 404 on the session
+}
+
+func (t *httpTransport) sharedStream() bool { return false }
+
+func (t *httpTransport) expired() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended
+}
+
+func (t *httpTransport) setVersion(v string) {
+	t.mu.Lock()
+	t.version = v
+	t.mu.Unlock()
+}
+
+func (t *httpTransport) state() (sessionID, version string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessionID, t.version
+}
+
+func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range t.header {
+		req.Header[k] = v
+	}
+	sid, ver := t.state()
+	if sid != "" {
+		req.Header.Set(mcp.HeaderSessionID, sid)
+	}
+	if ver != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, ver)
+	}
+	switch method {
+	case http.MethodPost:
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	case http.MethodGet:
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	return req, nil
+}
+
+func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
+	resp, err := t.c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		if errors.Is(err, errCrossOriginRedirect) {
+			return nil, protoErr("upstream redirected to another origin; request not forwarded", nil)
+		}
+		return nil, connErr("cannot reach upstream", err)
+	}
+	return resp, nil
+}
+
+func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Message, error) {
+	req, err := t.newRequest(ctx, http.MethodPost, r.body)
+	if err != nil {
+		return nil, err
+	}
+	if r.modern {
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.Latest)
+		req.Header.Set(mcp.HeaderMethod, r.method)
+		if r.name != "" {
+			req.Header.Set(mcp.HeaderName, mcp.EncodeHeaderValue(r.name))
+		}
+	}
+	resp, err := t.do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if r.handshake {
+		if sid := resp.Header.Get(mcp.HeaderSessionID); sid != "" {
+			if !mcp.ValidSessionID(sid) {
+				return nil, protoErr("invalid MCP response: malformed session id", nil)
+			}
+			t.mu.Lock()
+			t.sessionID = sid
+			t.mu.Unlock()
+		}
+	}
+	if err := t.checkStatus(resp, r); err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		return nil, protoErr("invalid MCP response: request answered without a body", nil)
+	}
+	switch mediaType(resp) {
+	case "application/json":
+		return t.readJSON(resp, r.id)
+	case "text/event-stream":
+		return t.readStream(ctx, ex, resp, r)
+	default:
+		return nil, protoErr("unsupported content type from upstream", nil)
+	}
+}
+
+func mediaType(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// checkStatus turns every non-2xx answer into an error. A JSON-RPC error in
+// the body is kept (it carries the protocol's meaning); any other body is
+// dropped unread.
+func (t *httpTransport) checkStatus(resp *http.Response, r outgoing) error {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate")}
+	}
+	rpc := t.errorBody(resp)
+	if resp.StatusCode == http.StatusNotFound && !r.modern {
+		sid, _ := t.state()
+		if sid != "" && !r.handshake {
+			t.mu.Lock()
+			t.ended = true
+			t.mu.Unlock()
+			if rpc == nil {
+				rpc = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Session terminated"}
+			}
+			return &RPCError{Err: rpc, HTTPStatus: resp.StatusCode}
+		}
+		if rpc == nil {
+			rpc = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Not Found"}
+		}
+		return &RPCError{Err: rpc, HTTPStatus: resp.StatusCode}
+	}
+	if rpc != nil {
+		return &RPCError{Err: rpc, HTTPStatus: resp.StatusCode}
+	}
+	return &StatusError{Status: resp.StatusCode}
+}
+
+// errorBody returns the JSON-RPC error an error answer carries, if any.
+func (t *httpTransport) errorBody(resp *http.Response) *jsonrpc.Error {
+	if mediaType(resp) != "application/json" {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return nil
+	}
+	m, err := jsonrpc.Decode(b)
+	if err != nil || m.Error == nil {
+		return nil
+	}
+	return m.Error
+}
+
+func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.Message, error) {
+	b, err := readLimited(resp.Body, t.c.cfg.MaxMessageBytes)
+	if err != nil {
+		return nil, err
+	}
+	m, err := jsonrpc.Decode(b)
+	if err != nil {
+		return nil, protoErr("invalid MCP response", err)
+	}
+	if !responseTo(m, id) {
+		return nil, protoErr("invalid MCP response: answer does not match the request id", nil)
+	}
+	return m, nil
+}
+
+func readLimited(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, connErr("connection was closed while reading the response", err)
+	}
+	if int64(len(b)) > max {
+		return nil, protoErr("invalid MCP response: message too large", nil)
+	}
+	return b, nil
+}
+
+// readStream reads the request's SSE stream until its response arrives,
+// serving server→client requests and notifications on the way.
+func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http.Response, r outgoing) (*jsonrpc.Message, error) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		ex.handlers.Wait()
+	}()
+	body := resp.Body // call closes the first body; resumed ones are closed here
+	defer func() {
+		if body != resp.Body {
+			body.Close()
+		}
+	}()
+	rd := sse.NewReader(body, int(t.c.cfg.MaxMessageBytes))
+	retry := time.Duration(0)
+	for resumes := 0; ; {
+		ev, err := rd.Next()
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				return nil, protoErr("invalid MCP response: message too large", nil)
+			}
+			if !errors.Is(err, io.EOF) {
+				return nil, connErr("connection was closed", err)
+			}
+			lastID := rd.LastEventID()
+			if r.modern || lastID == "" || resumes >= maxResumes {
+				return nil, connErr("SSE stream ended before the response", nil)
+			}
+			resumes++
+			next, err := t.resume(ctx, lastID, retry)
+			if err != nil {
+				return nil, err
+			}
+			if body != resp.Body {
+				body.Close()
+			}
+			body = next
+			rd = sse.NewReader(body, int(t.c.cfg.MaxMessageBytes))
+			continue
+		}
+		if ev.Retry > 0 {
+			retry = time.Duration(ev.Retry) * time.Millisecond
+		}
+		if (ev.Type != "" && ev.Type != "message") || len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // other event types, and 2025-11-25 priming events (an id, no data)
+		}
+		m, err := jsonrpc.Decode(ev.Data)
+		if err != nil {
+			return nil, protoErr("invalid MCP response", err)
+		}
+		switch m.Kind() {
+		case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+			if responseTo(m, r.id) {
+				return m, nil
+			}
+			t.c.cfg.Logger.Debug("ignored response with an unmatched id", "method", r.method)
+		case jsonrpc.KindNotification:
+			ex.notify(m)
+		case jsonrpc.KindRequest:
+			if m.Method == mcp.MethodPing {
+				// Answered at once: the upstream may be waiting on it to
+				// decide we are alive.
+				if err := t.send(ctx, ex.serveRequest(ctx, m)); err != nil {
+					t.c.cfg.Logger.Debug("could not answer server ping", "err", err)
+				}
+				continue
+			}
+			ex.handlers.Add(1)
+			go func() {
+				defer ex.handlers.Done()
+				reply := ex.serveRequest(hctx, m)
+				if err := t.send(hctx, reply); err != nil {
+					t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
+				}
+			}()
+		}
+	}
+}
+
+// resume reopens a response stream the upstream closed early, after the
+// retry delay it asked for (bounded to 5 s).
+func (t *httpTransport) resume(ctx context.Context, lastID string, retry time.Duration) (io.ReadCloser, error) {
+	if retry > 5*time.Second {
+		retry = 5 * time.Second
+	}
+	if retry > 0 {
+		timer := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	req, err := t.newRequest(ctx, http.MethodGet, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(mcp.HeaderLastEventID, lastID)
+	resp, err := t.do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+		resp.Body.Close()
+		return nil, connErr("SSE stream ended and could not be resumed", nil)
+	}
+	return resp.Body, nil
+}
+
+func (t *httpTransport) send(ctx context.Context, body []byte) error {
+	req, err := t.newRequest(ctx, http.MethodPost, body)
+	if err != nil {
+		return err
+	}
+	resp, err := t.do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := t.checkStatus(resp, outgoing{}); err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return nil
+}
+
+// close ends a legacy session with DELETE. A 405 (the upstream does not allow
+// clients to end sessions) is not an error.
+func (t *httpTransport) close(ctx context.Context) error {
+	sid, _ := t.state()
+	if sid == "" || t.expired() {
+		return nil
+	}
+	req, err := t.newRequest(ctx, http.MethodDelete, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := t.do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
+		return &StatusError{Status: resp.StatusCode}
+	}
+	return nil
+}

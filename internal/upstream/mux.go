@@ -1,0 +1,212 @@
+package upstream
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// mux correlates requests and responses on one shared message stream (a stdio
+// child or a legacy HTTP+SSE connection), where every message of every request
+// arrives on the same reader.
+type mux struct {
+	c     *Client
+	write func(ctx context.Context, msg []byte) error
+
+	// ctx lives as long as the stream; server-request handlers derive from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]*pendingCall
+	progress map[string]*exchange // upstream progress token → exchange
+
+	done    chan struct{} // closed when the stream ends
+	doneErr error
+	once    sync.Once
+	serving sync.WaitGroup // server-request handlers not tied to a call
+}
+
+type pendingCall struct {
+	ex   *exchange
+	resp chan *jsonrpc.Message
+	ctx  context.Context // the call's handler context
+}
+
+func newMux(c *Client, write func(context.Context, []byte) error) *mux {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &mux{
+		c: c, write: write, ctx: ctx, cancel: cancel,
+		pending:  map[jsonrpc.ID]*pendingCall{},
+		progress: map[string]*exchange{},
+		done:     make(chan struct{}),
+	}
+}
+
+func (m *mux) sharedStream() bool { return true }
+
+// dead reports whether the stream has ended.
+func (m *mux) dead() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail ends the stream: every pending and future call gets err.
+func (m *mux) fail(err error) {
+	m.once.Do(func() {
+		m.doneErr = err
+		close(m.done)
+		m.cancel()
+	})
+}
+
+func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Message, error) {
+	if m.dead() {
+		return nil, m.doneErr
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	p := &pendingCall{ex: ex, resp: make(chan *jsonrpc.Message, 1), ctx: hctx}
+	m.mu.Lock()
+	m.pending[r.id] = p
+	if ex.upToken != nil {
+		m.progress[string(ex.upToken)] = ex
+	}
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.pending, r.id)
+		if ex.upToken != nil {
+			delete(m.progress, string(ex.upToken))
+		}
+		m.mu.Unlock()
+		cancel()
+		ex.handlers.Wait()
+	}()
+	if err := m.write(ctx, r.body); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	select {
+	case resp := <-p.resp:
+		return resp, nil
+	case <-m.done:
+		// A response may have raced the end of the stream.
+		select {
+		case resp := <-p.resp:
+			return resp, nil
+		default:
+		}
+		return nil, m.doneErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *mux) send(ctx context.Context, body []byte) error {
+	if m.dead() {
+		return m.doneErr
+	}
+	return m.write(ctx, body)
+}
+
+// dispatch routes one message read from the stream.
+func (m *mux) dispatch(msg *jsonrpc.Message) {
+	switch msg.Kind() {
+	case jsonrpc.KindResponse, jsonrpc.KindErrorResponse:
+		m.mu.Lock()
+		p := m.pending[msg.ID]
+		m.mu.Unlock()
+		if p == nil {
+			m.c.cfg.Logger.Debug("ignored response with an unmatched id")
+			return
+		}
+		select {
+		case p.resp <- msg:
+		default:
+			m.c.cfg.Logger.Debug("ignored duplicate response")
+		}
+	case jsonrpc.KindNotification:
+		if tok := progressToken(msg.Params); msg.Method == mcp.NotifProgress && tok != "" {
+			m.mu.Lock()
+			ex := m.progress[tok]
+			m.mu.Unlock()
+			if ex != nil {
+				ex.notify(msg)
+			}
+			return
+		}
+		m.c.deliver(msg)
+	case jsonrpc.KindRequest:
+		m.serveRequest(msg)
+	}
+}
+
+// serveRequest answers a server→client request. On a shared stream nothing
+// says which call it belongs to: it goes to the one pending call that can
+// answer it; with none, or more than one, it is refused, because handing it
+// to the wrong caller would show one caller another's prompt.
+func (m *mux) serveRequest(msg *jsonrpc.Message) {
+	if msg.Method == mcp.MethodPing {
+		m.reply(jsonrpc.EncodeResult(msg.ID, []byte(`{}`)))
+		return
+	}
+	var target *pendingCall
+	candidates := 0
+	m.mu.Lock()
+	for _, p := range m.pending {
+		if p.ex.canServe(msg.Method) {
+			candidates++
+			target = p
+		}
+	}
+	if target != nil {
+		target.ex.handlers.Add(1)
+	}
+	m.mu.Unlock()
+	if target == nil || candidates > 1 {
+		if target != nil {
+			target.ex.handlers.Done()
+		}
+		if candidates > 1 {
+			m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+				"%s cannot be attributed to one request on this connection", msg.Method)))
+		} else {
+			m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
+				"the client does not support %s", msg.Method)))
+		}
+		return
+	}
+	go func() {
+		defer target.ex.handlers.Done()
+		reply := target.ex.serveRequest(target.ctx, msg)
+		if err := m.send(target.ctx, reply); err != nil {
+			m.c.cfg.Logger.Debug("could not answer server request", "method", msg.Method, "err", err)
+		}
+	}()
+}
+
+// reply sends an answer that belongs to no call, without blocking the reader.
+func (m *mux) reply(b []byte) {
+	m.serving.Add(1)
+	go func() {
+		defer m.serving.Done()
+		_ = m.send(m.ctx, b)
+	}()
+}
+
+// progressToken returns the raw progressToken of a notifications/progress
+// params object, or "".
+func progressToken(params []byte) string {
+	if params == nil {
+		return ""
+	}
+	return string(jsonrpc.Member(params, "progressToken"))
+}

@@ -1,0 +1,480 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// cleanupBudget bounds the work done after a request was abandoned (telling
+// the upstream, ending a session).
+const cleanupBudget = 5 * time.Second
+
+// session is one conversation with the upstream: a transport plus what was
+// negotiated on it. Legacy sessions carry a handshake; modern ones only the
+// request _meta.
+type session struct {
+	c      *Client
+	key    string
+	caps   json.RawMessage // ClientCapabilities offered
+	header http.Header
+
+	mu    sync.Mutex // guards setup
+	ready bool
+	info  Info
+
+	tmu  sync.RWMutex // guards tr, which requests read while another may release it
+	tr   transport
+	meta json.RawMessage // modern request _meta; nil for legacy
+}
+
+// setup makes the session usable: starts the transport and runs the probe or
+// handshake the era needs. Concurrent callers wait for one setup.
+func (s *session) setup(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready {
+		return nil
+	}
+	c := s.c
+	v := c.currentVerdict()
+	if err := s.open(ctx, v); err != nil {
+		return err
+	}
+	if v == verdictUnknown {
+		var err error
+		v, err = s.probe(ctx)
+		if err != nil {
+			s.releaseLocked()
+			return err
+		}
+		c.setVerdict(v)
+		c.cfg.Logger.Info("upstream protocol era found", "era", s.info.Era.String())
+	}
+	var err error
+	switch v {
+	case verdictModern:
+		err = s.startModern(ctx)
+	default:
+		err = s.initialize(ctx)
+		if err != nil && v == verdictLegacy && c.auto() && c.cfg.Transport == TransportHTTP && sseFallbackSignal(err) {
+			s.releaseLocked()
+			if err = s.open(ctx, verdictSSE); err == nil {
+				if err = s.initialize(ctx); err == nil {
+					c.setVerdict(verdictSSE)
+				}
+			}
+		}
+	}
+	if err != nil {
+		s.releaseLocked()
+		return err
+	}
+	s.ready = true
+	return nil
+}
+
+// sseFallbackSignal reports an initialize answer that, per the spec's
+// compatibility rules, means "try the deprecated HTTP+SSE transport".
+func sseFallbackSignal(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status == http.StatusBadRequest || se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed
+	}
+	if re := rpcErr(err); re != nil {
+		return re.HTTPStatus == http.StatusBadRequest || re.HTTPStatus == http.StatusNotFound || re.HTTPStatus == http.StatusMethodNotAllowed
+	}
+	return false
+}
+
+// open starts the transport for verdict v, if none is running.
+func (s *session) open(ctx context.Context, v verdict) error {
+	if tr := s.transport(); tr != nil && !tr.expired() {
+		return nil
+	}
+	c := s.c
+	switch {
+	case c.cfg.Transport == TransportStdio:
+		t, err := c.startStdio()
+		if err != nil {
+			return err
+		}
+		s.replaceTransport(t)
+	case v == verdictSSE:
+		sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+		t, err := startSSE(sctx, c, s.header)
+		if err != nil {
+			return err
+		}
+		s.replaceTransport(t)
+	default:
+		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, header: s.header})
+	}
+	return nil
+}
+
+// probe sends server/discover and decides the era from the answer, following
+// the spec's dual-era client rules.
+func (s *session) probe(ctx context.Context) (verdict, error) {
+	c := s.c
+	budget := c.cfg.ListTimeout
+	if c.cfg.Transport == TransportStdio {
+		// A legacy stdio server may ignore an unknown method; do not wait
+		// long for it.
+		budget = min(budget, 5*time.Second)
+	}
+	pctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	meta, err := mcp.RequestMeta(mcp.Latest, s.caps, c.cfg.ClientInfo)
+	if err != nil {
+		return 0, err
+	}
+	s.meta = meta
+	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
+	s.meta = nil
+	if err == nil {
+		var d mcp.DiscoverResult
+		if jerr := json.Unmarshal(raw, &d); jerr != nil {
+			return verdictLegacy, nil
+		}
+		if slices.Contains(d.SupportedVersions, mcp.Latest) {
+			s.info = discoverInfo(d)
+			return verdictModern, nil
+		}
+		return verdictLegacy, nil
+	}
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	if re := rpcErr(err); re != nil {
+		switch {
+		case re.Code() == mcp.CodeUnsupportedProtocolVersion:
+			return verdictLegacy, nil // it does not speak our modern revision
+		case mcp.IsModernErrorCode(re.Code()),
+			re.Code() == jsonrpc.CodeMethodNotFound && re.HTTPStatus == http.StatusNotFound:
+			return verdictModern, nil
+		}
+		return verdictLegacy, nil
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		switch se.Status {
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+			return verdictLegacy, nil
+		}
+		return 0, err
+	}
+	if c.cfg.Transport == TransportStdio {
+		if s.transport().expired() {
+			// The child could not stand the probe; a fresh one gets the
+			// handshake.
+			t, serr := startStdio(c)
+			if serr != nil {
+				return 0, serr
+			}
+			s.replaceTransport(t)
+		}
+		return verdictLegacy, nil // no answer in time, or a non-modern one
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return verdictLegacy, nil
+	}
+	return 0, err
+}
+
+func discoverInfo(d mcp.DiscoverResult) Info {
+	info := Info{
+		Era:               mcp.EraModern,
+		Version:           mcp.Latest,
+		SupportedVersions: d.SupportedVersions,
+		Capabilities:      d.Capabilities,
+		Instructions:      strings.TrimSpace(d.Instructions),
+	}
+	if raw, ok := d.Meta[mcp.MetaServerInfo]; ok {
+		_ = json.Unmarshal(raw, &info.ServerInfo)
+	}
+	return info
+}
+
+// startModern prepares per-request _meta and learns the upstream's
+// capabilities (server/discover) if the probe did not already.
+func (s *session) startModern(ctx context.Context) error {
+	c := s.c
+	meta, err := mcp.RequestMeta(mcp.Latest, s.caps, c.cfg.ClientInfo)
+	if err != nil {
+		return err
+	}
+	s.meta = meta
+	if ht, ok := s.transport().(*httpTransport); ok {
+		ht.setVersion(mcp.Latest)
+	}
+	if s.info.Era == mcp.EraModern {
+		return nil // the probe's discover already told us
+	}
+	s.info = Info{Era: mcp.EraModern, Version: mcp.Latest}
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
+	defer cancel()
+	raw, err := s.rawRequest(dctx, mcp.MethodDiscover, nil, nil, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var se *StatusError
+		if errors.As(err, &se) {
+			return err // credentials refused: nothing else will work either
+		}
+		c.cfg.Logger.Debug("server/discover failed; capabilities unknown", "err", err)
+		return nil
+	}
+	var d mcp.DiscoverResult
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return protoErr("invalid MCP response to server/discover", err)
+	}
+	s.info = discoverInfo(d)
+	return nil
+}
+
+// initialize runs the legacy handshake.
+func (s *session) initialize(ctx context.Context) error {
+	c := s.c
+	offer := c.cfg.ProtocolVersion
+	if offer == VersionAuto {
+		offer = mcp.LatestLegacy
+	}
+	params, err := json.Marshal(struct {
+		ProtocolVersion string             `json:"protocolVersion"`
+		Capabilities    json.RawMessage    `json:"capabilities"`
+		ClientInfo      mcp.Implementation `json:"clientInfo"`
+	}{offer, s.caps, c.cfg.ClientInfo})
+	if err != nil {
+		return err
+	}
+	ictx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	raw, err := s.rawRequest(ictx, mcp.MethodInitialize, params, nil, false)
+	if err != nil {
+		return err
+	}
+	var res mcp.InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		s.abandon()
+		return protoErr("invalid MCP response to initialize", err)
+	}
+	switch {
+	case c.cfg.ProtocolVersion != VersionAuto && res.ProtocolVersion != offer:
+		s.abandon()
+		return protoErr(fmt.Sprintf("upstream answered protocol version %q but %q is pinned", clip(res.ProtocolVersion), offer), nil)
+	case !slices.Contains(mcp.LegacyRevisions(), res.ProtocolVersion):
+		s.abandon()
+		return protoErr(fmt.Sprintf("upstream answered unsupported protocol version %q", clip(res.ProtocolVersion)), nil)
+	}
+	s.info = Info{
+		Era:          mcp.EraLegacy,
+		Version:      res.ProtocolVersion,
+		Capabilities: res.Capabilities,
+		ServerInfo:   res.ServerInfo,
+		Instructions: strings.TrimSpace(res.Instructions),
+	}
+	if ht, ok := s.transport().(*httpTransport); ok {
+		ht.setVersion(res.ProtocolVersion)
+	}
+	if err := s.transport().send(ictx, jsonrpc.EncodeNotification(mcp.MethodInitialized, nil)); err != nil {
+		s.abandon()
+		return err
+	}
+	return nil
+}
+
+// abandon ends a session whose handshake failed, so nothing runs on it.
+func (s *session) abandon() {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+	defer cancel()
+	if tr := s.transport(); tr != nil {
+		_ = tr.close(ctx)
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
+}
+
+// request runs one operation on the ready session, under the per-request
+// timeout.
+func (s *session) request(ctx context.Context, method string, params json.RawMessage, in *Interactions) (Result, error) {
+	raw, err := s.rawRequest(ctx, method, params, in, s.info.Era == mcp.EraModern)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Raw: raw}
+	if s.info.Era == mcp.EraModern {
+		switch rt := jsonrpc.Member(raw, "resultType"); string(rt) {
+		case "", `"` + mcp.ResultTypeComplete + `"`:
+		case `"` + mcp.ResultTypeInputRequired + `"`:
+			res.InputRequired = true
+		default:
+			return Result{}, protoErr("invalid MCP response: unknown resultType", nil)
+		}
+	}
+	return res, nil
+}
+
+// rawRequest sends one request and returns the raw result.
+func (s *session) rawRequest(ctx context.Context, method string, params json.RawMessage, in *Interactions, modern bool) (json.RawMessage, error) {
+	c := s.c
+	tr := s.transport()
+	if tr == nil {
+		return nil, connErr("upstream session was closed", nil)
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	id := jsonrpc.IntID(c.ids.Add(1))
+	var rewrite json.RawMessage
+	if tr.sharedStream() {
+		rewrite = json.RawMessage(`"mcpgw-` + id.String() + `"`)
+	}
+	var meta json.RawMessage
+	if modern {
+		meta = s.meta
+	}
+	p, err := prepareParams(params, meta, rewrite)
+	if err != nil {
+		return nil, &RPCError{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%v", err)}
+	}
+	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern}
+	if modern {
+		out.name = nameParam(method, params)
+	}
+	out.handshake = method == mcp.MethodInitialize
+	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken}
+	resp, err := tr.call(rctx, ex, out)
+	if err != nil {
+		return nil, s.callFailed(ctx, rctx, tr, out, err)
+	}
+	return resultOf(resp, 0)
+}
+
+// callFailed classifies a failed call and, when it was abandoned, tells the
+// upstream so it can stop the work.
+func (s *session) callFailed(ctx, rctx context.Context, tr transport, out outgoing, err error) error {
+	c := s.c
+	abandoned := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if !abandoned {
+		return err
+	}
+	// A modern HTTP request is cancelled by closing its stream, which has
+	// happened; everywhere else the upstream must be told.
+	if !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
+		sendCancelled(tr, out.id, c)
+	}
+	if ctx.Err() == nil && rctx.Err() != nil {
+		c.cfg.Logger.Warn("upstream request timed out", "url", c.cfg.URL, "method", out.method,
+			"budget", c.cfg.RequestTimeout.String(), "msg", "timed out after "+c.cfg.RequestTimeout.String())
+		return &TimeoutError{Budget: c.cfg.RequestTimeout}
+	}
+	return err
+}
+
+func sendCancelled(tr transport, id jsonrpc.ID, c *Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+	defer cancel()
+	params := append(append([]byte(`{"requestId":`), id.Raw()...), `,"reason":"request cancelled by the gateway"}`...)
+	if err := tr.send(ctx, jsonrpc.EncodeNotification(mcp.NotifCancelled, params)); err != nil {
+		c.cfg.Logger.Debug("could not send notifications/cancelled", "err", err)
+	}
+}
+
+// nameParam returns the Mcp-Name value of a request (tool or prompt name,
+// resource URI), or "".
+func nameParam(method string, params json.RawMessage) string {
+	key := mcp.NameParam(method)
+	if key == "" || len(params) == 0 {
+		return ""
+	}
+	raw := jsonrpc.Member(params, key)
+	var name string
+	if raw == nil || json.Unmarshal(raw, &name) != nil {
+		return ""
+	}
+	return name
+}
+
+// release stops the transport without waiting for callers of setup.
+func (s *session) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked()
+}
+
+func (s *session) releaseLocked() {
+	s.ready = false
+	tr := s.setTransport(nil)
+	if tr == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+	defer cancel()
+	_ = tr.close(ctx)
+}
+
+// close ends the session for good.
+func (s *session) close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = false
+	if tr := s.setTransport(nil); tr != nil {
+		return tr.close(ctx)
+	}
+	return nil
+}
+
+func (s *session) transport() transport {
+	s.tmu.RLock()
+	defer s.tmu.RUnlock()
+	return s.tr
+}
+
+// setTransport installs tr and returns the one it replaces.
+func (s *session) setTransport(tr transport) transport {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	old := s.tr
+	s.tr = tr
+	return old
+}
+
+// replaceTransport installs tr and stops the ended transport it replaces.
+func (s *session) replaceTransport(tr transport) {
+	if old := s.setTransport(tr); old != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+		defer cancel()
+		_ = old.close(ctx)
+	}
+}
+
+// expired reports whether the session's conversation has ended.
+func (s *session) expired() bool {
+	tr := s.transport()
+	return tr == nil || tr.expired()
+}
+
+// TimeoutError is the gateway's own deadline for an upstream request passing.
+type TimeoutError struct{ Budget time.Duration }
+
+// Error implements error.
+func (e *TimeoutError) Error() string {
+	return "upstream request timed out after " + e.Budget.String()
+}
