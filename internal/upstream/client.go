@@ -30,6 +30,9 @@ type Client struct {
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
 
+	freshOnce sync.Once
+	fresh     *http.Client // see freshHTTP
+
 	bmu       sync.Mutex // stdio restart backoff
 	failures  int
 	notBefore time.Time
@@ -52,6 +55,11 @@ type Options struct {
 	Header http.Header
 	// Interactions answers server→client requests made during the operation.
 	Interactions *Interactions
+	// Ephemeral runs the operation on a session of its own, ended (DELETE)
+	// before Call returns; when the operation is abandoned, the DELETE goes
+	// over a fresh connection. Use it for credentials that must not outlive
+	// one request.
+	Ephemeral bool
 }
 
 // Result is an upstream answer, kept as the upstream's bytes.
@@ -129,6 +137,9 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // params object (it may carry its own _meta, e.g. a progress token); the
 // protocol's own _meta keys are set or removed to suit the upstream's era.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+	if opts.Ephemeral {
+		return c.callOnce(ctx, method, params, opts)
+	}
 	for attempt := 0; ; attempt++ {
 		s, err := c.session(ctx, opts)
 		if err != nil {
@@ -150,6 +161,48 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 		}
 		return Result{}, err
 	}
+}
+
+// callOnce runs one operation on a session opened for it alone, and ends
+// that session before returning. The session's close and its DELETE share one
+// cleanup deadline; cleanup never turns a failure into success, and a cleanup
+// failure after success is only logged.
+func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return Result{}, ErrClosed
+	}
+	caps, _ := opts.Interactions.capabilities()
+	s := &session{c: c, caps: caps, header: c.mergeHeader(opts.Header), ephemeral: true}
+	var res Result
+	err := s.setup(ctx)
+	if err == nil {
+		res, err = s.request(ctx, method, params, opts.Interactions)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+	defer cancel()
+	abandoned := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*TimeoutError))
+	if cerr := s.terminate(cctx, abandoned); cerr != nil {
+		c.cfg.Logger.Debug("ending the operation's own session failed", "err", cerr)
+	}
+	return res, err
+}
+
+// freshHTTP returns a client that opens a new connection for every request,
+// for cleanup that must not wait behind a connection the abandoned request
+// may still hold.
+func (c *Client) freshHTTP() *http.Client {
+	c.freshOnce.Do(func() {
+		c.fresh = c.cfg.HTTPClient
+		if tr, ok := c.cfg.HTTPClient.Transport.(*http.Transport); ok {
+			ft := tr.Clone()
+			ft.DisableKeepAlives = true
+			c.fresh = &http.Client{Transport: ft, CheckRedirect: c.cfg.HTTPClient.CheckRedirect}
+		}
+	})
+	return c.fresh
 }
 
 // eraMismatch reports an answer that says the remembered era is wrong.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
@@ -76,7 +77,17 @@ var ErrClosed = errors.New("upstream client is closed")
 
 func protoErr(msg string, err error) error { return &ProtocolError{Msg: msg, Err: err} }
 
-func connErr(msg string, err error) error { return &ConnectionError{Msg: msg, Err: err} }
+func connErr(msg string, err error) error { return &ConnectionError{Msg: msg, Err: netCause(err)} }
+
+// netCause drops the *url.Error wrapper from a transport error: its text
+// repeats the request URL, which may carry a credential in its query.
+func netCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
 
 // rpcErr returns the RPCError in err's chain, if any.
 func rpcErr(err error) *RPCError {

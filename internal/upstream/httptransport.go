@@ -30,6 +30,9 @@ type httpTransport struct {
 	sessionID string // legacy session, "" when none
 	version   string // MCP-Protocol-Version to send, "" before negotiation
 	ended     bool   // the upstream answered 404 on the session
+
+	// closeClient, when set, carries the DELETE instead of the pooled client.
+	closeClient *http.Client
 }
 
 func (t *httpTransport) sharedStream() bool { return false }
@@ -364,9 +367,13 @@ func (t *httpTransport) close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := t.do(req)
+	client := t.c.cfg.HTTPClient
+	if t.closeClient != nil {
+		client = t.closeClient
+	}
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return connErr("could not end the upstream session", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {

@@ -93,9 +93,7 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 // walkErr turns the walk's own deadline into a TimeoutError.
 func (c *Client) walkErr(ctx context.Context, method string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		c.cfg.Logger.Warn("upstream list walk timed out", "url", c.cfg.URL, "method", method,
-			"budget", c.cfg.ListTimeout.String(), "msg", "timed out after "+c.cfg.ListTimeout.String())
-		return &TimeoutError{Budget: c.cfg.ListTimeout}
+		return c.timedOut(method, c.cfg.ListTimeout)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,9 @@ type session struct {
 	key    string
 	caps   json.RawMessage // ClientCapabilities offered
 	header http.Header
+	// ephemeral sessions serve one operation and are ended by it; nothing
+	// else is told about an abandoned request on them.
+	ephemeral bool
 
 	mu    sync.Mutex // guards setup
 	ready bool
@@ -377,13 +381,11 @@ func (s *session) callFailed(ctx, rctx context.Context, tr transport, out outgoi
 	}
 	// A modern HTTP request is cancelled by closing its stream, which has
 	// happened; everywhere else the upstream must be told.
-	if !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
+	if !s.ephemeral && !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
 		sendCancelled(tr, out.id, c)
 	}
 	if ctx.Err() == nil && rctx.Err() != nil {
-		c.cfg.Logger.Warn("upstream request timed out", "url", c.cfg.URL, "method", out.method,
-			"budget", c.cfg.RequestTimeout.String(), "msg", "timed out after "+c.cfg.RequestTimeout.String())
-		return &TimeoutError{Budget: c.cfg.RequestTimeout}
+		return c.timedOut(out.method, c.cfg.RequestTimeout)
 	}
 	return err
 }
@@ -441,6 +443,15 @@ func (s *session) close(ctx context.Context) error {
 	return nil
 }
 
+// terminate ends an ephemeral session; after an abandoned request the
+// DELETE goes over a fresh connection.
+func (s *session) terminate(ctx context.Context, fresh bool) error {
+	if ht, ok := s.transport().(*httpTransport); ok && fresh {
+		ht.closeClient = s.c.freshHTTP()
+	}
+	return s.close(ctx)
+}
+
 func (s *session) transport() transport {
 	s.tmu.RLock()
 	defer s.tmu.RUnlock()
@@ -476,5 +487,20 @@ type TimeoutError struct{ Budget time.Duration }
 
 // Error implements error.
 func (e *TimeoutError) Error() string {
-	return "upstream request timed out after " + e.Budget.String()
+	return "upstream request timed out after " + seconds(e.Budget)
+}
+
+// seconds formats a budget the way operators write it in config ("0.5s").
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// timedOut logs the one warning a timeout gets and returns its error.
+func (c *Client) timedOut(method string, budget time.Duration) error {
+	where := c.cfg.URL
+	if where == "" {
+		where = c.cfg.Command
+	}
+	c.cfg.Logger.Warn(fmt.Sprintf("upstream %s timed out after %s", where, seconds(budget)), "method", method, "budget", seconds(budget))
+	return &TimeoutError{Budget: budget}
 }
