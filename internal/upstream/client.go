@@ -15,13 +15,16 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // Client talks to one configured upstream server, in whatever transport and
 // protocol era it speaks. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	ids atomic.Int64
+	cfg    Config
+	ids    atomic.Int64
+	policy *auth.Policy            // credential and static headers
+	creds  *auth.ClientCredentials // mints the credential; nil for static ones
 
 	mu       sync.Mutex
 	closed   bool
@@ -50,9 +53,14 @@ const (
 
 // Options are the per-operation inputs that shape the upstream conversation.
 type Options struct {
-	// Header is sent with this operation's HTTP requests (per-caller
-	// credentials). Sessions are never shared between different headers.
+	// Header holds per-caller headers forwarded to this upstream (the
+	// server's extra_headers). Sessions are never shared between different
+	// headers.
 	Header http.Header
+	// Token is the caller's own credential for this upstream (auth_type
+	// oauth_delegate), written into the server's credential slot. Sessions
+	// are never shared between different tokens.
+	Token string
 	// Interactions answers server→client requests made during the operation.
 	Interactions *Interactions
 	// Ephemeral runs the operation on a session of its own, ended (DELETE)
@@ -85,7 +93,20 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: full, sessions: map[string]*session{}}
+	policy, err := auth.NewPolicy(full.Auth)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", full.Name, err)
+	}
+	c := &Client{cfg: full, sessions: map[string]*session{}, policy: policy}
+	if full.OAuth2 != nil {
+		occ := *full.OAuth2
+		if occ.HTTPClient == nil {
+			occ.HTTPClient = full.HTTPClient
+		}
+		if c.creds, err = auth.NewClientCredentials(occ); err != nil {
+			return nil, fmt.Errorf("server %q: %w", full.Name, err)
+		}
+	}
 	switch {
 	case full.Transport == TransportSSE:
 		c.verdict = verdictSSE
@@ -175,7 +196,7 @@ func (c *Client) callOnce(ctx context.Context, method string, params json.RawMes
 		return Result{}, ErrClosed
 	}
 	caps, _ := opts.Interactions.capabilities()
-	s := &session{c: c, caps: caps, header: c.mergeHeader(opts.Header), ephemeral: true}
+	s := &session{c: c, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: true}
 	var res Result
 	err := s.setup(ctx)
 	if err == nil {
@@ -258,7 +279,7 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 // running the handshake or probe) when needed.
 func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	caps, capKey := opts.Interactions.capabilities()
-	key := capKey + "|" + headerDigest(opts.Header)
+	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -266,7 +287,7 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	}
 	s := c.sessions[key]
 	if s == nil {
-		s = &session{c: c, key: key, caps: caps, header: c.mergeHeader(opts.Header)}
+		s = &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token}
 		c.sessions[key] = s
 	}
 	c.mu.Unlock()
@@ -290,21 +311,10 @@ func (c *Client) drop(s *session) {
 	s.release()
 }
 
-func (c *Client) mergeHeader(extra http.Header) http.Header {
-	h := make(http.Header, len(c.cfg.Header)+len(extra))
-	for k, v := range c.cfg.Header {
-		h[k] = slices.Clone(v)
-	}
-	for k, v := range extra {
-		h[http.CanonicalHeaderKey(k)] = slices.Clone(v)
-	}
-	return h
-}
-
-// headerDigest names a set of per-caller headers without keeping them as a
-// map key in clear.
-func headerDigest(h http.Header) string {
-	if len(h) == 0 {
+// credentialDigest names per-caller headers and token without keeping them
+// in clear as a map key.
+func credentialDigest(h http.Header, token string) string {
+	if len(h) == 0 && token == "" {
 		return ""
 	}
 	keys := make([]string, 0, len(h))
@@ -313,6 +323,7 @@ func headerDigest(h http.Header) string {
 	}
 	slices.Sort(keys)
 	sum := sha256.New()
+	fmt.Fprintf(sum, "%q\x00", token)
 	for _, k := range keys {
 		fmt.Fprintf(sum, "%q:", k)
 		for _, v := range h.Values(k) {
@@ -321,6 +332,17 @@ func headerDigest(h http.Header) string {
 		sum.Write([]byte{0})
 	}
 	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// WatchCredentials runs until ctx ends, renewing a minted credential before
+// it expires even when no request needs it, and reports renewals that fail
+// or narrow the granted scopes. Owners of long-lived streams call it. It
+// returns at once for a static credential.
+func (c *Client) WatchCredentials(ctx context.Context, report func(auth.Problem)) {
+	if c.creds == nil {
+		return
+	}
+	c.creds.Watch(ctx, report)
 }
 
 // Close ends every session (DELETE for HTTP sessions, stopping stdio

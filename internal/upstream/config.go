@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // Transport names as they appear in config.
@@ -36,8 +36,12 @@ type Config struct {
 	// ProtocolVersion is VersionAuto ("" means auto) or one revision to pin.
 	ProtocolVersion string
 
-	// Header is sent on every HTTP request to this upstream.
-	Header http.Header
+	// Auth is the credential and the static headers sent on every HTTP
+	// request to this upstream.
+	Auth auth.PolicyConfig
+	// OAuth2, when set, mints the credential with the client-credentials
+	// grant (auth_type oauth2, oauth2_flow client_credentials).
+	OAuth2 *auth.ClientCredentialsConfig
 
 	RequestTimeout  time.Duration // per request; default 60s
 	ListTimeout     time.Duration // whole paginated walk or probe; default 30s
@@ -113,26 +117,13 @@ func (c *Config) withDefaults() (Config, error) {
 }
 
 // newHTTPClient returns a client with a pooled transport sized for a gateway.
-// It follows redirects only within the origin of the first request, so a
-// redirect can never carry the upstream's credentials to another host.
+// It follows a redirect only where the credentials may go too (the rules of
+// auth.CheckRedirect), so a redirect never carries them to another origin.
 func newHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	tr.MaxIdleConns = 256
-	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
-}
-
-// errCrossOriginRedirect refuses a redirect to another origin.
-var errCrossOriginRedirect = errors.New("redirect to another origin refused")
-
-func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if !sameOrigin(req.URL, via[0].URL) {
-		return errCrossOriginRedirect
-	}
-	return nil
+	return &http.Client{Transport: tr, CheckRedirect: auth.CheckRedirect}
 }
 
 // sameOrigin compares scheme, host and effective port.

@@ -29,6 +29,8 @@ type StatusError struct {
 	// Challenge is the WWW-Authenticate header of a 401/403, kept so the caller
 	// can pass it on.
 	Challenge string
+
+	minted string // the minted token the refused request carried, for one refresh
 }
 
 // Error implements error.

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // maxResumes bounds how often one response stream is resumed with
@@ -22,9 +23,9 @@ const maxResumes = 5
 // httpTransport is streamable HTTP: one POST per message, the answer as JSON
 // or as an SSE stream scoped to that request.
 type httpTransport struct {
-	c      *Client
-	url    string
-	header http.Header // static headers and credentials for this session
+	c   *Client
+	url string
+	hdr headerFunc // this session's headers: static ones and credentials
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none
@@ -55,18 +56,22 @@ func (t *httpTransport) state() (sessionID, version string) {
 	return t.sessionID, t.version
 }
 
-func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+// newRequest builds a request with this session's headers. It also returns
+// the minted credential it carries ("" for none), so a 401 can refresh it.
+func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	for k, v := range t.header {
-		req.Header[k] = v
+	h, minted, err := t.hdr(ctx)
+	if err != nil {
+		return nil, "", err
 	}
+	req.Header = h
 	sid, ver := t.state()
 	if sid != "" {
 		req.Header.Set(mcp.HeaderSessionID, sid)
@@ -81,7 +86,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 	case http.MethodGet:
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	return req, nil
+	return req, minted, nil
 }
 
 func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
@@ -90,7 +95,7 @@ func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		if errors.Is(err, errCrossOriginRedirect) {
+		if errors.Is(err, auth.ErrRedirectRefused) {
 			return nil, protoErr("upstream redirected to another origin; request not forwarded", nil)
 		}
 		return nil, connErr("cannot reach upstream", err)
@@ -99,7 +104,7 @@ func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
 }
 
 func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Message, error) {
-	req, err := t.newRequest(ctx, http.MethodPost, r.body)
+	req, minted, err := t.newRequest(ctx, http.MethodPost, r.body)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +130,7 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 			t.mu.Unlock()
 		}
 	}
-	if err := t.checkStatus(resp, r); err != nil {
+	if err := t.checkStatus(resp, r, minted); err != nil {
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
@@ -152,13 +157,13 @@ func mediaType(resp *http.Response) string {
 // checkStatus turns every non-2xx answer into an error. A JSON-RPC error in
 // the body is kept (it carries the protocol's meaning); any other body is
 // dropped unread.
-func (t *httpTransport) checkStatus(resp *http.Response, r outgoing) error {
+func (t *httpTransport) checkStatus(resp *http.Response, r outgoing, minted string) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return nil
 	}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate")}
+		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate"), minted: minted}
 	}
 	rpc := t.errorBody(resp)
 	if resp.StatusCode == http.StatusNotFound && !r.modern {
@@ -323,7 +328,7 @@ func (t *httpTransport) resume(ctx context.Context, lastID string, retry time.Du
 		case <-timer.C:
 		}
 	}
-	req, err := t.newRequest(ctx, http.MethodGet, nil)
+	req, _, err := t.newRequest(ctx, http.MethodGet, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +345,7 @@ func (t *httpTransport) resume(ctx context.Context, lastID string, retry time.Du
 }
 
 func (t *httpTransport) send(ctx context.Context, body []byte) error {
-	req, err := t.newRequest(ctx, http.MethodPost, body)
+	req, minted, err := t.newRequest(ctx, http.MethodPost, body)
 	if err != nil {
 		return err
 	}
@@ -349,7 +354,7 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if err := t.checkStatus(resp, outgoing{}); err != nil {
+	if err := t.checkStatus(resp, outgoing{}, minted); err != nil {
 		return err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -363,7 +368,7 @@ func (t *httpTransport) close(ctx context.Context) error {
 	if sid == "" || t.expired() {
 		return nil
 	}
-	req, err := t.newRequest(ctx, http.MethodDelete, nil)
+	req, _, err := t.newRequest(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // logBuffer collects the client's log lines (JSON, debug and up).
@@ -222,7 +223,7 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	})
 	var logs logBuffer
 	c := newClient(t, Config{Name: "up", URL: f.url() + "?token=" + marker, ProtocolVersion: "2025-11-25", Logger: logs.logger(),
-		Header: http.Header{"Authorization": {"Bearer " + marker}}})
+		Auth: auth.PolicyConfig{AuthType: "bearer_token", AuthValue: marker}})
 	args := json.RawMessage(`{"ssn":"` + marker + `"}`)
 	_, err := c.CallTool(context.Background(), "lookup", args, Options{})
 	if err == nil {

@@ -24,10 +24,11 @@ const cleanupBudget = 5 * time.Second
 // negotiated on it. Legacy sessions carry a handshake; modern ones only the
 // request _meta.
 type session struct {
-	c      *Client
-	key    string
-	caps   json.RawMessage // ClientCapabilities offered
-	header http.Header
+	c        *Client
+	key      string
+	caps     json.RawMessage // ClientCapabilities offered
+	injected http.Header     // per-caller headers
+	token    string          // the caller's delegated credential, if any
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
 	ephemeral bool
@@ -116,15 +117,33 @@ func (s *session) open(ctx context.Context, v verdict) error {
 	case v == verdictSSE:
 		sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
-		t, err := startSSE(sctx, c, s.header)
+		t, err := startSSE(sctx, c, s.headers)
 		if err != nil {
 			return err
 		}
 		s.replaceTransport(t)
 	default:
-		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, header: s.header})
+		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers})
 	}
 	return nil
+}
+
+// headers computes one request's headers: the credential (the caller's
+// delegated token, a minted token, or the static auth_value), per-caller
+// headers and static headers, by the server's policy.
+func (s *session) headers(ctx context.Context) (http.Header, string, error) {
+	c := s.c
+	token, minted := s.token, ""
+	if token == "" && c.creds != nil {
+		t, err := c.creds.Token(ctx)
+		if err != nil {
+			return nil, "", connErr("could not obtain the upstream credential", err)
+		}
+		token, minted = t, t
+	}
+	h := make(http.Header, 8)
+	c.policy.Apply(h, s.injected, token)
+	return h, minted, nil
 }
 
 // probe sends server/discover and decides the era from the answer, following
@@ -345,6 +364,23 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
+	resp, err := s.send(ctx, rctx, tr, method, params, in, modern)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusUnauthorized && se.minted != "" {
+		// A minted token the upstream no longer accepts: refresh it once
+		// and retry once.
+		c.creds.Invalidate(se.minted)
+		resp, err = s.send(ctx, rctx, tr, method, params, in, modern)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(resp, 0)
+}
+
+// send encodes and sends one request under a fresh id.
+func (s *session) send(ctx, rctx context.Context, tr transport, method string, params json.RawMessage, in *Interactions, modern bool) (*jsonrpc.Message, error) {
+	c := s.c
 	id := jsonrpc.IntID(c.ids.Add(1))
 	var rewrite json.RawMessage
 	if tr.sharedStream() {
@@ -368,7 +404,7 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return nil, s.callFailed(ctx, rctx, tr, out, err)
 	}
-	return resultOf(resp, 0)
+	return resp, nil
 }
 
 // callFailed classifies a failed call and, when it was abandoned, tells the

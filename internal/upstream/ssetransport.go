@@ -18,22 +18,23 @@ import (
 // stream announced in its first, "endpoint", event.
 type sseTransport struct {
 	*mux
-	header   http.Header
+	hdr      headerFunc
 	endpoint string
 	body     io.ReadCloser
 	readDone chan struct{}
 }
 
 // startSSE opens the stream and waits (within ctx) for the endpoint event.
-func startSSE(ctx context.Context, c *Client, header http.Header) (*sseTransport, error) {
-	t := &sseTransport{header: header, readDone: make(chan struct{})}
+func startSSE(ctx context.Context, c *Client, hdr headerFunc) (*sseTransport, error) {
+	t := &sseTransport{hdr: hdr, readDone: make(chan struct{})}
 	t.mux = newMux(c, t.post)
 	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
+	if req.Header, _, err = hdr(ctx); err != nil {
+		t.fail(err)
+		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	type opened struct {
@@ -155,8 +156,8 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range t.header {
-		req.Header[k] = v
+	if req.Header, _, err = t.hdr(ctx); err != nil {
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := t.c.cfg.HTTPClient.Do(req)

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
@@ -23,6 +24,10 @@ type transport interface {
 	sharedStream() bool
 	close(ctx context.Context) error
 }
+
+// headerFunc returns the headers for one HTTP request of a session: static
+// headers and credentials, with the minted token they carry ("" for none).
+type headerFunc func(ctx context.Context) (h http.Header, minted string, err error)
 
 // outgoing is one request as the transport sends it.
 type outgoing struct {

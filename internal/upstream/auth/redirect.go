@@ -17,7 +17,7 @@ const MaxRedirects = 10
 // on which credentials would not survive.
 var ErrRedirectRefused = errors.New("redirect refused: credentials would not survive it")
 
-// ErrTooManyRedirects is returned (wrapped) by CheckRedirect after
+// ErrTooManyRedirects is returned by CheckRedirect after
 // MaxRedirects redirects.
 var ErrTooManyRedirects = errors.New("stopped after 10 redirects")
 
