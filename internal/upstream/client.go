@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -63,6 +64,10 @@ type Options struct {
 	Token string
 	// Interactions answers server→client requests made during the operation.
 	Interactions *Interactions
+	// LogErrors says the caller will not report a failure itself, so the
+	// client logs it at error level; otherwise failures are logged at debug
+	// (the caller owns the error). Timeouts always log one warning.
+	LogErrors bool
 	// Ephemeral runs the operation on a session of its own, ended (DELETE)
 	// before Call returns; when the operation is abandoned, the DELETE goes
 	// over a fresh connection. Use it for credentials that must not outlive
@@ -158,6 +163,25 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // params object (it may carry its own _meta, e.g. a progress token); the
 // protocol's own _meta keys are set or removed to suit the upstream's era.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+	// Names are logged; arguments, cursors and tokens never are.
+	name := ""
+	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
+		name = nameParam(method, params)
+	}
+	c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
+	res, err := c.call(ctx, method, params, opts)
+	if err != nil {
+		level := slog.LevelDebug
+		if opts.LogErrors {
+			level = slog.LevelError
+		}
+		cl := Classify(err)
+		c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message)
+	}
+	return res, err
+}
+
+func (c *Client) call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
 	if opts.Ephemeral {
 		return c.callOnce(ctx, method, params, opts)
 	}
