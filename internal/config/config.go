@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
 // Transport is how the gateway talks to one upstream server.
@@ -56,12 +58,14 @@ const maxConfigBytes = 16 << 20
 
 // KnownRevisions returns the MCP protocol revisions the config accepts, oldest first.
 func KnownRevisions() []string {
-	return []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+	r := mcp.Revisions()
+	slices.Reverse(r)
+	return r
 }
 
 // DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions.
 func DefaultAdvertisedVersions() []string {
-	return []string{"2025-11-25", "2026-07-28"}
+	return []string{mcp.LatestLegacy, mcp.Latest}
 }
 
 func isKnownRevision(v string) bool { return slices.Contains(KnownRevisions(), v) }

@@ -32,8 +32,8 @@
 //     win over merged ones, and the total expansion is bounded so a small file cannot make loading
 //     slow. Duplicate keys in one mapping are errors (two servers with one name among them).
 //   - Duplicate model_name entries are allowed (LiteLLM load-balances across them).
-//   - The set of protocol revisions is kept here as plain strings (KnownRevisions) so that the
-//     config does not depend on the protocol packages; it must match what the gateway speaks.
+//   - The set of protocol revisions comes from internal/mcp (KnownRevisions), the one place
+//     that lists what the gateway speaks; a local copy would drift.
 //   - A Config is a value: nothing in it is shared with the loader, and a reload is a new Load
 //     whose result the caller swaps in atomically.
 package config
