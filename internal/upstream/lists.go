@@ -5,32 +5,65 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
+// ListResult is a whole list with the caching hints its pages carried.
+type ListResult struct {
+	Items []json.RawMessage
+	// TTL is the smallest ttlMs any page gave (modern upstreams); zero when
+	// the upstream gave none, which means "do not cache".
+	TTL time.Duration
+	// Private is set when any page said cacheScope "private": the list may
+	// differ per credential.
+	Private bool
+}
+
+// List walks every page of a list method: tools/list, prompts/list,
+// resources/list or resources/templates/list. The optional lists come back
+// empty when the upstream does not offer the capability.
+func (c *Client) List(ctx context.Context, method string, opts Options) (ListResult, error) {
+	switch method {
+	case mcp.MethodToolsList:
+		return c.listAll(ctx, method, "tools", nil, opts)
+	case mcp.MethodPromptsList:
+		return c.listAll(ctx, method, "prompts", mcp.ServerCapabilities.HasPrompts, opts)
+	case mcp.MethodResourcesList:
+		return c.listAll(ctx, method, "resources", mcp.ServerCapabilities.HasResources, opts)
+	case mcp.MethodResourcesTemplatesList:
+		return c.listAll(ctx, method, "resourceTemplates", mcp.ServerCapabilities.HasResources, opts)
+	}
+	return ListResult{}, fmt.Errorf("%s is not a list method", method)
+}
+
 // ListTools returns every tool of the upstream, walking all pages.
 func (c *Client) ListTools(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	return c.listAll(ctx, mcp.MethodToolsList, "tools", nil, opts)
+	r, err := c.List(ctx, mcp.MethodToolsList, opts)
+	return r.Items, err
 }
 
 // ListPrompts returns every prompt; none when the upstream does not offer
 // prompts.
 func (c *Client) ListPrompts(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	return c.listAll(ctx, mcp.MethodPromptsList, "prompts", mcp.ServerCapabilities.HasPrompts, opts)
+	r, err := c.List(ctx, mcp.MethodPromptsList, opts)
+	return r.Items, err
 }
 
 // ListResources returns every resource; none when the upstream does not offer
 // resources.
 func (c *Client) ListResources(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	return c.listAll(ctx, mcp.MethodResourcesList, "resources", mcp.ServerCapabilities.HasResources, opts)
+	r, err := c.List(ctx, mcp.MethodResourcesList, opts)
+	return r.Items, err
 }
 
 // ListResourceTemplates returns every resource template; none when the
 // upstream does not offer resources.
 func (c *Client) ListResourceTemplates(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	return c.listAll(ctx, mcp.MethodResourcesTemplatesList, "resourceTemplates", mcp.ServerCapabilities.HasResources, opts)
+	r, err := c.List(ctx, mcp.MethodResourcesTemplatesList, opts)
+	return r.Items, err
 }
 
 // ErrIncompleteList means a paginated walk could not reach its end; no
@@ -40,22 +73,23 @@ var ErrIncompleteList = errors.New("incomplete list")
 // listAll walks every page of a list method under the listing timeout. An
 // optional list (offered is non-nil) is only asked for when the upstream
 // advertised the capability, and a -32601 answer means "none".
-func (c *Client) listAll(ctx context.Context, method, key string, offered func(mcp.ServerCapabilities) bool, opts Options) ([]json.RawMessage, error) {
+func (c *Client) listAll(ctx context.Context, method, key string, offered func(mcp.ServerCapabilities) bool, opts Options) (ListResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
 	defer cancel()
 	if offered != nil {
 		info, err := c.Info(ctx, opts)
 		if err != nil {
-			return nil, c.walkErr(ctx, method, err)
+			return ListResult{}, c.walkErr(ctx, method, err)
 		}
 		// A modern upstream whose discover failed has unknown capabilities:
 		// ask, and let -32601 say no.
 		known := info.Era == mcp.EraLegacy || info.SupportedVersions != nil
 		if known && !offered(info.Capabilities) {
-			return nil, nil
+			return ListResult{}, nil
 		}
 	}
-	var items []json.RawMessage
+	var out ListResult
+	unhinted := false
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 1; ; page++ {
@@ -67,23 +101,36 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 		if err != nil {
 			if re := rpcErr(err); offered != nil && page == 1 && re != nil && re.Code() == jsonrpc.CodeMethodNotFound {
 				c.cfg.Logger.Debug("Optional list rejected by upstream", "method", method)
-				return nil, nil
+				return ListResult{}, nil
 			}
-			return nil, c.walkErr(ctx, method, err)
+			return ListResult{}, c.walkErr(ctx, method, err)
 		}
-		pageItems, next, err := parsePage(res.Raw, key)
+		pg, err := parsePage(res.Raw, key)
 		if err != nil {
-			return nil, err
+			return ListResult{}, err
 		}
-		items = append(items, pageItems...)
+		out.Items = append(out.Items, pg.items...)
+		// The list may be cached for the shortest TTL of its pages; one page
+		// without a hint makes the whole list uncacheable.
+		switch {
+		case pg.ttl < 0:
+			unhinted = true
+		case page == 1 || pg.ttl < out.TTL:
+			out.TTL = pg.ttl
+		}
+		out.Private = out.Private || pg.private
+		next := pg.next
 		if next == "" {
-			return items, nil
+			if unhinted {
+				out.TTL = 0
+			}
+			return out, nil
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("%s: upstream repeated a cursor after %d pages: %w", method, page, ErrIncompleteList)
+			return ListResult{}, fmt.Errorf("%s: upstream repeated a cursor after %d pages: %w", method, page, ErrIncompleteList)
 		}
 		if page >= c.cfg.MaxPages {
-			return nil, fmt.Errorf("%s: more pages than the cap of %d: %w", method, c.cfg.MaxPages, ErrIncompleteList)
+			return ListResult{}, fmt.Errorf("%s: more pages than the cap of %d: %w", method, c.cfg.MaxPages, ErrIncompleteList)
 		}
 		seen[next] = true
 		cursor = next
@@ -98,28 +145,42 @@ func (c *Client) walkErr(ctx context.Context, method string, err error) error {
 	return err
 }
 
-// parsePage splits one list result into its items and next cursor.
-func parsePage(raw json.RawMessage, key string) ([]json.RawMessage, string, error) {
-	var page struct {
+// page is one list result, split.
+type page struct {
+	items   []json.RawMessage
+	next    string
+	ttl     time.Duration // -1 when the page gave no ttlMs
+	private bool
+}
+
+// parsePage splits one list result into its items, next cursor and caching
+// hints.
+func parsePage(raw json.RawMessage, key string) (page, error) {
+	var hdr struct {
 		NextCursor *string `json:"nextCursor"`
+		TTLMs      *int64  `json:"ttlMs"`
+		CacheScope string  `json:"cacheScope"`
 	}
-	if err := json.Unmarshal(raw, &page); err != nil {
-		return nil, "", protoErr("invalid MCP response: list result is not an object", nil)
+	pg := page{ttl: -1}
+	if err := json.Unmarshal(raw, &hdr); err != nil {
+		return pg, protoErr("invalid MCP response: list result is not an object", nil)
 	}
-	var items []json.RawMessage
 	if v := jsonrpc.Member(raw, key); v != nil && string(v) != "null" {
-		if err := json.Unmarshal(v, &items); err != nil {
-			return nil, "", protoErr("invalid MCP response: "+key+" is not an array", nil)
+		if err := json.Unmarshal(v, &pg.items); err != nil {
+			return pg, protoErr("invalid MCP response: "+key+" is not an array", nil)
 		}
 	}
-	for _, it := range items {
+	for _, it := range pg.items {
 		if len(it) == 0 || it[0] != '{' {
-			return nil, "", protoErr("invalid MCP response: "+key+" holds a non-object", nil)
+			return pg, protoErr("invalid MCP response: "+key+" holds a non-object", nil)
 		}
 	}
-	next := ""
-	if page.NextCursor != nil {
-		next = *page.NextCursor
+	if hdr.NextCursor != nil {
+		pg.next = *hdr.NextCursor
 	}
-	return items, next, nil
+	if hdr.TTLMs != nil && *hdr.TTLMs >= 0 {
+		pg.ttl = time.Duration(*hdr.TTLMs) * time.Millisecond
+	}
+	pg.private = hdr.CacheScope == mcp.CacheScopePrivate
+	return pg, nil
 }

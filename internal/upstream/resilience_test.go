@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,7 +198,7 @@ func TestPagingLimits(t *testing.T) {
 				t.Fatalf("%d list requests, want %d", got, tc.requests)
 			}
 			for cursor := range tc.pages {
-				if cursor != "" && strings.Contains(logs.String(), cursor) {
+				if cursor != "" && strings.Contains(logs.String(), strconv.Quote(cursor)) {
 					t.Fatalf("cursor %q appears in the log", cursor)
 				}
 			}
