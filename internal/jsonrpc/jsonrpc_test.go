@@ -242,3 +242,22 @@ func BenchmarkDecodeLargeResult(b *testing.B) {
 		}
 	}
 }
+
+func TestSetMember(t *testing.T) {
+	cases := []struct{ in, key, val, want string }{
+		{`{"name":"a","x":{"name":"inner"}}`, "name", `"srv-a"`, `{"name":"srv-a","x":{"name":"inner"}}`},
+		{`{ "x" : 1 , "name" : "a" }`, "name", `"b"`, `{ "x" : 1 , "name" : "b" }`},
+		{`{"x":1}`, "name", `"b"`, `{"x":1,"name":"b"}`},
+		{`{}`, "resultType", `"complete"`, `{"resultType":"complete"}`},
+		{` { } `, "k", `1`, `{"k":1}`},
+	}
+	for _, tc := range cases {
+		got, err := SetMember([]byte(tc.in), tc.key, []byte(tc.val))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("SetMember(%s, %s) = %s, %v; want %s", tc.in, tc.key, got, err, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("invalid JSON %s", got)
+		}
+	}
+}

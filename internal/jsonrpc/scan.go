@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -10,6 +11,11 @@ import (
 // must already be valid JSON (json.Valid); scanObject only locates members, so a
 // multi-megabyte result is never copied or decoded.
 func scanObject(data []byte, fn func(key string, val []byte) error) error {
+	return scanSpans(data, func(key string, start, end int) error { return fn(key, data[start:end]) })
+}
+
+// scanSpans is scanObject reporting each value's position in data.
+func scanSpans(data []byte, fn func(key string, start, end int) error) error {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return fmt.Errorf("not a JSON object")
@@ -27,7 +33,7 @@ func scanObject(data []byte, fn func(key string, val []byte) error) error {
 		i = skipWS(data, end)
 		i = skipWS(data, i+1) // ':'
 		vend := skipValue(data, i)
-		if err := fn(key, data[i:vend]); err != nil {
+		if err := fn(key, i, vend); err != nil {
 			return err
 		}
 		i = skipWS(data, vend)
@@ -121,4 +127,38 @@ func skipValue(data []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// SetMember returns a copy of the JSON object obj with the top-level member
+// key set to val (raw JSON), replacing the old value in place or appending the
+// member when absent. Nothing else in obj is re-encoded. obj must be a valid
+// JSON object.
+func SetMember(obj []byte, key string, val []byte) ([]byte, error) {
+	start, end := -1, -1
+	err := scanSpans(obj, func(k string, s, e int) error {
+		if k == key {
+			start, end = s, e
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if start >= 0 {
+		out := make([]byte, 0, len(obj)-(end-start)+len(val))
+		out = append(out, obj[:start]...)
+		out = append(out, val...)
+		return append(out, obj[end:]...), nil
+	}
+	closing := bytes.LastIndexByte(obj, '}')
+	body := bytes.TrimSpace(obj[:closing])
+	out := make([]byte, 0, len(obj)+len(key)+len(val)+4)
+	out = append(out, body...)
+	if len(body) > 1 { // more than the opening brace
+		out = append(out, ',')
+	}
+	out = AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, val...)
+	return append(out, '}'), nil
 }
