@@ -56,7 +56,7 @@ func (l *loader) checkServer(ps *parsedServer) {
 	l.checkHeaders(ps, prefix)
 
 	if len(s.AllowedTools) > 0 && len(s.DisallowedTools) > 0 {
-		l.warnf(at.key, "%s sets both allowed_tools and disallowed_tools; allowed_tools wins", prefix)
+		l.warnf(at.key, "%s sets both allowed_tools and disallowed_tools; a tool in both is refused (disallowed_tools wins, unlike LiteLLM)", prefix)
 	}
 }
 

@@ -1,0 +1,139 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// DefaultTimeout bounds one webhook call when Config.Timeout is zero.
+const DefaultTimeout = 5 * time.Second
+
+// Config configures an Authenticator.
+type Config struct {
+	// MasterKey is general_settings.master_key ("" when unset).
+	MasterKey string
+	// CustomAuthURL is general_settings.custom_auth (an http or https URL) or "".
+	CustomAuthURL string
+	// HTTPClient calls the webhook; nil means a client with sane timeouts. Redirects are never followed.
+	HTTPClient *http.Client
+	// Timeout bounds one webhook call; zero or negative means DefaultTimeout.
+	Timeout time.Duration
+	// PermitWeak is LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true.
+	PermitWeak bool
+	// Logger receives warnings; nil discards them. Keys are never logged.
+	Logger *slog.Logger
+}
+
+// Authenticator establishes the caller of each request; it is safe for concurrent use.
+type Authenticator struct {
+	hasMaster    bool
+	masterDigest [sha256.Size]byte
+	open         bool // no master key, no webhook, PermitWeak: every request is admitted
+	webhook      string
+	client       *http.Client
+	timeout      time.Duration
+	log          *slog.Logger
+}
+
+// New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see
+// WeakKeyReason) unless cfg.PermitWeak, and a custom_auth that is not an http(s) URL. Error
+// messages never contain the key or the webhook URL.
+func New(cfg Config) (*Authenticator, error) {
+	a := &Authenticator{timeout: cfg.Timeout, log: cfg.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.timeout <= 0 {
+		a.timeout = DefaultTimeout
+	}
+	if reason := WeakKeyReason(cfg.MasterKey); reason != "" {
+		if !cfg.PermitWeak {
+			return nil, fmt.Errorf("identity: general_settings.master_key is %s; set a strong master key "+
+				"(at least %d characters, not an example key) or set %s=true to start anyway",
+				reason, MinMasterKeyLen, PermitWeakEnv)
+		}
+		a.log.Warn("starting with a weak or unset master key because "+PermitWeakEnv+"=true", "reason", reason)
+	}
+	if cfg.MasterKey != "" {
+		a.hasMaster = true
+		a.masterDigest = sha256.Sum256([]byte(cfg.MasterKey))
+	}
+	if cfg.CustomAuthURL != "" {
+		u, err := url.Parse(cfg.CustomAuthURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("identity: general_settings.custom_auth must be an absolute http:// or https:// URL")
+		}
+		a.webhook = cfg.CustomAuthURL
+		a.client = webhookClient(cfg.HTTPClient)
+	}
+	if !a.hasMaster && a.webhook == "" {
+		a.open = true
+		a.log.Warn("no master_key and no custom_auth: every request is admitted as proxy_admin")
+	}
+	return a, nil
+}
+
+// webhookClient returns a copy of c (or a fresh client) that never follows redirects, so the
+// caller's key is never re-posted to a URL the operator did not configure.
+func webhookClient(c *http.Client) *http.Client {
+	var out http.Client
+	if c != nil {
+		out = *c
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = 5 * time.Second
+		tr.ResponseHeaderTimeout = 30 * time.Second
+		tr.MaxIdleConnsPerHost = 32
+		tr.IdleConnTimeout = 90 * time.Second
+		out.Transport = tr
+	}
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &out
+}
+
+// Authenticate establishes the caller of one HTTP request. method is the MCP method or the HTTP
+// route, passed to the webhook. Failures are *Error values.
+//
+// Order: the master key is recognised locally (and never sent to the webhook); then, with a
+// webhook configured, a request without a credential is refused with 401 and any other key is
+// decided by the webhook; without a webhook any other key is refused with 401. An open gateway
+// (no master key and no webhook, only possible with PermitWeak) admits every request as
+// proxy_admin.
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, method string) (*Caller, error) {
+	key, _ := Credential(r)
+	var digest [sha256.Size]byte
+	keyHash := ""
+	if key != "" {
+		digest = sha256.Sum256([]byte(key))
+		keyHash = hex.EncodeToString(digest[:])
+	}
+	if a.open {
+		return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
+	}
+	if key == "" {
+		return nil, errMissing()
+	}
+	// Comparing fixed-size digests in constant time leaks neither content nor length.
+	if a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1 {
+		return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
+	}
+	if a.webhook == "" {
+		return nil, errInvalid()
+	}
+	c, err := a.callWebhook(ctx, r, key, method)
+	if err != nil {
+		return nil, err
+	}
+	c.KeyHash = keyHash
+	return c, nil
+}

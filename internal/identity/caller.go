@@ -1,0 +1,88 @@
+package identity
+
+import (
+	"strconv"
+	"strings"
+)
+
+// RoleProxyAdmin is the role of the master key (LiteLLM's LitellmUserRoles.PROXY_ADMIN).
+const RoleProxyAdmin = "proxy_admin"
+
+// MasterUserID is the user id of the master key (LiteLLM's litellm_proxy_admin_name default).
+const MasterUserID = "default_user_id"
+
+// Caller is an authenticated identity; it carries bindings and permissions, never the raw key.
+type Caller struct {
+	// KeyHash is the hex SHA-256 of the gateway credential presented ("" for none).
+	KeyHash string
+	// UserID is the user the caller acts as.
+	UserID string
+	// TeamID is the caller's team.
+	TeamID string
+	// OrgID is the caller's organisation.
+	OrgID string
+	// EndUserID is the end user the caller acts for.
+	EndUserID string
+	// Role is the LiteLLM user role (proxy_admin, internal_user, ...).
+	Role string
+	// IsMaster is true for the master key (and for every caller of an open gateway).
+	IsMaster bool
+
+	// Servers is object_permission.mcp_servers: server ids, names, aliases or access-group
+	// names. Nil or empty means no restriction at this level.
+	Servers []string
+	// AccessGroups is object_permission.mcp_access_groups. Nil or empty means no restriction.
+	AccessGroups []string
+	// ToolPermissions is object_permission.mcp_tool_permissions {server id or name: [tool]}.
+	// A server without an entry (or with an empty list) has no tool restriction.
+	ToolPermissions map[string][]string
+}
+
+// Binding returns a stable string naming the caller's user, team, org, end user and key hash,
+// for sealing tokens to a caller; two callers differing in any of these get different bindings.
+func (c *Caller) Binding() string {
+	if c == nil {
+		return "v1"
+	}
+	var b strings.Builder
+	b.WriteString("v1")
+	for _, f := range [...]struct{ tag, val string }{
+		{"u", c.UserID}, {"t", c.TeamID}, {"o", c.OrgID}, {"e", c.EndUserID}, {"k", c.KeyHash},
+	} {
+		b.WriteByte(';')
+		b.WriteString(f.tag)
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(f.val))
+	}
+	return b.String()
+}
+
+// Error is an authentication failure returned by Authenticate; every field is safe to show the caller.
+type Error struct {
+	// Status is the HTTP status to answer with: 401, 403 or 503.
+	Status int
+	// Message is a fixed, caller-safe explanation (never a key, never webhook text).
+	Message string
+	// Challenge is the WWW-Authenticate value to send with a 401 ("" otherwise).
+	Challenge string
+}
+
+// Error returns the safe message.
+func (e *Error) Error() string { return e.Message }
+
+func errMissing() *Error {
+	return &Error{Status: 401, Challenge: "Bearer",
+		Message: "missing credential: send Authorization: Bearer <key> or x-litellm-api-key: <key>"}
+}
+
+func errInvalid() *Error {
+	return &Error{Status: 401, Challenge: `Bearer error="invalid_token"`, Message: "invalid credential"}
+}
+
+func errForbidden() *Error {
+	return &Error{Status: 403, Message: "credential not permitted"}
+}
+
+func errUnavailable() *Error {
+	return &Error{Status: 503, Message: "authentication service unavailable"}
+}

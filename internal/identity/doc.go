@@ -1,0 +1,64 @@
+// Package identity establishes who is calling the gateway: the master key, the custom_auth
+// webhook, or (only with LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true and neither
+// configured) an open gateway. The result is a Caller: bindings (user, team, org, end user, key
+// hash) and the object_permission lists that internal/policy interprets. A Caller never holds
+// the raw key.
+//
+// Design decisions:
+//
+//   - Credential: a non-empty x-litellm-api-key wins (its "Bearer " is optional); otherwise
+//     Authorization must use the Bearer scheme (Basic or a bare token is no credential).
+//     Credential reports whether the key came from Authorization, because that header must then
+//     never be forwarded upstream (LiteLLM issues #30559, #23648). An empty x-litellm-api-key is
+//     treated as absent.
+//   - The master key is compared as SHA-256 digests with crypto/subtle, so neither content nor
+//     length leaks through timing. The digest is computed once in New; the key itself is not
+//     kept.
+//   - The master key yields Caller{IsMaster: true, Role: "proxy_admin", UserID:
+//     "default_user_id"}: LiteLLM's names for the proxy admin, so logs and webhooks that already
+//     know them keep working.
+//   - The master key short-circuits locally even when custom_auth is configured: it is never
+//     posted to the webhook (a third party must not learn the admin credential) and the admin is
+//     not locked out while the webhook is down. Rejected: LiteLLM's order (custom_auth sees every
+//     key first), which leaks the master key to the webhook.
+//   - No credential is 401 with WWW-Authenticate: Bearer, decided locally, also with a webhook:
+//     the webhook never receives credential headers, so it could not authenticate such a request
+//     anyway. A wrong key is 401 with Bearer error="invalid_token" (RFC 6750).
+//   - Weak master key (WeakKeyReason): unset; shorter than 16 characters; a well-known example
+//     (sk-1234, sk-master, sk-test, changeme, ...); fewer than 6 distinct characters; or only
+//     digits after "sk-". The quickstart's "sk-quickstart-please-change" is long and varied, so
+//     it passes: it is a placeholder for local use that the quickstart tells operators to
+//     replace. New refuses a weak key unless Config.PermitWeak; the error names
+//     LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY and the reason, never the key. The
+//     rule applies with custom_auth too: a webhook deployment still has an admin credential.
+//     Rejected: an entropy estimate (opaque to operators, and random-looking placeholders pass
+//     it anyway).
+//   - Open gateway: with PermitWeak, no master key and no webhook, every request is admitted as
+//     the proxy admin (IsMaster true), as LiteLLM does without a master_key. New logs a warning.
+//     Rejected: refusing everything, which makes the flag useless for local demos.
+//   - Webhook request: POST {"api_key", "method", "path", "headers"} as JSON. path is the URL path
+//     without the query (queries may carry secrets). headers are the request headers with names
+//     lower-cased and repeated values joined by ", ", minus every header that may carry a secret:
+//     any name containing auth, token, secret, key, cookie, password, passwd, credential, session
+//     or signature (so Authorization, Proxy-Authorization, x-litellm-api-key, Cookie,
+//     Mcp-Session-Id, x-mcp-auth, x-mcp-<alias>-authorization, x-api-key all go), except the
+//     harmless idempotency-key and x-idempotency-key. A denylist by word was preferred over an
+//     allowlist because webhooks routinely key on custom headers (tenant, end-user id) that an
+//     allowlist could not anticipate; the words cover every credential header in LiteLLM's docs.
+//   - Webhook answer: 200 is the identity, decoded with exact key matching; unknown keys are
+//     ignored; string fields may be null; lists must be lists of strings. 401 and 403 are passed
+//     through. Every other status (including other 2xx and 3xx: redirects are never followed, so
+//     the key is never re-posted elsewhere), a timeout (Config.Timeout, default 5s), a network
+//     error, a body over 1 MiB or an invalid body is 503: never "allow".
+//   - Empty permission lists mean "not set", as in LiteLLM (a key with mcp_servers: [] inherits
+//     rather than being locked out; the explicit deny is the no-mcp-servers sentinel). The
+//     decoder turns [] into nil and drops empty mcp_tool_permissions entries, so nil is the only
+//     spelling of "no restriction" a Caller from this package carries.
+//   - Every request calls the webhook; results are not cached. Rejected: caching, which would
+//     delay revocation and need a key-derived cache key held in memory.
+//   - Nothing the webhook sends (body, status text) and no key appears in an error or a log line;
+//     errors are fixed texts, transport failures are logged by class (timeout, network error
+//     (dial)), and the webhook URL is not logged (it may hold a secret in its query).
+//   - The package reads no environment variables: the caller passes PermitWeak, so tests and
+//     the config loader stay pure.
+package identity
