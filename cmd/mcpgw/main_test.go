@@ -43,7 +43,7 @@ const goodConfig = `mcp_servers:
     command: go
     args: [run, ./examples/hello-server]
 general_settings:
-  master_key: sk-test
+  master_key: sk-gateway-test-key-0123
   alerting: [slack]
 `
 

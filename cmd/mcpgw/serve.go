@@ -87,7 +87,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	var current atomic.Pointer[config.Config]
 	current.Store(cfg)
 
+	gw, err := buildApp(cfg, lookupEnv, log)
+	if err != nil {
+		log.Error("cannot start the gateway", "error", err.Error())
+		return exitError
+	}
 	mux := http.NewServeMux()
+	gw.register(mux)
 	health := &front.Health{Version: buildVersion(), Checks: []front.Check{{
 		Name: "config",
 		Probe: func(context.Context) error {
@@ -117,17 +123,20 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	select {
 	case err := <-served:
 		log.Error("server failed", "error", err.Error())
+		gw.close(context.Background())
 		return exitError
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", drainTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
+	gw.mcp.Close() // long-lived downstream streams end first, so the drain can finish
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("drain did not finish; closing remaining connections", "error", err.Error())
 		_ = srv.Close()
 	}
 	<-served
+	gw.close(sctx)
 	log.Info("stopped")
 	return exitOK
 }

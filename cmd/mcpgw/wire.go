@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
+)
+
+// continuationPurpose is the seal purpose of MRTR continuations.
+const continuationPurpose = "mcp-continuation"
+
+// app is the gateway built from one config: its HTTP routes and what must be
+// stopped at shutdown.
+type app struct {
+	mcp     *front.MCP
+	clients []*upstream.Client
+}
+
+// envSettings are the environment variables the gateway reads.
+type envSettings struct {
+	saltKey        string
+	clientTimeout  time.Duration
+	listingTimeout time.Duration
+	maxPages       int
+	permitWeak     bool
+}
+
+func readEnv(lookupEnv func(string) (string, bool)) (envSettings, error) {
+	e := envSettings{clientTimeout: 60 * time.Second, listingTimeout: 30 * time.Second, maxPages: 100}
+	e.saltKey, _ = lookupEnv(seal.SaltKeyEnv)
+	secs := func(name string, dst *time.Duration) error {
+		v, ok := lookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("%s must be a positive number of seconds", name)
+		}
+		*dst = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	if err := secs("LITELLM_MCP_CLIENT_TIMEOUT", &e.clientTimeout); err != nil {
+		return e, err
+	}
+	if err := secs("LITELLM_MCP_TOOL_LISTING_TIMEOUT", &e.listingTimeout); err != nil {
+		return e, err
+	}
+	if v, ok := lookupEnv("MCP_TOOL_LISTING_MAX_PAGES"); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return e, fmt.Errorf("MCP_TOOL_LISTING_MAX_PAGES must be a positive integer")
+		}
+		e.maxPages = n
+	}
+	v, _ := lookupEnv("LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY")
+	e.permitWeak = strings.EqualFold(strings.TrimSpace(v), "true")
+	return e, nil
+}
+
+// buildApp wires the gateway for cfg.
+func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *slog.Logger) (*app, error) {
+	env, err := readEnv(lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := newSealer(env.saltKey, log)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := identity.New(identity.Config{
+		MasterKey:     cfg.General.MasterKey.Reveal(),
+		CustomAuthURL: cfg.General.CustomAuth,
+		PermitWeak:    env.permitWeak,
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sep := configOptions(lookupEnv).ToolPrefixSeparator
+	if sep == "" {
+		sep = "-"
+	}
+	a := &app{}
+	info := mcp.Implementation{Name: "mcpgw", Version: buildVersion()}
+	var (
+		gwServers  []*gateway.Server
+		catServers []*catalog.Server
+		polServers []policy.Server
+		byName     = map[string]string{}
+	)
+	for _, s := range cfg.Servers {
+		c, err := upstream.New(upstreamConfig(s, cfg, env, info, log))
+		if err != nil {
+			a.close(context.Background())
+			return nil, err
+		}
+		a.clients = append(a.clients, c)
+		gwServers = append(gwServers, &gateway.Server{
+			Name: s.Name, ID: s.ServerID, Alias: s.Alias, Client: c,
+			ExtraHeaders: s.ExtraHeaders, Delegate: s.AuthType == config.AuthType(auth.AuthOAuthDelegate),
+			AllowElicitation: s.AllowElicitation, AllowSampling: s.AllowSampling,
+		})
+		catServers = append(catServers, &catalog.Server{Name: s.Name, Client: c})
+		polServers = append(polServers, policy.Server{
+			Name: s.Name, ID: s.ServerID, Alias: s.Alias, AccessGroups: s.AccessGroups, AllowAllKeys: s.AllowAllKeys,
+			AllowedTools: s.AllowedTools, DisallowedTools: s.DisallowedTools,
+		})
+		for _, k := range []string{s.Name, s.ServerID, s.Alias} {
+			if k != "" {
+				byName[k] = s.Name
+			}
+		}
+	}
+	pol := policy.New(polServers)
+	cat := catalog.New(catalog.Config{Servers: catServers, Separator: sep, Sealer: sealer, Logger: log})
+	gw := gateway.New(gateway.Config{
+		Servers: gwServers, Policy: pol, Catalog: cat, Info: info,
+		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: env.listingTimeout, Logger: log,
+	})
+	a.mcp = front.NewMCP(front.MCPConfig{
+		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: cfg.General.MCPAdvertisedVersions,
+		Info: info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: log,
+		Resolve: func(seg string) (string, bool) { n, ok := byName[seg]; return n, ok },
+	})
+	return a, nil
+}
+
+// newSealer builds the token sealer. Without LITELLM_SALT_KEY, session ids and
+// cursors are sealed with a key made for this process only (a single replica
+// works; sessions do not survive a restart), and continuations are refused.
+func newSealer(saltKey string, log *slog.Logger) (*seal.Sealer, error) {
+	if strings.TrimSpace(saltKey) == "" {
+		raw := make([]byte, 32)
+		_, _ = rand.Read(raw)
+		saltKey = hex.EncodeToString(raw)
+		log.Warn("LITELLM_SALT_KEY is not set: session ids and cursors are sealed with a per-process key, so they do not survive a restart or move between replicas")
+	}
+	return seal.New(saltKey, front.SessionPurpose, catalog.SealPurpose, continuationPurpose)
+}
+
+// upstreamConfig maps one mcp_servers entry to its client configuration.
+func upstreamConfig(s config.Server, cfg *config.Config, env envSettings, info mcp.Implementation, log *slog.Logger) upstream.Config {
+	uc := upstream.Config{
+		Name: s.Name, Transport: string(s.Transport), URL: s.URL,
+		Command: s.Command, Args: s.Args, Env: environ(cfg.EnvironmentVariables, s.Env),
+		ProtocolVersion: s.ProtocolVersion,
+		Auth: auth.PolicyConfig{
+			AuthType: string(s.AuthType), AuthValue: s.AuthValue.Reveal(),
+			HeaderName: s.AuthHeaderName, StaticHeaders: s.StaticHeaders,
+		},
+		RequestTimeout: env.clientTimeout, ListTimeout: env.listingTimeout, MaxPages: env.maxPages,
+		Logger: log, ClientInfo: info,
+	}
+	if s.Timeout > 0 {
+		uc.RequestTimeout = s.Timeout
+	}
+	if s.AuthType == config.AuthType(auth.AuthOAuth2) && s.OAuth2Flow == config.OAuth2ClientCredentials {
+		uc.OAuth2 = &auth.ClientCredentialsConfig{
+			TokenURL: s.TokenURL, ClientID: s.ClientID, ClientSecret: s.ClientSecret.Reveal(), Scopes: s.Scopes,
+		}
+	}
+	return uc
+}
+
+// environ renders a stdio server's environment: the config's
+// environment_variables, then the server's own env, as KEY=VALUE.
+func environ(global, own map[string]string) []string {
+	merged := map[string]string{}
+	for k, v := range global {
+		merged[k] = v
+	}
+	for k, v := range own {
+		merged[k] = v
+	}
+	keys := make([]string, 0, len(merged))
+	for k := range merged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+merged[k])
+	}
+	return out
+}
+
+// register adds the gateway's routes to mux.
+func (a *app) register(mux *http.ServeMux) { a.mcp.Register(mux) }
+
+// close ends downstream streams, then every upstream session and child, in
+// parallel, within ctx.
+func (a *app) close(ctx context.Context) {
+	if a.mcp != nil {
+		a.mcp.Close()
+	}
+	var wg sync.WaitGroup
+	for _, c := range a.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,400 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// MetaServerOutcomes is the result _meta key carrying per-server outcomes of
+// an aggregated list (LiteLLM's name, so its dashboards keep working).
+const MetaServerOutcomes = "litellm.ai/server_outcomes"
+
+// PageSize is how many items one page of an aggregated list holds.
+const PageSize = 500
+
+// cursorTTL bounds how long an aggregate cursor stays valid.
+const cursorTTL = 10 * time.Minute
+
+// SealPurpose is the seal purpose of aggregate cursors.
+const SealPurpose = "mcp-cursor"
+
+// Server is one upstream as the catalog sees it.
+type Server struct {
+	Name   string // the tool/prompt prefix and the key in outcomes
+	Client *upstream.Client
+}
+
+// Catalog aggregates the lists of many upstreams for one caller at a time.
+type Catalog struct {
+	servers map[string]*Server
+	sep     string
+	sealer  *seal.Sealer
+	log     *slog.Logger
+	cache   cache
+	now     func() time.Time
+}
+
+// Config builds a Catalog.
+type Config struct {
+	Servers   []*Server
+	Separator string       // tool prefix separator; default "-"
+	Sealer    *seal.Sealer // seals cursors; must know SealPurpose
+	Logger    *slog.Logger
+}
+
+// New returns a catalog over the given servers.
+func New(cfg Config) *Catalog {
+	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now}
+	if c.sep == "" {
+		c.sep = "-"
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	for _, s := range cfg.Servers {
+		c.servers[s.Name] = s
+	}
+	c.cache.entries = map[string]cacheEntry{}
+	return c
+}
+
+// Query says whose view of the catalog to build.
+type Query struct {
+	// Servers are the server names the caller may use here, in order.
+	Servers []string
+	// Prefixed serves tool and prompt names as <server><sep><name>.
+	Prefixed bool
+	// Binding names the caller and scope; cursors are bound to it and
+	// private cache entries are keyed by it.
+	Binding string
+	// Options returns the upstream options (forwarded headers, delegated
+	// token) for one server.
+	Options func(server string) upstream.Options
+	// CredentialKey names the credentials Options carries for a server, for
+	// private cache keys ("" when none).
+	CredentialKey func(server string) string
+	// AllowTool filters tools (bare upstream names); nil allows all.
+	AllowTool func(server, tool string) bool
+}
+
+// Failure is an aggregate list that could not be served at all.
+type Failure struct {
+	Err       *jsonrpc.Error
+	Status    int
+	Challenge string
+}
+
+// Outcome is one server's part in an aggregate list.
+type Outcome struct {
+	Status     string `json:"status"` // "ok" or the fault class
+	Count      *int   `json:"count,omitempty"`
+	ToolCount  *int   `json:"tool_count,omitempty"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+}
+
+// listKey names the array member of each list method's result.
+func listKey(method string) string {
+	switch method {
+	case mcp.MethodToolsList:
+		return "tools"
+	case mcp.MethodPromptsList:
+		return "prompts"
+	case mcp.MethodResourcesList:
+		return "resources"
+	case mcp.MethodResourcesTemplatesList:
+		return "resourceTemplates"
+	}
+	return ""
+}
+
+// IsList reports whether method is one of the four aggregated list methods.
+func IsList(method string) bool { return listKey(method) != "" }
+
+// fetched is one server's list for one query.
+type fetched struct {
+	items []json.RawMessage
+	err   error
+}
+
+// gather lists method on every server of q concurrently.
+func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched {
+	out := make([]fetched, len(q.Servers))
+	var wg sync.WaitGroup
+	for i, name := range q.Servers {
+		s := c.servers[name]
+		if s == nil {
+			out[i].err = fmt.Errorf("unknown server %q", name)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].items, out[i].err = c.fetch(ctx, q, s, method)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// fetch returns one server's list, from the cache when the upstream allowed
+// it.
+func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) ([]json.RawMessage, error) {
+	cred := ""
+	if q.CredentialKey != nil {
+		cred = q.CredentialKey(s.Name)
+	}
+	if items, ok := c.cache.get(s.Name, method, q.Binding, cred, c.now()); ok {
+		return items, nil
+	}
+	var opts upstream.Options
+	if q.Options != nil {
+		opts = q.Options(s.Name)
+	}
+	res, err := s.Client.List(ctx, method, opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.TTL > 0 {
+		now := c.now()
+		c.cache.put(s.Name, method, q.Binding, cred, res.Private, res.Items, now.Add(res.TTL), now)
+	}
+	return res.Items, nil
+}
+
+// List serves one page of the aggregated list method for q. cursor is the
+// caller's cursor ("" for the first page).
+func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (json.RawMessage, *Failure) {
+	key := listKey(method)
+	offset := 0
+	if cursor != "" {
+		o, err := c.openCursor(cursor, method, q.Binding)
+		if err != nil {
+			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid or expired cursor"), Status: 400}
+		}
+		offset = o
+	}
+	results := c.gather(ctx, q, method)
+	var items []json.RawMessage
+	outcomes := make(map[string]Outcome, len(q.Servers))
+	var authFails []upstream.Classified
+	for i, name := range q.Servers {
+		r := results[i]
+		if r.err != nil {
+			cl := upstream.Classify(r.err)
+			o := Outcome{Status: string(cl.Fault)}
+			if cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden || cl.HTTPStatus == 429 || cl.HTTPStatus == 503 {
+				o.HTTPStatus = cl.HTTPStatus
+			}
+			if cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden {
+				authFails = append(authFails, cl)
+			}
+			outcomes[name] = o
+			c.log.Warn("upstream list failed", "server", name, "method", method, "fault", string(cl.Fault), "reason", cl.Message)
+			continue
+		}
+		kept := c.present(q, name, method, r.items)
+		n := len(kept)
+		o := Outcome{Status: "ok", Count: &n}
+		if method == mcp.MethodToolsList {
+			o.ToolCount, o.Count = &n, nil
+		}
+		outcomes[name] = o
+		items = append(items, kept...)
+	}
+	if len(q.Servers) > 0 && len(authFails) == len(q.Servers) {
+		cl := authFails[0]
+		return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", cl.Message), Status: cl.HTTPStatus, Challenge: cl.Challenge}
+	}
+	if method == mcp.MethodResourcesList {
+		c.reportDuplicateURIs(q, results)
+	}
+	if offset > len(items) {
+		offset = len(items)
+	}
+	page := items[offset:]
+	next := ""
+	if len(page) > PageSize {
+		page = page[:PageSize]
+		var err error
+		if next, err = c.sealCursor(method, q.Binding, offset+PageSize); err != nil {
+			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot paginate: %v", err), Status: 500}
+		}
+	}
+	return encodeList(key, page, next, outcomes), nil
+}
+
+// present filters and renames one server's items for the caller.
+func (c *Catalog) present(q Query, server, method string, items []json.RawMessage) []json.RawMessage {
+	renames := method == mcp.MethodToolsList || method == mcp.MethodPromptsList
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		if !renames {
+			out = append(out, it)
+			continue
+		}
+		name, ok := stringMember(it, "name")
+		if !ok {
+			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
+			continue
+		}
+		if method == mcp.MethodToolsList && q.AllowTool != nil && !q.AllowTool(server, name) {
+			continue
+		}
+		if q.Prefixed {
+			renamed, err := jsonrpc.SetMember(it, "name", jsonrpc.AppendString(nil, server+c.sep+name))
+			if err != nil {
+				continue
+			}
+			it = renamed
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func (c *Catalog) reportDuplicateURIs(q Query, results []fetched) {
+	owner := map[string]string{}
+	for i, name := range q.Servers {
+		for _, it := range results[i].items {
+			uri, ok := stringMember(it, "uri")
+			if !ok {
+				continue
+			}
+			if first, dup := owner[uri]; dup && first != name {
+				c.log.Error("resource URI served by two upstreams; reads go to the first", "first", first, "second", name)
+				continue
+			}
+			owner[uri] = name
+		}
+	}
+}
+
+func encodeList(key string, items []json.RawMessage, next string, outcomes map[string]Outcome) json.RawMessage {
+	size := 64
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{', '"')
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	b = append(b, ']')
+	if next != "" {
+		b = append(b, `,"nextCursor":`...)
+		b = jsonrpc.AppendString(b, next)
+	}
+	oc, _ := json.Marshal(outcomes)
+	b = append(b, `,"ttlMs":0,"cacheScope":"private","_meta":{"`...)
+	b = append(b, MetaServerOutcomes...)
+	b = append(b, `":`...)
+	b = append(b, oc...)
+	return append(b, '}', '}')
+}
+
+// stringMember returns the string value of obj's top-level member key.
+func stringMember(obj []byte, key string) (string, bool) {
+	raw := jsonrpc.Member(obj, key)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// SplitName maps a served tool or prompt name to its server and upstream
+// name. Server names cannot contain the separator, so the name splits at the
+// first one; the prefix must be one of servers. Without prefixes the single
+// server in servers owns every name.
+func (c *Catalog) SplitName(name string, servers []string, prefixed bool) (server, bare string, ok bool) {
+	if !prefixed {
+		if len(servers) != 1 {
+			return "", "", false
+		}
+		return servers[0], name, name != ""
+	}
+	prefix, rest, found := strings.Cut(name, c.sep)
+	if !found || rest == "" {
+		return "", "", false
+	}
+	for _, s := range servers {
+		if s == prefix {
+			return s, rest, true
+		}
+	}
+	return "", "", false
+}
+
+// ResourceOwner finds the server that serves uri for this caller: the first
+// (in order) that lists it, else the first whose resource template matches.
+func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (string, bool) {
+	results := c.gather(ctx, q, mcp.MethodResourcesList)
+	for i, name := range q.Servers {
+		for _, it := range results[i].items {
+			if u, ok := stringMember(it, "uri"); ok && u == uri {
+				return name, true
+			}
+		}
+	}
+	templates := c.gather(ctx, q, mcp.MethodResourcesTemplatesList)
+	for i, name := range q.Servers {
+		for _, it := range templates[i].items {
+			if t, ok := stringMember(it, "uriTemplate"); ok && templateMatches(t, uri) {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// cursor is the sealed content of an aggregate cursor.
+type cursor struct {
+	Method  string `json:"m"`
+	Binding string `json:"b"`
+	Offset  int    `json:"o"`
+}
+
+func (c *Catalog) sealCursor(method, binding string, offset int) (string, error) {
+	if c.sealer == nil {
+		return "", errors.New("no sealer")
+	}
+	b, _ := json.Marshal(cursor{Method: method, Binding: binding, Offset: offset})
+	return c.sealer.Seal(SealPurpose, b, cursorTTL)
+}
+
+func (c *Catalog) openCursor(tok, method, binding string) (int, error) {
+	if c.sealer == nil {
+		return 0, errors.New("no sealer")
+	}
+	b, err := c.sealer.Open(SealPurpose, tok)
+	if err != nil {
+		return 0, err
+	}
+	var cur cursor
+	if err := json.Unmarshal(b, &cur); err != nil {
+		return 0, err
+	}
+	if cur.Method != method || cur.Binding != binding || cur.Offset < 0 {
+		return 0, errors.New("cursor bound to another caller or method")
+	}
+	return cur.Offset, nil
+}

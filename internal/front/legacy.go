@@ -1,0 +1,269 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/sse"
+)
+
+// sink is where the answers of one legacy request go: the request's own
+// reply (streamable HTTP) or the session's stream (HTTP+SSE).
+type sink interface {
+	send(msg []byte) bool
+	finish(status int, msg []byte)
+}
+
+// serveLegacy answers a POST of the handshake era on streamable HTTP.
+func (h *MCP) serveLegacy(req *request) {
+	w, r, msg := req.w, req.r, req.msg
+	scope := strings.Join(req.scope, ",")
+	if msg.Method == mcp.MethodInitialize && msg.Kind() == jsonrpc.KindRequest {
+		h.initialize(req, scope, func(id string) { w.Header().Set(mcp.HeaderSessionID, id) }, newReply(w, r))
+		return
+	}
+	sid := r.Header.Get(mcp.HeaderSessionID)
+	if sid == "" {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"Bad Request: Mcp-Session-Id header is required (initialize first, or send MCP-Protocol-Version: %s with _meta)", mcp.Latest))
+		return
+	}
+	sess, err := h.sessions.open(sid, req.caller.Binding(), scope)
+	if err != nil {
+		writeRPCError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Session not found"))
+		return
+	}
+	if v := strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion)); v != "" && v != sess.claims.Version {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"MCP-Protocol-Version %q does not match the session's %q", clip(v), sess.claims.Version))
+		return
+	}
+	if msg.Kind() != jsonrpc.KindRequest {
+		h.legacyNotification(sess, msg)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.dispatchLegacy(r.Context(), req, sess, newReply(w, r))
+}
+
+// initialize negotiates a legacy revision and opens a session: the caller's
+// revision when advertised, else the newest advertised legacy one.
+func (h *MCP) initialize(req *request, scope string, setID func(string), out sink) {
+	msg := req.msg
+	legacy := h.advertisedIn(mcp.EraLegacy)
+	if len(legacy) == 0 {
+		data, _ := json.Marshal(mcp.UnsupportedVersionData{Supported: h.cfg.Advertised, Requested: ""})
+		out.finish(http.StatusBadRequest, jsonrpc.EncodeError(msg.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
+			Message: "this gateway serves only " + strings.Join(h.cfg.Advertised, ", ") + "; send requests with per-request _meta instead of initialize", Data: data}))
+		return
+	}
+	var p struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+	}
+	if len(msg.Params) > 0 {
+		if err := json.Unmarshal(msg.Params, &p); err != nil {
+			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid initialize params")))
+			return
+		}
+	}
+	version := legacy[0]
+	if slices.Contains(legacy, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	if len(p.Capabilities) == 0 || p.Capabilities[0] != '{' {
+		p.Capabilities = json.RawMessage(`{}`)
+	}
+	id, err := h.sessions.mint(claims{Binding: req.caller.Binding(), Scope: scope, Version: version, Caps: p.Capabilities})
+	if err != nil {
+		out.finish(http.StatusInternalServerError, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot open a session")))
+		return
+	}
+	res, _ := json.Marshal(struct {
+		ProtocolVersion string             `json:"protocolVersion"`
+		Capabilities    json.RawMessage    `json:"capabilities"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+	}{version, gateway.LegacyCapabilities(), h.cfg.Info})
+	setID(id)
+	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res))
+}
+
+// legacyNotification handles a notification or a response from a legacy
+// caller. DELETE waits for these to finish.
+func (h *MCP) legacyNotification(sess *live, msg *jsonrpc.Message) {
+	sess.notifs.Add(1)
+	defer sess.notifs.Done()
+	if msg.Method == mcp.NotifCancelled {
+		if id := jsonrpc.Member(msg.Params, "requestId"); id != nil {
+			sess.inflight.cancel(id)
+		}
+	}
+}
+
+// dispatchLegacy answers one request of a legacy session.
+func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out sink) {
+	msg := req.msg
+	switch msg.Method {
+	case mcp.MethodPing:
+		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
+		return
+	case mcp.MethodLoggingSetLevel:
+		level, _ := stringMember(msg.Params, "level")
+		if !mcp.ValidLogLevel(level) {
+			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid log level %q", clip(level))))
+			return
+		}
+		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
+		return
+	case mcp.MethodInitialize:
+		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session already initialized")))
+		return
+	}
+	if !mcp.MethodInEra(msg.Method, mcp.EraLegacy) || msg.Method == mcp.MethodDiscover {
+		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", msg.Method)))
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sess.inflight.add(msg.ID, cancel)
+	defer sess.inflight.remove(msg.ID)
+	op := h.operation(req, false)
+	if tok := progressTokenOf(msg.Params); tok != nil {
+		op.Progress = func(params json.RawMessage) {
+			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
+		}
+	}
+	res := h.cfg.Gateway.Do(ctx, op)
+	if res.Err != nil {
+		status := http.StatusOK
+		if res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden {
+			status = res.Status
+			if rw, ok := out.(*reply); ok && res.Challenge != "" {
+				rw.w.Header().Set("WWW-Authenticate", res.Challenge)
+			}
+		}
+		out.finish(status, jsonrpc.EncodeError(msg.ID, res.Err))
+		return
+	}
+	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+}
+
+func progressTokenOf(params json.RawMessage) json.RawMessage {
+	meta := metaOf(params)
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	return jsonrpc.Member(meta, mcp.MetaProgressToken)
+}
+
+// serveLegacySession answers GET (the standalone stream) and DELETE (end
+// of session) on a legacy session.
+func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope []string) {
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return
+	}
+	sid := r.Header.Get(mcp.HeaderSessionID)
+	sess, err := h.sessions.open(sid, caller.Binding(), strings.Join(scope, ","))
+	if err != nil {
+		status := http.StatusNotFound
+		if errors.Is(err, errSessionForeign) {
+			status = http.StatusNotFound // a foreign id is as unknown as a forged one
+		}
+		http.Error(w, "session not found", status)
+		return
+	}
+	if r.Method == http.MethodDelete {
+		sess.notifs.Wait() // accepted notifications finish dispatching first
+		h.sessions.remove(sid)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if !acceptsSSE(r) {
+		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	st := newStreamSink(w)
+	if !sess.attach(st) {
+		http.Error(w, "a stream is already open for this session", http.StatusConflict)
+		return
+	}
+	defer sess.detach(st)
+	st.run(r.Context(), sess.done)
+}
+
+// streamSink is a long-lived SSE stream: a session's standalone GET stream
+// or its HTTP+SSE transport stream. Messages are written by one goroutine;
+// others queue them.
+type streamSink struct {
+	w     *sse.Writer
+	queue chan []byte
+}
+
+func newStreamSink(w http.ResponseWriter) *streamSink {
+	sse.SetHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	return &streamSink{w: sse.NewWriter(w), queue: make(chan []byte, 64)}
+}
+
+// send queues a message; false when the queue is full (a stuck client).
+func (s *streamSink) send(msg []byte) bool {
+	select {
+	case s.queue <- msg:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
+
+// run writes queued messages, and a keepalive comment when idle, until the
+// client leaves or done closes.
+func (s *streamSink) run(ctx context.Context, done <-chan struct{}) {
+	_ = s.w.WriteComment("stream open")
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case msg := <-s.queue:
+			if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
+				return
+			}
+		case <-keep.C:
+			if s.w.WriteComment("keepalive") != nil {
+				return
+			}
+		}
+	}
+}
+
+func (l *live) attach(s *streamSink) bool {
+	l.inflight.mu.Lock()
+	defer l.inflight.mu.Unlock()
+	if l.stream != nil {
+		return false
+	}
+	l.stream = s
+	return true
+}
+
+func (l *live) detach(s *streamSink) {
+	l.inflight.mu.Lock()
+	defer l.inflight.mu.Unlock()
+	if l.stream == s {
+		l.stream = nil
+	}
+}

@@ -1,0 +1,167 @@
+package front
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/sse"
+)
+
+// sseConn is one legacy HTTP+SSE connection: its stream lives on this
+// replica, so its session state does too.
+type sseConn struct {
+	binding string
+	stream  *streamSink
+	ctx     context.Context // ends with the stream
+	work    sync.WaitGroup  // requests being answered onto the stream
+
+	mu   sync.Mutex
+	sess *live // set by initialize
+}
+
+// sseConns holds this replica's HTTP+SSE connections.
+type sseConns struct {
+	mu    sync.Mutex
+	conns map[string]*sseConn
+}
+
+func (c *sseConns) add(id string, conn *sseConn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conns == nil {
+		c.conns = map[string]*sseConn{}
+	}
+	c.conns[id] = conn
+}
+
+func (c *sseConns) get(id string) *sseConn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conns[id]
+}
+
+func (c *sseConns) remove(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.conns, id)
+}
+
+// serveSSEStream opens a legacy HTTP+SSE connection: the first event names
+// the URL to POST messages to.
+func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
+	if mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))) {
+		http.Error(w, "the HTTP+SSE transport serves legacy revisions only; POST to /mcp for "+mcp.Latest, http.StatusBadRequest)
+		return
+	}
+	if len(h.advertisedIn(mcp.EraLegacy)) == 0 {
+		http.Error(w, "this gateway serves no legacy revision", http.StatusBadRequest)
+		return
+	}
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return
+	}
+	raw := make([]byte, 16)
+	_, _ = rand.Read(raw)
+	id := hex.EncodeToString(raw)
+	ctx, cancel := context.WithCancel(r.Context())
+	conn := &sseConn{binding: caller.Binding(), ctx: ctx}
+	conn.stream = newStreamSink(w)
+	h.sseConns.add(id, conn) // before the client learns the id
+	defer func() {
+		h.sseConns.remove(id)
+		cancel()
+		conn.work.Wait()
+	}()
+	if conn.stream.w.WriteEvent(sse.Event{Type: "endpoint", Data: []byte("/mcp/sse/messages?session_id=" + id)}) != nil {
+		return
+	}
+	conn.stream.run(ctx, nil)
+}
+
+// serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its
+// answer goes on the connection's stream.
+func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
+	conn := h.sseConns.get(r.URL.Query().Get("session_id"))
+	if conn == nil {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		http.Error(w, "could not read the message", http.StatusBadRequest)
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		errors.As(err, &de)
+		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
+		return
+	}
+	caller, ok := h.authenticate(w, r, msg)
+	if !ok {
+		return
+	}
+	if caller.Binding() != conn.binding {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	_, fromAuth := identity.Credential(r)
+	req := &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}
+	conn.mu.Lock()
+	sess := conn.sess
+	conn.mu.Unlock()
+	switch {
+	case msg.Method == mcp.MethodInitialize && msg.Kind() == jsonrpc.KindRequest:
+		h.initializeSSE(req, conn)
+	case sess == nil:
+		conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "initialize first")))
+	case msg.Kind() != jsonrpc.KindRequest:
+		h.legacyNotification(sess, msg)
+	default:
+		conn.work.Add(1)
+		go func() {
+			defer conn.work.Done()
+			h.dispatchLegacy(conn.ctx, req, sess, conn.stream)
+		}()
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// initializeSSE runs the handshake of an HTTP+SSE connection; the session's
+// state stays with the connection.
+func (h *MCP) initializeSSE(req *request, conn *sseConn) {
+	h.initialize(req, "", func(string) {}, &captureSink{out: conn.stream, done: func(msg []byte) {
+		m, err := jsonrpc.Decode(msg)
+		if err != nil || m.Result == nil {
+			return
+		}
+		version, _ := stringMember(m.Result, "protocolVersion")
+		conn.mu.Lock()
+		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version}, done: make(chan struct{})}
+		conn.mu.Unlock()
+	}})
+}
+
+// captureSink passes messages on and lets the caller see the final one.
+type captureSink struct {
+	out  sink
+	done func(msg []byte)
+}
+
+func (c *captureSink) send(msg []byte) bool { return c.out.send(msg) }
+
+func (c *captureSink) finish(status int, msg []byte) {
+	c.done(msg)
+	c.out.finish(status, msg)
+}

@@ -1,0 +1,252 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/seal"
+)
+
+// DefaultMaxBodyBytes bounds one POSTed message.
+const DefaultMaxBodyBytes = 4 << 20
+
+// MCPConfig builds the MCP endpoints.
+type MCPConfig struct {
+	Gateway *gateway.Gateway
+	Auth    *identity.Authenticator
+	// Sealer seals legacy session ids; it must know SessionPurpose.
+	Sealer *seal.Sealer
+	// Advertised are the revisions served downstream.
+	Advertised []string
+	Info       mcp.Implementation
+	// ScopedPrefix keeps tool/prompt prefixes on /{server}/mcp
+	// (mcp_scoped_prefix, default true).
+	ScopedPrefix bool
+	// Resolve maps a URL server segment (name, alias or id) to the server
+	// name; false means 404.
+	Resolve      func(segment string) (string, bool)
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+// MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
+// transport.
+type MCP struct {
+	cfg      MCPConfig
+	sessions *sessions
+	sseConns sseConns
+}
+
+// NewMCP returns the MCP endpoints.
+func NewMCP(cfg MCPConfig) *MCP {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer)}
+}
+
+// Register adds the MCP routes to mux.
+func (h *MCP) Register(mux *http.ServeMux) {
+	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, nil, false) })
+	mux.Handle("/mcp", all)
+	mux.Handle("/mcp/{$}", all)
+	scoped := http.HandlerFunc(h.serveScoped)
+	mux.Handle("/{server}/mcp", scoped)
+	mux.Handle("/{server}/mcp/{$}", scoped)
+	mux.HandleFunc("GET /mcp/sse", h.serveSSEStream)
+	mux.HandleFunc("POST /mcp/sse/messages", h.serveSSEMessage)
+}
+
+// Close ends every legacy stream this replica holds.
+func (h *MCP) Close() { h.sessions.closeAll() }
+
+func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {
+	name, ok := h.cfg.Resolve(r.PathValue("server"))
+	if !ok {
+		http.Error(w, "unknown MCP server", http.StatusNotFound)
+		return
+	}
+	h.serve(w, r, []string{name}, !h.cfg.ScopedPrefix)
+}
+
+// request is one downstream POST on its way through the front.
+type request struct {
+	w         http.ResponseWriter
+	r         *http.Request
+	msg       *jsonrpc.Message
+	caller    *identity.Caller
+	keyInAuth bool
+	scope     []string
+	unprefix  bool
+}
+
+func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unprefixed bool) {
+	modernHeader := mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion)))
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodDelete:
+		if modernHeader || r.Header.Get(mcp.HeaderSessionID) == "" {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h.serveLegacySession(w, r, scope)
+		return
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body"))
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		errors.As(err, &de)
+		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
+		return
+	}
+	caller, ok := h.authenticate(w, r, msg)
+	if !ok {
+		return
+	}
+	_, fromAuth := identity.Credential(r)
+	req := &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth, scope: scope, unprefix: unprefixed}
+	if modernHeader || hasModernMeta(msg) {
+		h.serveModern(req)
+		return
+	}
+	h.serveLegacy(req)
+}
+
+// authenticate establishes the caller or answers the refusal.
+func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (*identity.Caller, bool) {
+	method := r.URL.Path
+	if msg != nil && msg.Method != "" {
+		method = msg.Method
+	}
+	caller, err := h.cfg.Auth.Authenticate(r.Context(), r, method)
+	if err == nil {
+		return caller, true
+	}
+	var ae *identity.Error
+	status, text := http.StatusUnauthorized, "authentication required"
+	if errors.As(err, &ae) {
+		status, text = ae.Status, ae.Message
+		if ae.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", ae.Challenge)
+		}
+	}
+	var id jsonrpc.ID
+	if msg != nil {
+		id = msg.ID
+	}
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if status == http.StatusServiceUnavailable {
+		code = jsonrpc.CodeInternalError
+	}
+	writeRPCError(w, status, id, jsonrpc.Errorf(code, "%s", text))
+	return nil, false
+}
+
+// hasModernMeta reports a request whose params._meta names a protocol
+// version: a modern request even without the header.
+func hasModernMeta(msg *jsonrpc.Message) bool {
+	if msg.Params == nil || msg.Params[0] != '{' {
+		return false
+	}
+	meta := jsonrpc.Member(msg.Params, "_meta")
+	return meta != nil && meta[0] == '{' && jsonrpc.Member(meta, mcp.MetaProtocolVersion) != nil
+}
+
+// operation builds the core's view of a request.
+func (h *MCP) operation(req *request, modern bool) gateway.Operation {
+	return gateway.Operation{
+		Method:             req.msg.Method,
+		Params:             req.msg.Params,
+		Caller:             req.caller,
+		Scope:              req.scope,
+		Unprefixed:         req.unprefix,
+		Header:             req.r.Header,
+		KeyInAuthorization: req.keyInAuth,
+		Modern:             modern,
+	}
+}
+
+// errorStatus is the HTTP status of a JSON-RPC error on a modern POST.
+func errorStatus(o gateway.Outcome) int {
+	if o.Status != 0 {
+		return o.Status
+	}
+	switch o.Err.Code {
+	case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError,
+		mcp.CodeHeaderMismatch, mcp.CodeMissingClientCapability, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusOK
+}
+
+// advertisedIn returns the advertised revisions of one era, newest first.
+func (h *MCP) advertisedIn(era mcp.Era) []string {
+	var out []string
+	for _, v := range h.cfg.Advertised {
+		if mcp.EraOf(v) == era {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(b, a) })
+	return out
+}
+
+// inflight tracks the requests of one legacy session, so that
+// notifications/cancelled can stop them.
+type inflight struct {
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc
+}
+
+func (f *inflight) add(id jsonrpc.ID, cancel context.CancelFunc) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cancels == nil {
+		f.cancels = map[string]context.CancelFunc{}
+	}
+	f.cancels[id.String()] = cancel
+}
+
+func (f *inflight) remove(id jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.cancels, id.String())
+}
+
+func (f *inflight) cancel(raw []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.cancels[string(raw)]; ok {
+		c()
+	}
+}

@@ -1,0 +1,175 @@
+package front
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// serveModern answers a 2026-07-28 request: validated _meta and headers, no
+// session, one self-contained answer.
+func (h *MCP) serveModern(req *request) {
+	w, r, msg := req.w, req.r, req.msg
+	supported := h.advertisedIn(mcp.EraModern)
+	fail := func(status int, code int64, data any, format string, args ...any) {
+		e := jsonrpc.Errorf(code, format, args...)
+		if data != nil {
+			e.Data, _ = json.Marshal(data)
+		}
+		writeRPCError(w, status, msg.ID, e)
+	}
+	if msg.IsResponse() {
+		fail(http.StatusBadRequest, jsonrpc.CodeInvalidRequest, nil, "a modern client sends no responses")
+		return
+	}
+	var meta mcp.RequestMetaFields
+	var metaErr error
+	if raw := metaOf(msg.Params); raw != nil {
+		meta, metaErr = mcp.ParseRequestMeta(raw)
+	} else {
+		metaErr = mcp.ErrMetaProtocolVersion
+	}
+	headerVersion := strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))
+	requested := meta.ProtocolVersion
+	if requested == "" {
+		requested = headerVersion
+	}
+	if len(supported) == 0 || (requested != "" && !slices.Contains(supported, requested)) {
+		fail(http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion,
+			mcp.UnsupportedVersionData{Supported: h.cfg.Advertised, Requested: requested},
+			"Unsupported MCP protocol version %q; this gateway serves %s", requested, strings.Join(h.cfg.Advertised, ", "))
+		return
+	}
+	if metaErr != nil {
+		fail(http.StatusBadRequest, jsonrpc.CodeInvalidParams, nil, "invalid params._meta: %v (protocolVersion and clientCapabilities are required)", metaErr)
+		return
+	}
+	if err := checkHeaders(r, msg, meta.ProtocolVersion); err != "" {
+		fail(http.StatusBadRequest, mcp.CodeHeaderMismatch, nil, "Header mismatch: %s", err)
+		return
+	}
+	if msg.Kind() == jsonrpc.KindNotification {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if mcp.RemovedInModern(msg.Method) || !mcp.MethodInEra(msg.Method, mcp.EraModern) {
+		fail(http.StatusNotFound, jsonrpc.CodeMethodNotFound, nil, "Method not found: %s is not part of %s", msg.Method, meta.ProtocolVersion)
+		return
+	}
+	rp := newReply(w, r)
+	op := h.operation(req, true)
+	if meta.ProgressToken != nil {
+		op.Progress = func(params json.RawMessage) {
+			rp.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
+		}
+	}
+	out := h.cfg.Gateway.Do(r.Context(), op)
+	if out.Err != nil {
+		if out.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", out.Challenge)
+		}
+		rp.finish(errorStatus(out), jsonrpc.EncodeError(msg.ID, out.Err))
+		return
+	}
+	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(out.Result)))
+}
+
+// modernResult stamps what every 2026-07-28 result carries: resultType
+// (absent from legacy upstreams' results) and the gateway's serverInfo.
+func (h *MCP) modernResult(res json.RawMessage) json.RawMessage {
+	if jsonrpc.Member(res, "resultType") == nil {
+		if b, err := jsonrpc.SetMember(res, "resultType", []byte(`"complete"`)); err == nil {
+			res = b
+		}
+	}
+	info, _ := json.Marshal(h.cfg.Info)
+	meta := jsonrpc.Member(res, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		meta = []byte(`{}`)
+	}
+	meta, err := jsonrpc.SetMember(meta, mcp.MetaServerInfo, info)
+	if err != nil {
+		return res
+	}
+	if b, err := jsonrpc.SetMember(res, "_meta", meta); err == nil {
+		res = b
+	}
+	return res
+}
+
+// metaOf returns params._meta, or nil.
+func metaOf(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || params[0] != '{' {
+		return nil
+	}
+	return jsonrpc.Member(params, "_meta")
+}
+
+// checkHeaders validates the standard headers against the body; it returns
+// what is wrong, or "".
+func checkHeaders(r *http.Request, msg *jsonrpc.Message, version string) string {
+	hv := r.Header.Get(mcp.HeaderProtocolVersion)
+	if hv == "" {
+		return "MCP-Protocol-Version header is missing"
+	}
+	if strings.TrimSpace(hv) != version {
+		return "MCP-Protocol-Version '" + clip(hv) + "' != params._meta protocolVersion '" + clip(version) + "'"
+	}
+	if msg.Kind() == jsonrpc.KindNotification {
+		return "" // header rules for notifications are left open by the spec
+	}
+	hm, ok := r.Header[http.CanonicalHeaderKey(mcp.HeaderMethod)]
+	if !ok {
+		return "Mcp-Method header is missing"
+	}
+	method, err := mcp.DecodeHeaderValue(hm[0])
+	if err != nil {
+		return "Mcp-Method header is malformed"
+	}
+	if method != msg.Method {
+		return "Mcp-Method '" + clip(method) + "' != method '" + clip(msg.Method) + "'"
+	}
+	key := mcp.NameParam(msg.Method)
+	if key == "" {
+		return ""
+	}
+	hn, ok := r.Header[http.CanonicalHeaderKey(mcp.HeaderName)]
+	if !ok {
+		return "Mcp-Name header is missing"
+	}
+	name, err := mcp.DecodeHeaderValue(hn[0])
+	if err != nil {
+		return "Mcp-Name header is malformed"
+	}
+	body, _ := stringMember(msg.Params, key)
+	if name != body {
+		return "Mcp-Name '" + clip(name) + "' != params." + key + " '" + clip(body) + "'"
+	}
+	return ""
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+func stringMember(obj []byte, key string) (string, bool) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return "", false
+	}
+	raw := jsonrpc.Member(obj, key)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

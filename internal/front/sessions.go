@@ -1,0 +1,130 @@
+package front
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/seal"
+)
+
+// SessionPurpose is the seal purpose of legacy session ids.
+const SessionPurpose = "mcp-session"
+
+// sessionTTL bounds a legacy session's life.
+const sessionTTL = 24 * time.Hour
+
+// claims is what a sealed legacy session id carries. Any replica with the
+// same salt key can open it, so a session survives landing on another
+// replica; a forged or foreign id does not open.
+type claims struct {
+	Binding string          `json:"b"` // the caller it belongs to
+	Scope   string          `json:"s"` // the URL scope it was opened on
+	Version string          `json:"v"` // negotiated revision
+	Caps    json.RawMessage `json:"c"` // the client's capabilities
+	Nonce   []byte          `json:"n"` // makes every id unique
+}
+
+// live is the part of a session only the replica serving it holds: requests
+// in flight and notifications being dispatched.
+type live struct {
+	claims   claims
+	inflight inflight
+	notifs   sync.WaitGroup // notifications accepted and still dispatching
+	stream   *streamSink    // the standalone GET stream, if open here
+	done     chan struct{}  // closed when the session is deleted
+}
+
+// sessions holds this replica's live legacy sessions and the ids deleted
+// here.
+type sessions struct {
+	sealer *seal.Sealer
+
+	mu      sync.Mutex
+	live    map[string]*live
+	deleted map[string]time.Time // id → when it would have expired
+}
+
+func newSessions(s *seal.Sealer) *sessions {
+	return &sessions{sealer: s, live: map[string]*live{}, deleted: map[string]time.Time{}}
+}
+
+var (
+	errNoSession      = errors.New("session not found")
+	errSessionForeign = errors.New("session belongs to another caller")
+)
+
+// mint seals a new session id.
+func (ss *sessions) mint(c claims) (string, error) {
+	c.Nonce = make([]byte, 8)
+	_, _ = rand.Read(c.Nonce)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	return ss.sealer.Seal(SessionPurpose, b, sessionTTL)
+}
+
+// open returns the live state of session id for this caller and scope.
+func (ss *sessions) open(id, binding, scope string) (*live, error) {
+	ss.mu.Lock()
+	if _, gone := ss.deleted[id]; gone {
+		ss.mu.Unlock()
+		return nil, errNoSession
+	}
+	if l, ok := ss.live[id]; ok {
+		ss.mu.Unlock()
+		if l.claims.Binding != binding || l.claims.Scope != scope {
+			return nil, errSessionForeign
+		}
+		return l, nil
+	}
+	ss.mu.Unlock()
+	b, err := ss.sealer.Open(SessionPurpose, id)
+	if err != nil {
+		return nil, errNoSession
+	}
+	var c claims
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, errNoSession
+	}
+	if c.Binding != binding || c.Scope != scope {
+		return nil, errSessionForeign
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l, ok := ss.live[id]; ok {
+		return l, nil
+	}
+	l := &live{claims: c, done: make(chan struct{})}
+	ss.live[id] = l
+	return l, nil
+}
+
+// remove ends a session on this replica: later requests with its id get 404.
+func (ss *sessions) remove(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	now := time.Now()
+	for k, exp := range ss.deleted {
+		if now.After(exp) {
+			delete(ss.deleted, k)
+		}
+	}
+	ss.deleted[id] = now.Add(sessionTTL)
+	if l, ok := ss.live[id]; ok {
+		close(l.done)
+		delete(ss.live, id)
+	}
+}
+
+func (ss *sessions) closeAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for id, l := range ss.live {
+		close(l.done)
+		delete(ss.live, id)
+	}
+}

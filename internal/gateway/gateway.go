@@ -1,0 +1,221 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// Server is one configured upstream as the gateway routes to it.
+type Server struct {
+	Name   string // served prefix; unique
+	ID     string
+	Alias  string
+	Client *upstream.Client
+	// ExtraHeaders are caller header names forwarded to this server.
+	ExtraHeaders []string
+	// Delegate forwards the caller's own bearer token as the credential
+	// (auth_type oauth_delegate).
+	Delegate         bool
+	AllowElicitation bool
+	AllowSampling    bool
+}
+
+// Config builds a Gateway.
+type Config struct {
+	Servers     []*Server
+	Policy      *policy.Policy
+	Catalog     *catalog.Catalog
+	Info        mcp.Implementation // the gateway's serverInfo
+	Advertised  []string           // revisions served downstream
+	ListTimeout time.Duration      // bounds discovery probes
+	Logger      *slog.Logger
+}
+
+// Gateway is the era-neutral core: an Operation in, an Outcome out.
+type Gateway struct {
+	cfg     Config
+	servers map[string]*Server
+}
+
+// New returns a gateway over cfg.
+func New(cfg Config) *Gateway {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = 30 * time.Second
+	}
+	g := &Gateway{cfg: cfg, servers: map[string]*Server{}}
+	for _, s := range cfg.Servers {
+		g.servers[s.Name] = s
+	}
+	return g
+}
+
+// Operation is one downstream request, whatever its era.
+type Operation struct {
+	Method string
+	Params json.RawMessage // as the caller sent them, _meta included
+	Caller *identity.Caller
+	// Scope narrows the request to servers named in the URL; nil means all
+	// the caller may use.
+	Scope []string
+	// Unprefixed serves the scoped server's own names (mcp_scoped_prefix
+	// false); only valid with exactly one server in scope.
+	Unprefixed bool
+	// Header is the caller's HTTP request header, for forwarding the
+	// servers' extra_headers.
+	Header http.Header
+	// KeyInAuthorization says the gateway credential came in Authorization,
+	// which then must never be forwarded.
+	KeyInAuthorization bool
+	// Modern is set for 2026-07-28 callers.
+	Modern bool
+	// Interactions reach a legacy caller's session for server→client
+	// requests; nil when the caller cannot take them.
+	Interactions *upstream.Interactions
+	// Progress receives the upstream's progress notifications for this
+	// request, with the caller's own token; nil when none was asked for.
+	Progress func(params json.RawMessage)
+}
+
+// Outcome is the core's answer: a raw result or a JSON-RPC error.
+type Outcome struct {
+	Result json.RawMessage
+	Err    *jsonrpc.Error
+	// Status is the HTTP status for Err (0: the era's default).
+	Status    int
+	Challenge string // WWW-Authenticate to send with a 401/403
+}
+
+func errOutcome(code int64, status int, format string, args ...any) Outcome {
+	return Outcome{Err: jsonrpc.Errorf(code, format, args...), Status: status}
+}
+
+// visible lists the servers this operation may use, in config order.
+func (g *Gateway) visible(op *Operation) []string {
+	return g.cfg.Policy.Visible(op.Caller, op.Scope)
+}
+
+// Do runs one operation.
+func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
+	switch {
+	case catalog.IsList(op.Method):
+		return g.list(ctx, &op)
+	case op.Method == mcp.MethodToolsCall:
+		return g.callNamed(ctx, &op, true)
+	case op.Method == mcp.MethodPromptsGet:
+		return g.callNamed(ctx, &op, false)
+	case op.Method == mcp.MethodResourcesRead:
+		return g.readResource(ctx, &op)
+	case op.Method == mcp.MethodCompletionComplete:
+		return g.complete(ctx, &op)
+	case op.Method == mcp.MethodDiscover:
+		return g.discover(ctx, &op)
+	}
+	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method)
+}
+
+// query builds the catalog view of this operation's caller.
+func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
+	multi := len(servers) > 1
+	return catalog.Query{
+		Servers:  servers,
+		Prefixed: !op.Unprefixed,
+		Binding:  op.Caller.Binding() + "|" + strings.Join(op.Scope, ","),
+		Options: func(name string) upstream.Options {
+			return g.options(g.servers[name], op, multi)
+		},
+		CredentialKey: func(name string) string {
+			return credentialKey(g.options(g.servers[name], op, multi))
+		},
+		AllowTool: func(server, tool string) bool {
+			return g.cfg.Policy.ToolAllowed(op.Caller, server, tool)
+		},
+	}
+}
+
+func (g *Gateway) list(ctx context.Context, op *Operation) Outcome {
+	servers := g.visible(op)
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(op.Params) > 0 {
+		if err := json.Unmarshal(op.Params, &p); err != nil {
+			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params: %v", err)
+		}
+	}
+	res, fail := g.cfg.Catalog.List(ctx, g.query(op, servers), op.Method, p.Cursor)
+	if fail != nil {
+		return Outcome{Err: fail.Err, Status: fail.Status, Challenge: fail.Challenge}
+	}
+	return Outcome{Result: res}
+}
+
+// options are the upstream options of one server for this operation: the
+// caller headers the server opted into and, for delegating servers, the
+// caller's own token. The caller's Authorization is never forwarded when it
+// carried the gateway key, nor when more than one server is in scope.
+func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options {
+	var opts upstream.Options
+	if s == nil {
+		return opts
+	}
+	authOK := !op.KeyInAuthorization && !multi
+	for _, name := range s.ExtraHeaders {
+		if strings.EqualFold(name, "Authorization") && !authOK {
+			continue
+		}
+		if v := op.Header.Values(name); len(v) > 0 {
+			if opts.Header == nil {
+				opts.Header = http.Header{}
+			}
+			opts.Header[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	if s.Delegate && authOK {
+		if tok, ok := strings.CutPrefix(op.Header.Get("Authorization"), "Bearer "); ok {
+			opts.Token = strings.TrimSpace(tok)
+		}
+	}
+	if op.Interactions != nil || op.Progress != nil {
+		opts.Interactions = &upstream.Interactions{Progress: op.Progress}
+		if in := op.Interactions; in != nil {
+			opts.Interactions.Roots = in.Roots
+			if s.AllowElicitation {
+				opts.Interactions.Elicit = in.Elicit
+			}
+			if s.AllowSampling {
+				opts.Interactions.Sample = in.Sample
+			}
+		}
+	}
+	return opts
+}
+
+// credentialKey names the credentials in o for cache keys, without keeping
+// them in clear.
+func credentialKey(o upstream.Options) string {
+	if len(o.Header) == 0 && o.Token == "" {
+		return ""
+	}
+	b, _ := json.Marshal(struct {
+		H http.Header
+		T string
+	}{o.Header, o.Token})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,239 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// callNamed routes tools/call or prompts/get to the one upstream that owns
+// the served name, under its upstream name.
+func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outcome {
+	name, ok := stringMember(op.Params, "name")
+	if !ok {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.name is required")
+	}
+	kind := "prompt"
+	if tool {
+		kind = "tool"
+	}
+	servers := g.visible(op)
+	server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
+	if !ok {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
+	}
+	if tool && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
+		return Outcome{Result: toolRefusal(bare, server)}
+	}
+	params, err := jsonrpc.SetMember(op.Params, "name", jsonrpc.AppendString(nil, bare))
+	if err != nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params must be an object")
+	}
+	return g.forward(ctx, op, server, servers, params)
+}
+
+// toolRefusal is LiteLLM's in-band answer for a tool the caller may not use.
+func toolRefusal(tool, server string) json.RawMessage {
+	text := "Tool '" + tool + "' is not allowed for your key/team on server '" + server + "'. Contact proxy admin for access."
+	b := []byte(`{"content":[{"type":"text","text":`)
+	b = jsonrpc.AppendString(b, text)
+	return append(b, `}],"isError":true}`...)
+}
+
+// forward sends op.Method with params to one server and maps its answer.
+func (g *Gateway) forward(ctx context.Context, op *Operation, server string, servers []string, params json.RawMessage) Outcome {
+	s := g.servers[server]
+	res, err := s.Client.Call(ctx, op.Method, params, g.options(s, op, len(servers) > 1))
+	if err != nil {
+		return g.failure(op, server, err)
+	}
+	return Outcome{Result: res.Raw}
+}
+
+// failure maps an upstream failure to the caller's answer. A JSON-RPC error
+// from the upstream is the caller's to see (with the legacy resource-not-found
+// code translated for modern callers); any other failure is described by its
+// fault class only.
+func (g *Gateway) failure(op *Operation, server string, err error) Outcome {
+	var re *upstream.RPCError
+	if errors.As(err, &re) {
+		e := *re.Err
+		if op.Modern && e.Code == mcp.CodeResourceNotFoundLegacy {
+			e.Code = jsonrpc.CodeInvalidParams
+		}
+		return Outcome{Err: &e}
+	}
+	cl := upstream.Classify(err)
+	g.cfg.Logger.Warn("upstream request failed", "server", server, "method", op.Method, "fault", string(cl.Fault), "reason", cl.Message)
+	out := errOutcome(jsonrpc.CodeInternalError, 0, "upstream %s: %s", server, cl.Message)
+	switch cl.Fault {
+	case upstream.FaultAuthRequired, upstream.FaultForbidden:
+		out.Status, out.Challenge = cl.HTTPStatus, cl.Challenge
+	}
+	return out
+}
+
+func (g *Gateway) readResource(ctx context.Context, op *Operation) Outcome {
+	uri, ok := stringMember(op.Params, "uri")
+	if !ok {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.uri is required")
+	}
+	servers := g.visible(op)
+	server, ok := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
+	if !ok {
+		return notFoundResource(op, uri)
+	}
+	return g.forward(ctx, op, server, servers, op.Params)
+}
+
+func notFoundResource(op *Operation, uri string) Outcome {
+	code := int64(mcp.CodeResourceNotFoundLegacy)
+	if op.Modern {
+		code = jsonrpc.CodeInvalidParams
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return Outcome{Err: &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}, Status: http.StatusBadRequest}
+}
+
+// complete routes completion/complete by its ref: a prompt by its served
+// name, a resource template by the server that serves it.
+func (g *Gateway) complete(ctx context.Context, op *Operation) Outcome {
+	ref := jsonrpc.Member(op.Params, "ref")
+	typ, _ := stringMember(ref, "type")
+	servers := g.visible(op)
+	switch typ {
+	case "ref/prompt":
+		name, _ := stringMember(ref, "name")
+		server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
+		if !ok {
+			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown prompt: %s", name)
+		}
+		newRef, err := jsonrpc.SetMember(ref, "name", jsonrpc.AppendString(nil, bare))
+		if err != nil {
+			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid ref")
+		}
+		params, err := jsonrpc.SetMember(op.Params, "ref", newRef)
+		if err != nil {
+			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params")
+		}
+		return g.forward(ctx, op, server, servers, params)
+	case "ref/resource":
+		uri, _ := stringMember(ref, "uri")
+		server, ok := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
+		if !ok {
+			return notFoundResource(op, uri)
+		}
+		return g.forward(ctx, op, server, servers, op.Params)
+	}
+	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.ref must be a ref/prompt or ref/resource")
+}
+
+// capabilities is the union of what the upstreams offered.
+type capabilities struct {
+	tools, toolsChanged, prompts, promptsChanged, resources, resourcesChanged, subscribe, completions, logging bool
+}
+
+func (c *capabilities) add(sc mcp.ServerCapabilities) {
+	c.tools = c.tools || sc.HasTools()
+	c.toolsChanged = c.toolsChanged || sc.ToolsListChanged()
+	c.prompts = c.prompts || sc.HasPrompts()
+	c.promptsChanged = c.promptsChanged || sc.PromptsListChanged()
+	c.resources = c.resources || sc.HasResources()
+	c.resourcesChanged = c.resourcesChanged || sc.ResourcesListChanged()
+	c.subscribe = c.subscribe || sc.ResourcesSubscribe()
+	c.completions = c.completions || sc.HasCompletions()
+	c.logging = c.logging || sc.HasLogging()
+}
+
+func (c capabilities) MarshalJSON() ([]byte, error) {
+	m := map[string]any{}
+	if c.tools {
+		m["tools"] = map[string]bool{"listChanged": c.toolsChanged}
+	}
+	if c.prompts {
+		m["prompts"] = map[string]bool{"listChanged": c.promptsChanged}
+	}
+	if c.resources {
+		m["resources"] = map[string]bool{"listChanged": c.resourcesChanged, "subscribe": c.subscribe}
+	}
+	if c.completions {
+		m["completions"] = struct{}{}
+	}
+	if c.logging {
+		m["logging"] = struct{}{}
+	}
+	return json.Marshal(m)
+}
+
+// discover aggregates server/discover over the caller's upstreams, probed
+// concurrently under the listing timeout. An upstream that fails or times out
+// contributes nothing, so its flags degrade instead of failing discovery.
+func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
+	servers := g.visible(op)
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
+	defer cancel()
+	infos := make([]*upstream.Info, len(servers))
+	var wg sync.WaitGroup
+	for i, name := range servers {
+		s := g.servers[name]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, err := s.Client.Info(ctx, g.options(s, op, len(servers) > 1))
+			if err != nil {
+				g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", string(upstream.Classify(err).Fault))
+				return
+			}
+			infos[i] = &info
+		}()
+	}
+	wg.Wait()
+	var caps capabilities
+	for _, info := range infos {
+		if info != nil {
+			caps.add(info.Capabilities)
+		}
+	}
+	res := map[string]any{
+		"resultType":        mcp.ResultTypeComplete,
+		"supportedVersions": g.cfg.Advertised,
+		"capabilities":      caps,
+		"ttlMs":             0,
+		"cacheScope":        mcp.CacheScopePrivate,
+		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info},
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return errOutcome(jsonrpc.CodeInternalError, 500, "cannot encode discovery")
+	}
+	return Outcome{Result: b}
+}
+
+// LegacyCapabilities is what the gateway advertises in a legacy initialize
+// result: every list may change and resources may be subscribed, whatever
+// the upstreams do, because the set of upstreams behind the gateway changes.
+func LegacyCapabilities() json.RawMessage {
+	return json.RawMessage(`{"tools":{"listChanged":true},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"completions":{},"logging":{}}`)
+}
+
+// stringMember returns the string value of obj's top-level member key.
+func stringMember(obj []byte, key string) (string, bool) {
+	if len(obj) == 0 {
+		return "", false
+	}
+	raw := jsonrpc.Member(obj, key)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
