@@ -222,8 +222,10 @@ func rpc(t *testing.T, url string, hdr map[string]string, body string) (int, htt
 					_ = json.Unmarshal([]byte(d), &m)
 				}
 			}
-		} else if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("body %q: %v", raw, err)
+		} else if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("body %q: %v", raw, err)
+			}
 		}
 	}
 	return resp.StatusCode, resp.Header, m

@@ -205,7 +205,10 @@ func environ(global, own map[string]string) []string {
 }
 
 // register adds the gateway's routes to mux.
-func (a *app) register(mux *http.ServeMux) { a.mcp.Register(mux) }
+func (a *app) register(mux *http.ServeMux) {
+	a.mcp.Register(mux)
+	a.mcp.RegisterREST(mux)
+}
 
 // close ends downstream streams, then every upstream session and child, in
 // parallel, within ctx.

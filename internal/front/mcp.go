@@ -76,7 +76,7 @@ func (h *MCP) Close() { h.sessions.closeAll() }
 func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {
 	name, ok := h.cfg.Resolve(r.PathValue("server"))
 	if !ok {
-		http.Error(w, "unknown MCP server", http.StatusNotFound)
+		writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(r.PathValue("server"))))
 		return
 	}
 	h.serve(w, r, []string{name}, !h.cfg.ScopedPrefix)

@@ -219,3 +219,7 @@ func credentialKey(o upstream.Options) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// Visible lists the servers op's caller may use in op's scope, in config
+// order.
+func (g *Gateway) Visible(op Operation) []string { return g.visible(&op) }

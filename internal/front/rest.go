@@ -1,0 +1,143 @@
+package front
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// RegisterREST adds the REST routes that need no MCP client:
+// GET /mcp-rest/tools/list[?server_id=] and POST /mcp-rest/tools/call.
+func (h *MCP) RegisterREST(mux *http.ServeMux) {
+	mux.HandleFunc("GET /mcp-rest/tools/list", h.restList)
+	mux.HandleFunc("POST /mcp-rest/tools/call", h.restCall)
+}
+
+func writeJSONValue(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	writeRaw(w, status, b)
+}
+
+func restError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSONValue(w, status, map[string]string{"error": code, "message": msg})
+}
+
+// restOp builds a one-server operation for the REST routes: bare tool names.
+func (h *MCP) restOp(r *http.Request, caller *identity.Caller, server, method string, params json.RawMessage) gateway.Operation {
+	_, fromAuth := identity.Credential(r)
+	return gateway.Operation{Method: method, Params: params, Caller: caller, Scope: []string{server},
+		Unprefixed: true, Header: r.Header, KeyInAuthorization: fromAuth}
+}
+
+// restList lists tools with their bare names, each tagged with its server.
+func (h *MCP) restList(w http.ResponseWriter, r *http.Request) {
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return
+	}
+	var servers []string
+	if id := r.URL.Query().Get("server_id"); id != "" {
+		name, ok := h.cfg.Resolve(id)
+		if !ok {
+			restError(w, http.StatusNotFound, "not_found", "unknown server_id")
+			return
+		}
+		servers = []string{name}
+	} else {
+		servers = h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})
+	}
+	tools := []json.RawMessage{}
+	outcomes := map[string]json.RawMessage{}
+	for _, s := range servers {
+		out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, s, mcp.MethodToolsList, nil))
+		if out.Err != nil {
+			if out.Status == http.StatusUnauthorized || out.Status == http.StatusForbidden {
+				outcomes[s] = json.RawMessage(`{"status":"auth_required"}`)
+				continue
+			}
+			outcomes[s] = json.RawMessage(`{"status":"error"}`)
+			continue
+		}
+		var res struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		_ = json.Unmarshal(out.Result, &res)
+		info, _ := json.Marshal(map[string]string{"server_name": s})
+		for _, t := range res.Tools {
+			if tagged, err := jsonrpc.SetMember(t, "mcp_info", info); err == nil {
+				tools = append(tools, tagged)
+			}
+		}
+		meta := jsonrpc.Member(jsonrpc.Member(out.Result, "_meta"), catalog.MetaServerOutcomes)
+		if o := jsonrpc.Member(meta, s); o != nil {
+			outcomes[s] = o
+		}
+	}
+	writeJSONValue(w, http.StatusOK, map[string]any{
+		"tools": tools, "error": nil, "message": "Successfully retrieved tools", "server_outcomes": outcomes,
+	})
+}
+
+// restCall calls one tool: {server_id, name, arguments}.
+func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		restError(w, http.StatusBadRequest, "invalid_body", "could not read the body")
+		return
+	}
+	var in struct {
+		ServerID  string          `json:"server_id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		restError(w, http.StatusBadRequest, "invalid_body", "body must be {server_id, name, arguments}")
+		return
+	}
+	if in.ServerID == "" || in.Name == "" {
+		restError(w, http.StatusBadRequest, "missing_parameter", "server_id and name are required")
+		return
+	}
+	server, ok := h.cfg.Resolve(in.ServerID)
+	if !ok {
+		restError(w, http.StatusNotFound, "not_found", "unknown server_id")
+		return
+	}
+	args := in.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if args[0] != '{' {
+		restError(w, http.StatusBadRequest, "invalid_parameter", "arguments must be an object")
+		return
+	}
+	params := []byte(`{"name":`)
+	params = jsonrpc.AppendString(params, in.Name)
+	params = append(append(append(params, `,"arguments":`...), args...), '}')
+	out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, server, mcp.MethodToolsCall, params))
+	if out.Err != nil {
+		status := out.Status
+		if status == 0 {
+			status = http.StatusBadGateway
+			if out.Err.Code == jsonrpc.CodeInvalidParams {
+				status = http.StatusBadRequest
+			}
+		}
+		if out.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", out.Challenge)
+		}
+		writeJSONValue(w, status, map[string]any{"error": out.Err.Code, "message": out.Err.Message})
+		return
+	}
+	writeRaw(w, http.StatusOK, out.Result)
+}
