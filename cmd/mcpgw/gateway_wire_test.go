@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -284,5 +286,24 @@ mcp_servers:
 	}
 	if status, b := post(`{"name":"test_simple_text","arguments":{}}`); status != 400 || !strings.Contains(b, "missing_parameter") {
 		t.Fatalf("REST call without server_id: %d %s", status, b)
+	}
+}
+
+// TestQuickstartServes runs the README's quickstart config: the stdio demo
+// server answers through the gateway while the optional HTTP one is down.
+func TestQuickstartServes(t *testing.T) {
+	root := testpeers.RepoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "examples", "quickstart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.ReplaceAll(string(raw), "./examples/hello-server", filepath.Join(root, "examples", "hello-server"))
+	cfg = strings.ReplaceAll(cfg, "127.0.0.1:4001", "127.0.0.1:1")
+	gw := startGateway(t, cfg, nil)
+	h := modernHeaders("tools/call", "hello-echo")
+	h["Authorization"] = "Bearer sk-quickstart-please-change"
+	status, _, body := rpc(t, gw.url+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello-echo","arguments":{"message":"hi"},`+modernMeta+`}}`)
+	if status != 200 || !strings.Contains(fmt.Sprint(body["result"]), "Echo: hi") {
+		t.Fatalf("quickstart hello-echo: %d %v", status, body)
 	}
 }

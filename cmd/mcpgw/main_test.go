@@ -287,7 +287,7 @@ func TestQuickstartIsClean(t *testing.T) {
 	if code := run(context.Background(), []string{"check", "--config", path}, &out, io.Discard, noEnv); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	if want := path + ": 0 errors, 0 warnings; 1 server\n"; out.String() != want {
+	if want := path + ": 0 errors, 0 warnings; 2 servers\n"; out.String() != want {
 		t.Errorf("output %q, want %q", out.String(), want)
 	}
 }

@@ -6,8 +6,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +79,15 @@ func newServer() *mcp.Server {
 }
 
 func main() {
+	addr := flag.String("http", "", "serve streamable HTTP (stateless, 2026-07-28 and legacy) at this address instead of stdio")
+	flag.Parse()
 	log.SetOutput(os.Stderr) // stdout carries the protocol
+	if *addr != "" {
+		server := newServer()
+		handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{Stateless: true})
+		log.Printf("hello-server listening at http://%s/mcp", *addr)
+		log.Fatal(http.ListenAndServe(*addr, handler))
+	}
 	if err := newServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatalf("hello-server: %v", err)
 	}
