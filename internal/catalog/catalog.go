@@ -309,17 +309,7 @@ func encodeList(key string, items []json.RawMessage, next string, outcomes map[s
 }
 
 // stringMember returns the string value of obj's top-level member key.
-func stringMember(obj []byte, key string) (string, bool) {
-	raw := jsonrpc.Member(obj, key)
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+func stringMember(obj []byte, key string) (string, bool) { return jsonrpc.StringMember(obj, key) }
 
 // SplitName maps a served tool or prompt name to its server and upstream
 // name. Server names cannot contain the separator, so the name splits at the

@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
@@ -96,28 +93,15 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	if err != nil {
-		http.Error(w, "could not read the message", http.StatusBadRequest)
-		return
-	}
-	msg, err := jsonrpc.Decode(body)
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		errors.As(err, &de)
-		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
-		return
-	}
-	caller, ok := h.authenticate(w, r, msg)
+	req, ok := h.admit(w, r)
 	if !ok {
 		return
 	}
-	if caller.Binding() != conn.binding {
+	msg := req.msg
+	if req.caller.Binding() != conn.binding {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
-	_, fromAuth := identity.Credential(r)
-	req := &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}
 	conn.mu.Lock()
 	sess := conn.sess
 	conn.mu.Unlock()

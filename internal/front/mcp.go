@@ -110,34 +110,45 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unpr
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	req, ok := h.admit(w, r)
+	if !ok {
+		return
+	}
+	req.scope, req.unprefix = scope, unprefixed
+	msg := req.msg
+	if modernHeader || hasModernMeta(msg) {
+		h.serveModern(req)
+		return
+	}
+	h.serveLegacy(req)
+}
+
+// admit reads the POSTed message and authenticates its sender; on failure
+// it has answered.
+func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
-			return
+			return nil, false
 		}
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body"))
-		return
+		return nil, false
 	}
 	msg, err := jsonrpc.Decode(body)
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		errors.As(err, &de)
 		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
-		return
+		return nil, false
 	}
 	caller, ok := h.authenticate(w, r, msg)
 	if !ok {
-		return
+		return nil, false
 	}
 	_, fromAuth := identity.Credential(r)
-	req := &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth, scope: scope, unprefix: unprefixed}
-	if modernHeader || hasModernMeta(msg) {
-		h.serveModern(req)
-		return
-	}
-	h.serveLegacy(req)
+	return &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}, true
 }
 
 // authenticate establishes the caller or answers the refusal.

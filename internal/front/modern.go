@@ -159,17 +159,5 @@ func clip(s string) string {
 	return s
 }
 
-func stringMember(obj []byte, key string) (string, bool) {
-	if len(obj) == 0 || obj[0] != '{' {
-		return "", false
-	}
-	raw := jsonrpc.Member(obj, key)
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+// stringMember returns the string value of obj's top-level member key.
+func stringMember(obj []byte, key string) (string, bool) { return jsonrpc.StringMember(obj, key) }

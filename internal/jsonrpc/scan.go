@@ -162,3 +162,17 @@ func SetMember(obj []byte, key string, val []byte) ([]byte, error) {
 	out = append(out, val...)
 	return append(out, '}'), nil
 }
+
+// StringMember returns the string value of the top-level member key of the
+// JSON object obj; false when obj is not an object or the member is absent
+// or not a string. obj must be valid JSON.
+func StringMember(obj []byte, key string) (string, bool) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return "", false
+	}
+	raw := Member(obj, key)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	return unquote(raw)
+}
