@@ -39,6 +39,7 @@ echo "go: $(go version)"
 step "node and npm" ensure_node
 echo "node: $(node --version), npm: $(npm --version)"
 step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
+step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
 
 export MCPGW_REQUIRE_PEERS=1

@@ -15,9 +15,9 @@ import (
 )
 
 // Pinned client versions; test/clients/package.json installs these.
-var tsClientPackages = map[string]string{
-	"@modelcontextprotocol/client": "2.4.0",
-	"@modelcontextprotocol/sdk":    "1.32.2",
+var tsClientPackages = [][2]string{
+	{"@modelcontextprotocol/client", "2.4.0"},
+	{"@modelcontextprotocol/sdk", "1.32.2"},
 }
 
 const (
@@ -45,7 +45,8 @@ func tsClients(t *testing.T) (node, dir string) {
 	}
 	dir = filepath.Join(testpeers.RepoRoot(t), "test", "clients")
 	hint := "install it with: npm ci --prefix " + dir + " --no-audit --no-fund (scripts/test.sh does this)"
-	for pkg, want := range tsClientPackages {
+	for _, p := range tsClientPackages {
+		pkg, want := p[0], p[1]
 		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
 		if err != nil {
 			missing(pkg+"@"+want, hint)

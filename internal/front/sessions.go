@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/seal"
@@ -35,6 +36,15 @@ type live struct {
 	notifs   sync.WaitGroup // notifications accepted and still dispatching
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed when the session is deleted
+	used     atomic.Int64   // unix nanoseconds of the last request
+}
+
+// idle reports whether nothing holds the session here: no stream, no
+// request in flight, and no use since cutoff.
+func (l *live) idle(cutoff int64) bool {
+	l.inflight.mu.Lock()
+	defer l.inflight.mu.Unlock()
+	return l.stream == nil && len(l.inflight.cancels) == 0 && l.used.Load() < cutoff
 }
 
 // sessions holds this replica's live legacy sessions and the ids deleted
@@ -42,9 +52,33 @@ type live struct {
 type sessions struct {
 	sealer *seal.Sealer
 
-	mu      sync.Mutex
-	live    map[string]*live
-	deleted map[string]time.Time // id → when it would have expired
+	mu        sync.Mutex
+	live      map[string]*live
+	deleted   map[string]time.Time // id → when it would have expired
+	lastSweep time.Time
+}
+
+// idleAfter is how long an unused session's live state stays in memory; the
+// sealed id still opens afterwards, with fresh state.
+const idleAfter = 30 * time.Minute
+
+// sweepLocked drops idle live state, at most once a minute.
+func (ss *sessions) sweepLocked(now time.Time) {
+	if now.Sub(ss.lastSweep) < time.Minute {
+		return
+	}
+	ss.lastSweep = now
+	cutoff := now.Add(-idleAfter).UnixNano()
+	for id, l := range ss.live {
+		if l.idle(cutoff) {
+			delete(ss.live, id)
+		}
+	}
+	for k, exp := range ss.deleted {
+		if now.After(exp) {
+			delete(ss.deleted, k)
+		}
+	}
 }
 
 func newSessions(s *seal.Sealer) *sessions {
@@ -74,11 +108,14 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 		ss.mu.Unlock()
 		return nil, errNoSession
 	}
+	now := time.Now()
+	ss.sweepLocked(now)
 	if l, ok := ss.live[id]; ok {
 		ss.mu.Unlock()
 		if l.claims.Binding != binding || l.claims.Scope != scope {
 			return nil, errSessionForeign
 		}
+		l.used.Store(now.UnixNano())
 		return l, nil
 	}
 	ss.mu.Unlock()
@@ -99,6 +136,7 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 		return l, nil
 	}
 	l := &live{claims: c, done: make(chan struct{})}
+	l.used.Store(now.UnixNano())
 	ss.live[id] = l
 	return l, nil
 }
@@ -107,13 +145,7 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 func (ss *sessions) remove(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	now := time.Now()
-	for k, exp := range ss.deleted {
-		if now.After(exp) {
-			delete(ss.deleted, k)
-		}
-	}
-	ss.deleted[id] = now.Add(sessionTTL)
+	ss.deleted[id] = time.Now().Add(sessionTTL)
 	if l, ok := ss.live[id]; ok {
 		close(l.done)
 		delete(ss.live, id)
