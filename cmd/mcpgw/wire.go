@@ -25,9 +25,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
-// continuationPurpose is the seal purpose of MRTR continuations.
-const continuationPurpose = "mcp-continuation"
-
 // app is the gateway built from one config: its HTTP routes and what must be
 // stopped at shutdown.
 type app struct {
@@ -87,6 +84,10 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	if err != nil {
 		return nil, err
 	}
+	var continuations *seal.Sealer // only with a real, shared salt key
+	if strings.TrimSpace(env.saltKey) != "" {
+		continuations = sealer
+	}
 	authn, err := identity.New(identity.Config{
 		MasterKey:     cfg.General.MasterKey.Reveal(),
 		CustomAuthURL: cfg.General.CustomAuth,
@@ -119,6 +120,7 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 			Name: s.Name, ID: s.ServerID, Alias: s.Alias, Client: c,
 			ExtraHeaders: s.ExtraHeaders, Delegate: s.AuthType == config.AuthType(auth.AuthOAuthDelegate),
 			AllowElicitation: s.AllowElicitation, AllowSampling: s.AllowSampling,
+			TargetDigest: gateway.TargetDigest(s.ServerID, s.URL, string(s.Transport), s.ProtocolVersion, s.Command, s.Args),
 		})
 		catServers = append(catServers, &catalog.Server{Name: s.Name, Client: c})
 		polServers = append(polServers, policy.Server{
@@ -136,6 +138,7 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	gw := gateway.New(gateway.Config{
 		Servers: gwServers, Policy: pol, Catalog: cat, Info: info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: env.listingTimeout, Logger: log,
+		Continuations: continuations,
 	})
 	a.mcp = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: cfg.General.MCPAdvertisedVersions,
@@ -155,7 +158,7 @@ func newSealer(saltKey string, log *slog.Logger) (*seal.Sealer, error) {
 		saltKey = hex.EncodeToString(raw)
 		log.Warn("LITELLM_SALT_KEY is not set: session ids and cursors are sealed with a per-process key, so they do not survive a restart or move between replicas")
 	}
-	return seal.New(saltKey, front.SessionPurpose, catalog.SealPurpose, continuationPurpose)
+	return seal.New(saltKey, front.SessionPurpose, catalog.SealPurpose, gateway.ContinuationPurpose)
 }
 
 // upstreamConfig maps one mcp_servers entry to its client configuration.

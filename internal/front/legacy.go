@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // sink is where the answers of one legacy request go: the request's own
@@ -101,6 +102,12 @@ func (h *MCP) initialize(req *request, scope string, setID func(string), out sin
 func (h *MCP) legacyNotification(sess *live, msg *jsonrpc.Message) {
 	sess.notifs.Add(1)
 	defer sess.notifs.Done()
+	if msg.IsResponse() {
+		if !sess.deliver(msg) {
+			h.cfg.Logger.Debug("response from the caller matches no pending request")
+		}
+		return
+	}
 	if msg.Method == mcp.NotifCancelled {
 		if id := jsonrpc.Member(msg.Params, "requestId"); id != nil {
 			sess.inflight.cancel(id)
@@ -136,12 +143,18 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 	sess.inflight.add(msg.ID, cancel)
 	defer sess.inflight.remove(msg.ID)
 	op := h.operation(req, false)
+	op.ClientCaps = sess.claims.Caps
+	op.Interactions = legacyInteractions(sess, out)
 	if tok := progressTokenOf(msg.Params); tok != nil {
 		op.Progress = func(params json.RawMessage) {
 			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
 	res := h.cfg.Gateway.Do(ctx, op)
+	if res.Detail != "" {
+		out.finish(res.Status, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", res.Detail)))
+		return
+	}
 	if res.Err != nil {
 		status := http.StatusOK
 		if res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden {
@@ -154,6 +167,24 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		return
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+}
+
+// legacyInteractions lets the core ask a legacy caller for input on its
+// session: only what the caller declared at initialize.
+func legacyInteractions(sess *live, out sink) *upstream.Interactions {
+	in := &upstream.Interactions{}
+	ask := func(method string) upstream.Handler {
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return sess.ask(ctx, out, method, params)
+		}
+	}
+	if gateway.CapabilityDeclared(sess.claims.Caps, "elicitation") {
+		in.Elicit = ask(mcp.MethodElicitationCreate)
+	}
+	if gateway.CapabilityDeclared(sess.claims.Caps, "roots") {
+		in.Roots = ask(mcp.MethodRootsList)
+	}
+	return in
 }
 
 func progressTokenOf(params json.RawMessage) json.RawMessage {

@@ -62,12 +62,17 @@ func (h *MCP) serveModern(req *request) {
 	}
 	rp := newReply(w, r)
 	op := h.operation(req, true)
+	op.ClientCaps = meta.ClientCapabilities
 	if meta.ProgressToken != nil {
 		op.Progress = func(params json.RawMessage) {
 			rp.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
 	out := h.cfg.Gateway.Do(r.Context(), op)
+	if out.Detail != "" {
+		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})
+		return
+	}
 	if out.Err != nil {
 		if out.Challenge != "" {
 			w.Header().Set("WWW-Authenticate", out.Challenge)

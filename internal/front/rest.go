@@ -125,6 +125,10 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	params = jsonrpc.AppendString(params, in.Name)
 	params = append(append(append(params, `,"arguments":`...), args...), '}')
 	out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, server, mcp.MethodToolsCall, params))
+	if out.Detail != "" {
+		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})
+		return
+	}
 	if out.Err != nil {
 		status := out.Status
 		if status == 0 {

@@ -1,13 +1,16 @@
 package front
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
 
@@ -37,6 +40,59 @@ type live struct {
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed when the session is deleted
 	used     atomic.Int64   // unix nanoseconds of the last request
+
+	// Requests this gateway sent to the caller, waiting for its answers.
+	pmu     sync.Mutex
+	pending map[string]chan *jsonrpc.Message
+	seq     atomic.Int64
+}
+
+// ask sends a server→client request to the caller through out (the stream
+// of the request being served) and waits for the caller's answer, which
+// arrives as a POSTed response on the session.
+func (l *live) ask(ctx context.Context, out sink, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := jsonrpc.StringID("mcpgw-" + strconv.FormatInt(l.seq.Add(1), 10))
+	ch := make(chan *jsonrpc.Message, 1)
+	l.pmu.Lock()
+	if l.pending == nil {
+		l.pending = map[string]chan *jsonrpc.Message{}
+	}
+	l.pending[id.String()] = ch
+	l.pmu.Unlock()
+	defer func() {
+		l.pmu.Lock()
+		delete(l.pending, id.String())
+		l.pmu.Unlock()
+	}()
+	if !out.send(jsonrpc.EncodeRequest(id, method, params)) {
+		return nil, errors.New("the client's connection cannot carry a request to it (it must accept text/event-stream)")
+	}
+	select {
+	case msg := <-ch:
+		if msg.Error != nil {
+			return nil, msg.Error
+		}
+		return msg.Result, nil
+	case <-l.done:
+		return nil, errors.New("the session ended")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// deliver hands a caller's response to the request waiting for it.
+func (l *live) deliver(msg *jsonrpc.Message) bool {
+	l.pmu.Lock()
+	ch := l.pending[msg.ID.String()]
+	l.pmu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case ch <- msg:
+	default:
+	}
+	return true
 }
 
 // idle reports whether nothing holds the session here: no stream, no
@@ -44,7 +100,9 @@ type live struct {
 func (l *live) idle(cutoff int64) bool {
 	l.inflight.mu.Lock()
 	defer l.inflight.mu.Unlock()
-	return l.stream == nil && len(l.inflight.cancels) == 0 && l.used.Load() < cutoff
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	return l.stream == nil && len(l.inflight.cancels) == 0 && len(l.pending) == 0 && l.used.Load() < cutoff
 }
 
 // sessions holds this replica's live legacy sessions and the ids deleted

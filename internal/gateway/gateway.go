@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -31,6 +32,9 @@ type Server struct {
 	Delegate         bool
 	AllowElicitation bool
 	AllowSampling    bool
+	// TargetDigest names the server's configuration (see TargetDigest);
+	// continuations minted for it die when it changes.
+	TargetDigest string
 }
 
 // Config builds a Gateway.
@@ -42,6 +46,12 @@ type Config struct {
 	Advertised  []string           // revisions served downstream
 	ListTimeout time.Duration      // bounds discovery probes
 	Logger      *slog.Logger
+	// Continuations seals MRTR continuations; nil (no LITELLM_SALT_KEY)
+	// refuses them.
+	Continuations *seal.Sealer
+	// Sampler fulfils upstream sampling requests; nil when no model is
+	// configured.
+	Sampler Sampler
 }
 
 // Gateway is the era-neutral core: an Operation in, an Outcome out.
@@ -90,6 +100,9 @@ type Operation struct {
 	// Progress receives the upstream's progress notifications for this
 	// request, with the caller's own token; nil when none was asked for.
 	Progress func(params json.RawMessage)
+	// ClientCaps are the caller's declared ClientCapabilities (modern:
+	// from _meta; legacy: from initialize).
+	ClientCaps json.RawMessage
 }
 
 // Outcome is the core's answer: a raw result or a JSON-RPC error.
@@ -99,6 +112,9 @@ type Outcome struct {
 	// Status is the HTTP status for Err (0: the era's default).
 	Status    int
 	Challenge string // WWW-Authenticate to send with a 401/403
+	// Detail, when set, is answered as the body {"detail": Detail} with
+	// Status instead of a JSON-RPC message (LiteLLM's refusal shape).
+	Detail string
 }
 
 func errOutcome(code int64, status int, format string, args ...any) Outcome {
@@ -115,6 +131,8 @@ func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
 	switch {
 	case catalog.IsList(op.Method):
 		return g.list(ctx, &op)
+	case mcp.MayReturnInputRequired(op.Method) && (jsonrpc.Member(op.Params, "requestState") != nil || jsonrpc.Member(op.Params, "inputResponses") != nil):
+		return g.resume(ctx, &op)
 	case op.Method == mcp.MethodToolsCall:
 		return g.callNamed(ctx, &op, true)
 	case op.Method == mcp.MethodPromptsGet:
@@ -189,18 +207,6 @@ func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options
 	if s.Delegate && authOK {
 		if tok, ok := strings.CutPrefix(op.Header.Get("Authorization"), "Bearer "); ok {
 			opts.Token = strings.TrimSpace(tok)
-		}
-	}
-	if op.Interactions != nil || op.Progress != nil {
-		opts.Interactions = &upstream.Interactions{Progress: op.Progress}
-		if in := op.Interactions; in != nil {
-			opts.Interactions.Roots = in.Roots
-			if s.AllowElicitation {
-				opts.Interactions.Elicit = in.Elicit
-			}
-			if s.AllowSampling {
-				opts.Interactions.Sample = in.Sample
-			}
 		}
 	}
 	return opts

@@ -49,11 +49,14 @@ func toolRefusal(tool, server string) json.RawMessage {
 // forward sends op.Method with params to one server and maps its answer.
 func (g *Gateway) forward(ctx context.Context, op *Operation, server string, servers []string, params json.RawMessage) Outcome {
 	s := g.servers[server]
-	res, err := s.Client.Call(ctx, op.Method, params, g.options(s, op, len(servers) > 1))
-	if err != nil {
-		return g.failure(op, server, err)
+	if !mcp.MayReturnInputRequired(op.Method) {
+		res, err := s.Client.Call(ctx, op.Method, params, g.options(s, op, len(servers) > 1))
+		if err != nil {
+			return g.failure(op, server, err)
+		}
+		return Outcome{Result: res.Raw}
 	}
-	return Outcome{Result: res.Raw}
+	return g.call(ctx, op, s, len(servers) > 1, params, continuation{})
 }
 
 // failure maps an upstream failure to the caller's answer. A JSON-RPC error

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/testpeers"
+)
+
+const elicitMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+
+// interactionGateway fronts a modern fixture (mod), a legacy one (leg) and a
+// modern one without any allow_* flag (off).
+func interactionGateway(t *testing.T, env map[string]string, extra string) *gatewayUnderTest {
+	return startGateway(t, fmt.Sprintf(`
+general_settings:
+  master_key: %s
+%s
+mcp_servers:
+  mod:
+    url: %s
+    allow_elicitation: true
+    allow_sampling: true
+  leg:
+    url: %s
+    allow_elicitation: true
+  off:
+    url: %s
+`, testKey, extra, testpeers.StartGoFixtureHTTP(t, true), testpeers.StartGoFixtureHTTP(t, false), testpeers.StartGoFixtureHTTP(t, true)), env)
+}
+
+func callBody(name, args, meta string, extra string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + extra + `,` + meta + `}}`
+}
+
+func resultOf(body map[string]any) map[string]any {
+	r, _ := body["result"].(map[string]any)
+	return r
+}
+
+func TestModernContinuations(t *testing.T) {
+	salt := map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}
+	a := interactionGateway(t, salt, "")
+	b := interactionGateway(t, salt, "") // another replica, same salt, its own fixtures
+	_ = b
+	const tool = "mod-test_input_required_result_elicitation"
+	status, _, body := rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
+	res := resultOf(body)
+	tok, _ := res["requestState"].(string)
+	reqs, _ := res["inputRequests"].(map[string]any)
+	if status != 200 || res["resultType"] != "input_required" || !strings.HasPrefix(tok, "mcp_state_v1.") || reqs["user_name"] == nil {
+		t.Fatalf("first call: %d %v", status, body)
+	}
+	retry := func(url, name, token, meta string) (int, map[string]any) {
+		extra := `,"requestState":"` + token + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`
+		status, _, body := rpc(t, url+"/mcp", modernHeaders("tools/call", name), callBody(name, `{}`, meta, extra))
+		return status, body
+	}
+	for i := 0; i < 2; i++ { // repeatable until it expires
+		status, body = retry(a.url, tool, tok, elicitMeta)
+		if status != 200 || !strings.Contains(fmt.Sprint(resultOf(body)["content"]), "Hello, Ada!") {
+			t.Fatalf("resume %d: %d %v", i, status, body)
+		}
+	}
+	for name, c := range map[string]struct{ name, token string }{
+		"tampered":   {tool, tok[:len(tok)-3] + "AAA"},
+		"foreign":    {tool, "mcp_state_v1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
+		"unprefixed": {tool, "opaque-upstream-state"},
+		"other tool": {"mod-test_input_required_result_request_state", tok},
+	} {
+		status, body := retry(a.url, c.name, c.token, elicitMeta)
+		e, _ := body["error"].(map[string]any)
+		if status != 400 || errCode(body) != -32602 || e["message"] != "Invalid or expired MCP continuation; start a fresh request" {
+			t.Fatalf("%s: %d %v", name, status, body)
+		}
+	}
+	// inputResponses without requestState
+	status, _, body = rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, `,"inputResponses":{"user_name":{"action":"accept"}}`))
+	if status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "Input responses require a gateway continuation") {
+		t.Fatalf("inputResponses alone: %d %v", status, body)
+	}
+	// A caller that did not declare elicitation gets -32021.
+	status, _, body = rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, modernMeta, ""))
+	data, _ := body["error"].(map[string]any)["data"].(map[string]any)
+	if status != 400 || errCode(body) != -32021 || data["requiredCapabilities"] == nil {
+		t.Fatalf("missing capability: %d %v", status, body)
+	}
+	// elicitation not allowed for the server: refused in-band.
+	status, _, body = rpc(t, a.url+"/mcp", modernHeaders("tools/call", "off-test_input_required_result_elicitation"), callBody("off-test_input_required_result_elicitation", `{}`, elicitMeta, ""))
+	if res := resultOf(body); status != 200 || res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "allow_elicitation") {
+		t.Fatalf("elicitation off: %d %v", status, body)
+	}
+}
+
+func TestContinuationsCrossReplicaAndTarget(t *testing.T) {
+	fx := testpeers.StartGoFixtureHTTP(t, true)
+	cfg := func(url string) string {
+		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  mod:\n    url: %s\n    allow_elicitation: true\n", testKey, url)
+	}
+	salt := map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}
+	a := startGateway(t, cfg(fx), salt)
+	b := startGateway(t, cfg(fx), salt)
+	changed := startGateway(t, cfg(fx+"/changed-target"), salt)
+	const tool = "mod-test_input_required_result_elicitation"
+	_, _, body := rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
+	tok, _ := resultOf(body)["requestState"].(string)
+	extra := `,"requestState":"` + tok + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Bo"}}}`
+	status, _, body := rpc(t, b.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, extra))
+	if status != 200 || !strings.Contains(fmt.Sprint(resultOf(body)["content"]), "Hello, Bo!") {
+		t.Fatalf("resume on another replica: %d %v", status, body)
+	}
+	status, _, body = rpc(t, changed.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, extra))
+	if status != 400 || errCode(body) != -32602 {
+		t.Fatalf("resume against a changed target: %d %v", status, body)
+	}
+}
+
+func TestContinuationCallerBindingAndRevocation(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[string]string{
+		"sk-alice-key-000000000001": `{"user_id":"alice","team_id":"team-a","object_permission":{"mcp_servers":["mod"]}}`,
+		"sk-bob-key-00000000000002": `{"user_id":"bob","team_id":"team-a","object_permission":{"mcp_servers":["mod"]}}`,
+	}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			APIKey string `json:"api_key"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		mu.Lock()
+		id, ok := ids[in.APIKey]
+		mu.Unlock()
+		if !ok {
+			http.Error(w, "no", 401)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, id)
+	}))
+	defer hook.Close()
+	gw := startGateway(t, fmt.Sprintf(`
+general_settings:
+  master_key: %s
+  custom_auth: %s
+mcp_servers:
+  mod:
+    url: %s
+    allow_elicitation: true
+  denied:
+    url: %s
+`, testKey, hook.URL, testpeers.StartGoFixtureHTTP(t, true), testpeers.StartGoFixtureHTTP(t, true)), map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"})
+	const tool = "mod-test_input_required_result_elicitation"
+	as := func(key string) map[string]string {
+		h := modernHeaders("tools/call", tool)
+		h["Authorization"] = "Bearer " + key
+		return h
+	}
+	_, _, body := rpc(t, gw.url+"/mcp", as("sk-alice-key-000000000001"), callBody(tool, `{}`, elicitMeta, ""))
+	tok, _ := resultOf(body)["requestState"].(string)
+	extra := `,"requestState":"` + tok + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Al"}}}`
+	status, _, body := rpc(t, gw.url+"/mcp", as("sk-bob-key-00000000000002"), callBody(tool, `{}`, elicitMeta, extra))
+	if status != 400 || errCode(body) != -32602 {
+		t.Fatalf("bob resumed alice's continuation: %d %v", status, body)
+	}
+	mu.Lock()
+	ids["sk-alice-key-000000000001"] = `{"user_id":"alice","team_id":"team-a","object_permission":{"mcp_servers":["denied"]}}`
+	mu.Unlock()
+	req, _ := http.NewRequest(http.MethodPost, gw.url+"/mcp", strings.NewReader(callBody(tool, `{}`, elicitMeta, extra)))
+	for k, v := range as("sk-alice-key-000000000001") {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var detail map[string]string
+	_ = json.NewDecoder(resp.Body).Decode(&detail)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || detail["detail"] != "MCP continuation target is no longer authorized" {
+		t.Fatalf("revoked target: %d %v", resp.StatusCode, detail)
+	}
+}
+
+func TestContinuationsNeedSaltKey(t *testing.T) {
+	gw := interactionGateway(t, nil, "")
+	const tool = "mod-test_input_required_result_elicitation"
+	status, _, body := rpc(t, gw.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
+	if status != 400 || errCode(body) != -32602 || !strings.Contains(fmt.Sprint(body["error"]), "LITELLM_SALT_KEY") {
+		t.Fatalf("without a salt key: %d %v", status, body)
+	}
+}
+
+func TestElicitationEraMatrix(t *testing.T) {
+	gw := interactionGateway(t, map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}, "")
+	t.Run("modern caller, legacy upstream", func(t *testing.T) {
+		status, _, body := rpc(t, gw.url+"/mcp", modernHeaders("tools/call", "leg-test_elicitation"), callBody("leg-test_elicitation", `{"message":"Confirm"}`, elicitMeta, ""))
+		text := strings.ToLower(fmt.Sprint(resultOf(body)["content"]))
+		if status != 200 || resultOf(body)["isError"] != true || !strings.Contains(text, "legacy upstream cannot resume input") || !strings.Contains(text, "partially completed") {
+			t.Fatalf("%d %v", status, body)
+		}
+	})
+	var asked atomic.Int32
+	client := sdk.NewClient(&sdk.Implementation{Name: "legacy", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked.Add(1)
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Lee", "username": "lee"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp", HTTPClient: &http.Client{Transport: authTransport{testKey}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	t.Run("legacy caller, modern upstream", func(t *testing.T) {
+		asked.Store(0)
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "mod-test_input_required_result_elicitation", Arguments: map[string]any{}})
+		if err != nil || textOf(res) != "Hello, Lee!" || asked.Load() != 1 {
+			t.Fatalf("res=%v err=%v asked=%d", res, err, asked.Load())
+		}
+	})
+	t.Run("legacy caller, legacy upstream", func(t *testing.T) {
+		asked.Store(0)
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "leg-test_elicitation", Arguments: map[string]any{"message": "Who?"}})
+		if err != nil || !strings.Contains(textOf(res), "action=accept") || asked.Load() != 1 {
+			t.Fatalf("res=%v err=%v asked=%d", res, err, asked.Load())
+		}
+	})
+}

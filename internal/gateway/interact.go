@@ -1,0 +1,483 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// ContinuationPurpose is the seal purpose of MRTR continuations.
+const ContinuationPurpose = "mcp-continuation"
+
+// ContinuationPrefix starts every gateway requestState.
+const ContinuationPrefix = "mcp_state_v1."
+
+// continuationTTL is how long a continuation may be resumed.
+const continuationTTL = 10 * time.Minute
+
+// maxRounds bounds the input rounds the gateway drives itself.
+const maxRounds = 10
+
+// Messages the caller sees; fixed so they never carry upstream text.
+const (
+	msgInvalidContinuation = "Invalid or expired MCP continuation; start a fresh request"
+	msgNeedsContinuation   = "Input responses require a gateway continuation"
+	msgNoSaltKey           = "MCP continuations are disabled: set the same LITELLM_SALT_KEY on every replica to enable MCP continuations"
+	msgTargetRevoked       = "MCP continuation target is no longer authorized"
+	msgLegacyCannotResume  = "The upstream server speaks a legacy protocol revision and its request for input was cancelled: a legacy upstream cannot resume input across requests, so the work may be partially completed. Retry with a client that keeps a legacy session, or ask the operator."
+)
+
+// Sampler fulfils sampling/createMessage requests through a configured model.
+type Sampler interface {
+	CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+}
+
+// continuation is what a gateway requestState carries, sealed. It binds the
+// token to the caller, the operation and the target; the upstream's own
+// state rides inside and never reaches the caller in clear.
+type continuation struct {
+	Principal string                     `json:"p"`           // caller binding and scope
+	Operation string                     `json:"o"`           // digest of method + params
+	Server    string                     `json:"s"`           // the target server's name
+	Target    string                     `json:"t"`           // digest of its configuration
+	State     string                     `json:"u,omitempty"` // the upstream's requestState
+	Responses map[string]json.RawMessage `json:"r,omitempty"` // answers the gateway already gave
+	Expires   int64                      `json:"e"`           // unix ms of the first seal
+}
+
+// principal binds a continuation to the caller and the scope it selected.
+func principal(op *Operation) string {
+	return op.Caller.Binding() + "|" + strings.Join(op.Scope, ",")
+}
+
+// operationDigest hashes the method and the params without _meta,
+// inputResponses and requestState, in canonical form.
+func operationDigest(method string, params json.RawMessage) (string, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return "", err
+	}
+	delete(m, "_meta")
+	delete(m, "inputResponses")
+	delete(m, "requestState")
+	b, err := json.Marshal(map[string]any{"method": method, "params": m})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// TargetDigest hashes what makes a server the same target: a continuation
+// minted for it is refused once any of these change.
+func TargetDigest(serverID, url, transport, protocolVersion, command string, args []string) string {
+	b, _ := json.Marshal([]any{serverID, url, transport, protocolVersion, command, args})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (g *Gateway) seal(c continuation) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	ttl := time.Until(time.UnixMilli(c.Expires))
+	if ttl <= 0 {
+		return "", seal.ErrExpired
+	}
+	tok, err := g.cfg.Continuations.Seal(ContinuationPurpose, b, ttl)
+	if err != nil {
+		return "", err
+	}
+	return ContinuationPrefix + tok, nil
+}
+
+func (g *Gateway) open(tok string) (continuation, error) {
+	var c continuation
+	raw, ok := strings.CutPrefix(tok, ContinuationPrefix)
+	if !ok {
+		return c, seal.ErrInvalid
+	}
+	b, err := g.cfg.Continuations.Open(ContinuationPurpose, raw)
+	if err != nil {
+		return c, err
+	}
+	err = json.Unmarshal(b, &c)
+	return c, err
+}
+
+func invalidContinuation() Outcome {
+	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgInvalidContinuation)
+}
+
+// resume continues an operation an earlier answer suspended: it verifies
+// every binding before any upstream contact, then retries the original
+// target with the upstream's own state and the caller's responses.
+func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
+	rawState := jsonrpc.Member(op.Params, "requestState")
+	if rawState == nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNeedsContinuation)
+	}
+	if g.cfg.Continuations == nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNoSaltKey)
+	}
+	tok, ok := stringMember(op.Params, "requestState")
+	if !ok {
+		return invalidContinuation()
+	}
+	c, err := g.open(tok)
+	if err != nil || c.Principal != principal(op) {
+		return invalidContinuation()
+	}
+	digest, err := operationDigest(op.Method, op.Params)
+	if err != nil || digest != c.Operation {
+		return invalidContinuation()
+	}
+	s := g.servers[c.Server]
+	if s == nil || s.TargetDigest != c.Target {
+		return invalidContinuation()
+	}
+	servers := g.visible(op)
+	visible := false
+	for _, name := range servers {
+		visible = visible || name == c.Server
+	}
+	params := op.Params
+	if op.Method == mcp.MethodToolsCall || op.Method == mcp.MethodPromptsGet {
+		name, _ := stringMember(op.Params, "name")
+		server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
+		if ok && server != c.Server {
+			ok = false
+		}
+		if ok && op.Method == mcp.MethodToolsCall && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
+			ok = false
+		}
+		if !ok {
+			visible = false
+		} else if params, err = jsonrpc.SetMember(params, "name", jsonrpc.AppendString(nil, bare)); err != nil {
+			return invalidContinuation()
+		}
+	}
+	if !visible {
+		return Outcome{Status: http.StatusForbidden, Detail: msgTargetRevoked}
+	}
+	params, err = withInput(params, jsonrpc.Member(op.Params, "inputResponses"), c.Responses, c.State)
+	if err != nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid inputResponses: %v", err)
+	}
+	return g.call(ctx, op, s, len(servers) > 1, params, c)
+}
+
+// withInput sets a retry's inputResponses (the caller's, exactly as sent,
+// plus the answers the gateway gave itself) and the upstream's requestState.
+func withInput(params, callers json.RawMessage, gateways map[string]json.RawMessage, state string) (json.RawMessage, error) {
+	responses := callers
+	if len(gateways) > 0 {
+		merged := map[string]json.RawMessage{}
+		if len(callers) > 0 && string(callers) != "null" {
+			if err := json.Unmarshal(callers, &merged); err != nil {
+				return nil, err
+			}
+		}
+		for k, v := range gateways {
+			if _, ok := merged[k]; !ok {
+				merged[k] = v
+			}
+		}
+		b, err := json.Marshal(merged)
+		if err != nil {
+			return nil, err
+		}
+		responses = b
+	}
+	var err error
+	if len(responses) > 0 {
+		if params, err = jsonrpc.SetMember(params, "inputResponses", responses); err != nil {
+			return nil, err
+		}
+	}
+	if state != "" {
+		return jsonrpc.SetMember(params, "requestState", jsonrpc.AppendString(nil, state))
+	}
+	return removeMember(params, "requestState")
+}
+
+// removeMember drops a top-level member of a JSON object.
+func removeMember(obj json.RawMessage, key string) (json.RawMessage, error) {
+	if jsonrpc.Member(obj, key) == nil {
+		return obj, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, err
+	}
+	delete(m, key)
+	return json.Marshal(m)
+}
+
+// legacyFlags records what an upstream asked of a caller who cannot be
+// asked across requests.
+type legacyFlags struct{ cancelled atomic.Bool }
+
+// upstreamInteractions answers the server→client requests a legacy upstream
+// makes mid-call: elicitation and roots go to a legacy caller's session;
+// sampling is fulfilled by the gateway; a modern caller cannot be asked
+// across requests, so the request is cancelled and flagged.
+func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFlags) *upstream.Interactions {
+	in := &upstream.Interactions{Progress: op.Progress}
+	cancel := func(reply string) upstream.Handler {
+		return func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			flags.cancelled.Store(true)
+			if reply == "" {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the caller cannot answer across requests")
+			}
+			return json.RawMessage(reply), nil
+		}
+	}
+	if s.AllowElicitation {
+		switch {
+		case op.Interactions != nil && op.Interactions.Elicit != nil:
+			in.Elicit = op.Interactions.Elicit
+		case op.Modern && CapabilityDeclared(op.ClientCaps, "elicitation"):
+			in.Elicit = cancel(`{"action":"cancel"}`)
+		}
+	}
+	switch {
+	case op.Interactions != nil && op.Interactions.Roots != nil:
+		in.Roots = op.Interactions.Roots
+	case op.Modern && CapabilityDeclared(op.ClientCaps, "roots"):
+		in.Roots = cancel("")
+	}
+	if s.AllowSampling {
+		in.Sample = g.sample
+	}
+	return in
+}
+
+// sample fulfils one sampling request through the configured model.
+func (g *Gateway) sample(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if g.cfg.Sampler == nil {
+		return nil, errors.New("no sampling model is configured (litellm_settings.default_mcp_sampling_model)")
+	}
+	return g.cfg.Sampler.CreateMessage(ctx, params)
+}
+
+// CapabilityDeclared reports whether a ClientCapabilities object has key.
+func CapabilityDeclared(caps json.RawMessage, key string) bool {
+	if len(caps) == 0 || caps[0] != '{' {
+		return false
+	}
+	v := jsonrpc.Member(caps, key)
+	return v != nil && string(v) != "null"
+}
+
+// isErrorResult is an in-band tool failure with a fixed text.
+func isErrorResult(text string) json.RawMessage {
+	b := []byte(`{"content":[{"type":"text","text":`)
+	b = jsonrpc.AppendString(b, text)
+	return append(b, `}],"isError":true}`...)
+}
+
+// call runs one operation on server s, with the interactions its era pair
+// needs, and drives or suspends input rounds. prev is the continuation being
+// resumed (zero for a fresh request).
+func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool, params json.RawMessage, prev continuation) Outcome {
+	opts := g.options(s, op, multi)
+	var flags legacyFlags
+	opts.Interactions = g.upstreamInteractions(s, op, &flags)
+	for round := 0; ; round++ {
+		res, err := s.Client.Call(ctx, op.Method, params, opts)
+		if flags.cancelled.Load() {
+			return Outcome{Result: isErrorResult(msgLegacyCannotResume)}
+		}
+		if err != nil {
+			return g.failure(op, s.Name, err)
+		}
+		if !res.InputRequired {
+			return Outcome{Result: res.Raw}
+		}
+		if round >= maxRounds {
+			return Outcome{Result: isErrorResult("the upstream asked for input more than " + itoa(maxRounds) + " times; the request was abandoned")}
+		}
+		next, out, done := g.inputRound(ctx, op, s, params, res.Raw, prev)
+		if done {
+			return out
+		}
+		params = next
+	}
+}
+
+// inputRequest is one entry of an InputRequiredResult.
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// inputRound handles one input_required answer. It fulfils sampling itself;
+// what only the caller can answer is asked on a legacy caller's session
+// (then it returns the retry's params) or handed to a modern caller with a
+// sealed continuation (then done is set with the outcome).
+func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, params, raw json.RawMessage, prev continuation) (json.RawMessage, Outcome, bool) {
+	var ir struct {
+		InputRequests map[string]inputRequest `json:"inputRequests"`
+		RequestState  string                  `json:"requestState"`
+	}
+	if err := json.Unmarshal(raw, &ir); err != nil {
+		return nil, errOutcome(jsonrpc.CodeInternalError, 0, "upstream %s: invalid MCP response", s.Name), true
+	}
+	keys := make([]string, 0, len(ir.InputRequests))
+	for k := range ir.InputRequests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	gatewayAnswers := map[string]json.RawMessage{}
+	var forCaller []string
+	var needCaps []string
+	for _, k := range keys {
+		req := ir.InputRequests[k]
+		switch req.Method {
+		case mcp.MethodSamplingCreateMessage:
+			if !s.AllowSampling {
+				return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for sampling, which is not allowed for it (allow_sampling is off); the request was refused.")}, true
+			}
+			ans, err := g.sample(ctx, req.Params)
+			if err != nil {
+				g.cfg.Logger.Warn("sampling for an upstream failed", "server", s.Name, "err", err.Error())
+				return nil, Outcome{Result: isErrorResult("Sampling for server '" + s.Name + "' failed: " + err.Error())}, true
+			}
+			gatewayAnswers[k] = ans
+		case mcp.MethodElicitationCreate:
+			if !s.AllowElicitation {
+				return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for user input (elicitation), which is not allowed for it (allow_elicitation is off); the request was refused.")}, true
+			}
+			forCaller = append(forCaller, k)
+			if !CapabilityDeclared(op.ClientCaps, "elicitation") {
+				needCaps = append(needCaps, "elicitation")
+			}
+		case mcp.MethodRootsList:
+			forCaller = append(forCaller, k)
+			if !CapabilityDeclared(op.ClientCaps, "roots") {
+				needCaps = append(needCaps, "roots")
+			}
+		default:
+			return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for an unsupported kind of input; the request was refused.")}, true
+		}
+	}
+	if len(needCaps) > 0 {
+		return nil, missingCapability(op, needCaps), true
+	}
+	if len(forCaller) == 0 || !op.Modern {
+		answers := map[string]json.RawMessage{}
+		for k, v := range gatewayAnswers {
+			answers[k] = v
+		}
+		for _, k := range forCaller {
+			ans, err := g.askLegacyCaller(ctx, op, ir.InputRequests[k])
+			if err != nil {
+				return nil, Outcome{Result: isErrorResult("The client could not answer a request for input: " + err.Error())}, true
+			}
+			answers[k] = ans
+		}
+		b, err := json.Marshal(answers)
+		if err != nil {
+			return nil, errOutcome(jsonrpc.CodeInternalError, 0, "cannot encode input responses"), true
+		}
+		next, err := withInput(params, b, nil, ir.RequestState)
+		if err != nil {
+			return nil, errOutcome(jsonrpc.CodeInternalError, 0, "cannot build the retry"), true
+		}
+		return next, Outcome{}, false
+	}
+	return nil, g.suspend(op, s, raw, ir.RequestState, forCaller, gatewayAnswers, prev), true
+}
+
+// askLegacyCaller sends one input request to a legacy caller's session.
+func (g *Gateway) askLegacyCaller(ctx context.Context, op *Operation, req inputRequest) (json.RawMessage, error) {
+	var h upstream.Handler
+	if op.Interactions != nil {
+		switch req.Method {
+		case mcp.MethodElicitationCreate:
+			h = op.Interactions.Elicit
+		case mcp.MethodRootsList:
+			h = op.Interactions.Roots
+		}
+	}
+	if h == nil {
+		return nil, errors.New("the client's session cannot take " + req.Method)
+	}
+	return h(ctx, req.Params)
+}
+
+// missingCapability answers -32021 naming what the caller must declare.
+func missingCapability(op *Operation, caps []string) Outcome {
+	req := map[string]any{}
+	for _, c := range caps {
+		req[c] = map[string]any{}
+	}
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": req})
+	if !op.Modern {
+		return Outcome{Result: isErrorResult("The upstream needs the client capability " + strings.Join(caps, ", ") + ", which this client did not declare.")}
+	}
+	return Outcome{Err: &jsonrpc.Error{Code: mcp.CodeMissingClientCapability, Message: "client capability required: " + strings.Join(caps, ", "), Data: data}, Status: http.StatusBadRequest}
+}
+
+// suspend hands the caller the upstream's input requests (minus those the
+// gateway answered) with a sealed continuation in place of the upstream's
+// state.
+func (g *Gateway) suspend(op *Operation, s *Server, raw json.RawMessage, state string, forCaller []string, answers map[string]json.RawMessage, prev continuation) Outcome {
+	if g.cfg.Continuations == nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNoSaltKey)
+	}
+	digest, err := operationDigest(op.Method, op.Params)
+	if err != nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params")
+	}
+	c := continuation{Principal: principal(op), Operation: digest, Server: s.Name, Target: s.TargetDigest,
+		State: state, Responses: answers, Expires: prev.Expires}
+	if c.Expires == 0 {
+		c.Expires = time.Now().Add(continuationTTL).UnixMilli()
+	}
+	tok, err := g.seal(c)
+	if err != nil {
+		if errors.Is(err, seal.ErrExpired) {
+			return invalidContinuation()
+		}
+		return errOutcome(jsonrpc.CodeInternalError, 0, "cannot seal the continuation")
+	}
+	out, err := jsonrpc.SetMember(raw, "requestState", jsonrpc.AppendString(nil, tok))
+	if err == nil && len(answers) > 0 {
+		var all map[string]json.RawMessage
+		if json.Unmarshal(jsonrpc.Member(raw, "inputRequests"), &all) == nil {
+			kept := map[string]json.RawMessage{}
+			for _, k := range forCaller {
+				kept[k] = all[k]
+			}
+			b, _ := json.Marshal(kept)
+			out, err = jsonrpc.SetMember(out, "inputRequests", b)
+		}
+	}
+	if err != nil {
+		return errOutcome(jsonrpc.CodeInternalError, 0, "cannot encode the continuation")
+	}
+	return Outcome{Result: out}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
