@@ -34,6 +34,7 @@ mcp_servers:
   leg:
     url: %s
     allow_elicitation: true
+    allow_sampling: true
   off:
     url: %s
 `, testKey, extra, testpeers.StartGoFixtureHTTP(t, true), testpeers.StartGoFixtureHTTP(t, false), testpeers.StartGoFixtureHTTP(t, true)), env)
@@ -238,4 +239,72 @@ func TestElicitationEraMatrix(t *testing.T) {
 			t.Fatalf("res=%v err=%v asked=%d", res, err, asked.Load())
 		}
 	})
+}
+
+// fakeProvider is an OpenAI-compatible /chat/completions endpoint that
+// records what it was asked.
+type fakeProvider struct {
+	srv   *httptest.Server
+	calls atomic.Int32
+	mu    sync.Mutex
+	last  string
+}
+
+func newFakeProvider(t *testing.T) *fakeProvider {
+	p := &fakeProvider{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.calls.Add(1)
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		b, _ := json.Marshal(body["messages"])
+		p.mu.Lock()
+		p.last = string(b)
+		p.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"x","model":"sampling-model","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Paris, sampled"}}]}`)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func TestSamplingThroughConfiguredModel(t *testing.T) {
+	provider := newFakeProvider(t)
+	models := fmt.Sprintf(`model_list:
+  - model_name: sampling-model
+    litellm_params:
+      model: openai/sampling-model
+      api_base: %s/v1
+      api_key: sk-provider-secret
+litellm_settings:
+  default_mcp_sampling_model: sampling-model`, provider.srv.URL)
+	gw := interactionGateway(t, map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}, models)
+	const tool = "mod-test_input_required_result_sampling"
+	status, _, body := rpc(t, gw.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, modernMeta, ""))
+	res := resultOf(body)
+	if status != 200 || res["resultType"] != "complete" || !strings.Contains(fmt.Sprint(res["content"]), "Sampling response: Paris, sampled") {
+		t.Fatalf("sampled call: %d %v", status, body)
+	}
+	provider.mu.Lock()
+	last := provider.last
+	provider.mu.Unlock()
+	if provider.calls.Load() != 1 || !strings.Contains(last, "What is the capital of France?") {
+		t.Fatalf("provider calls %d, messages %s", provider.calls.Load(), last)
+	}
+	// sampling not allowed: refused, and the provider hears nothing
+	const off = "off-test_input_required_result_sampling"
+	status, _, body = rpc(t, gw.url+"/mcp", modernHeaders("tools/call", off), callBody(off, `{}`, modernMeta, ""))
+	if res := resultOf(body); status != 200 || res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "sampling") || provider.calls.Load() != 1 {
+		t.Fatalf("sampling off: %d %v (provider calls %d)", status, body, provider.calls.Load())
+	}
+	// a legacy upstream asking mid-call is answered by the gateway too
+	status, _, body = rpc(t, gw.url+"/mcp", modernHeaders("tools/call", "leg-test_sampling"), callBody("leg-test_sampling", `{"prompt":"Capital of Spain?"}`, modernMeta, ""))
+	if res := resultOf(body); status != 200 || res["isError"] == true || !strings.Contains(fmt.Sprint(res["content"]), "Paris, sampled") || provider.calls.Load() != 2 {
+		t.Fatalf("legacy upstream sampling: %d %v (provider calls %d)", status, body, provider.calls.Load())
+	}
+	// a legacy caller gets the same: the gateway samples, the caller never sees it
+	cs := sdkSession(t, gw.url+"/mcp", "2025-11-25")
+	r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	if err != nil || textOf(r) != "Sampling response: Paris, sampled" || provider.calls.Load() != 3 {
+		t.Fatalf("legacy caller sampling: %v %v (provider calls %d)", r, err, provider.calls.Load())
+	}
 }

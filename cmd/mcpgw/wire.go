@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
@@ -133,12 +134,17 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 			}
 		}
 	}
+	sampler, err := newSampler(cfg, log)
+	if err != nil {
+		a.close(context.Background())
+		return nil, err
+	}
 	pol := policy.New(polServers)
 	cat := catalog.New(catalog.Config{Servers: catServers, Separator: sep, Sealer: sealer, Logger: log})
 	gw := gateway.New(gateway.Config{
 		Servers: gwServers, Policy: pol, Catalog: cat, Info: info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: env.listingTimeout, Logger: log,
-		Continuations: continuations,
+		Continuations: continuations, Sampler: sampler,
 	})
 	a.mcp = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: cfg.General.MCPAdvertisedVersions,
@@ -146,6 +152,23 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 		Resolve: func(seg string) (string, bool) { n, ok := byName[seg]; return n, ok },
 	})
 	return a, nil
+}
+
+// newSampler builds the sampling client from model_list; nil when no model
+// is configured.
+func newSampler(cfg *config.Config, log *slog.Logger) (gateway.Sampler, error) {
+	if len(cfg.Models) == 0 {
+		return nil, nil
+	}
+	models := make([]llm.Model, 0, len(cfg.Models))
+	for _, m := range cfg.Models {
+		models = append(models, llm.Model{Name: m.ModelName, Provider: m.Params.Model, APIBase: m.Params.APIBase, APIKey: m.Params.APIKey.Reveal()})
+	}
+	s, err := llm.New(llm.Config{Models: models, Default: cfg.LiteLLM.DefaultMCPSamplingModel, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("model_list: %w", err)
+	}
+	return s, nil
 }
 
 // newSealer builds the token sealer. Without LITELLM_SALT_KEY, session ids and
