@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
@@ -110,8 +112,18 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 		polServers []policy.Server
 		byName     = map[string]string{}
 	)
+	// Upstreams tell the catalog when their lists change; the catalog is
+	// built after them, so they reach it through this pointer.
+	var catRef atomic.Pointer[catalog.Catalog]
 	for _, s := range cfg.Servers {
-		c, err := upstream.New(upstreamConfig(s, cfg, env, info, log))
+		uc := upstreamConfig(s, cfg, env, info, log)
+		name := s.Name
+		uc.OnNotification = func(method string, _ json.RawMessage) {
+			if cat := catRef.Load(); cat != nil {
+				cat.ListChanged(name, method)
+			}
+		}
+		c, err := upstream.New(uc)
 		if err != nil {
 			a.close(context.Background())
 			return nil, err
@@ -141,6 +153,7 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	}
 	pol := policy.New(polServers)
 	cat := catalog.New(catalog.Config{Servers: catServers, Separator: sep, Sealer: sealer, Logger: log})
+	catRef.Store(cat)
 	gw := gateway.New(gateway.Config{
 		Servers: gwServers, Policy: pol, Catalog: cat, Info: info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: env.listingTimeout, Logger: log,

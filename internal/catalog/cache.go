@@ -96,3 +96,15 @@ func templateMatches(t, uri string) bool {
 	ok, err := regexp.MatchString(re.String(), uri)
 	return err == nil && ok
 }
+
+// dropServer forgets the cached lists of one method of one server.
+func (c *cache) dropServer(server, method string) {
+	prefix := server + "\x00" + method + "\x00"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.entries, k)
+		}
+	}
+}

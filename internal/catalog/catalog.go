@@ -43,6 +43,7 @@ type Catalog struct {
 	log     *slog.Logger
 	cache   cache
 	now     func() time.Time
+	seen    names // what each caller was last shown
 }
 
 // Config builds a Catalog.
@@ -66,6 +67,7 @@ func New(cfg Config) *Catalog {
 		c.servers[s.Name] = s
 	}
 	c.cache.entries = map[string]cacheEntry{}
+	c.seen.lists = map[string]shown{}
 	return c
 }
 
@@ -116,6 +118,20 @@ func listKey(method string) string {
 		return "resourceTemplates"
 	}
 	return ""
+}
+
+// ListChanged makes a server's cached lists stale at once when it says they
+// changed (notifications/tools/list_changed and its siblings).
+func (c *Catalog) ListChanged(server, notification string) {
+	switch notification {
+	case mcp.NotifToolsListChanged:
+		c.cache.dropServer(server, mcp.MethodToolsList)
+	case mcp.NotifPromptsListChanged:
+		c.cache.dropServer(server, mcp.MethodPromptsList)
+	case mcp.NotifResourcesListChanged:
+		c.cache.dropServer(server, mcp.MethodResourcesList)
+		c.cache.dropServer(server, mcp.MethodResourcesTemplatesList)
+	}
 }
 
 // IsList reports whether method is one of the four aggregated list methods.
@@ -204,6 +220,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			continue
 		}
 		kept := c.present(q, name, method, r.items)
+		c.seen.record(q, name, method, r.items, c.now())
 		n := len(kept)
 		o := Outcome{Status: "ok", Count: &n}
 		if method == mcp.MethodToolsList {
@@ -336,12 +353,14 @@ func (c *Catalog) SplitName(name string, servers []string, prefixed bool) (serve
 
 // ResourceOwner finds the server that serves uri for this caller: the first
 // (in order) that lists it, else the first whose resource template matches.
-func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (string, bool) {
+// When no server has it and every server refused the caller's credentials,
+// the auth failure is returned, so the caller learns it must authenticate.
+func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (string, *Failure) {
 	results := c.gather(ctx, q, mcp.MethodResourcesList)
 	for i, name := range q.Servers {
 		for _, it := range results[i].items {
 			if u, ok := stringMember(it, "uri"); ok && u == uri {
-				return name, true
+				return name, nil
 			}
 		}
 	}
@@ -349,11 +368,32 @@ func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (strin
 	for i, name := range q.Servers {
 		for _, it := range templates[i].items {
 			if t, ok := stringMember(it, "uriTemplate"); ok && templateMatches(t, uri) {
-				return name, true
+				return name, nil
 			}
 		}
 	}
-	return "", false
+	return "", authFailure(results)
+}
+
+// authFailure is the first auth refusal when every fetch was refused one.
+func authFailure(results []fetched) *Failure {
+	var first *upstream.Classified
+	for _, r := range results {
+		if r.err == nil {
+			return nil
+		}
+		cl := upstream.Classify(r.err)
+		if cl.Fault != upstream.FaultAuthRequired && cl.Fault != upstream.FaultForbidden {
+			return nil
+		}
+		if first == nil {
+			first = &cl
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", first.Message), Status: first.HTTPStatus, Challenge: first.Challenge}
 }
 
 // cursor is the sealed content of an aggregate cursor.

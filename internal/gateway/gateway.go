@@ -197,6 +197,9 @@ func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options
 		if strings.EqualFold(name, "Authorization") && !authOK {
 			continue
 		}
+		if strings.EqualFold(name, identity.HeaderAPIKey) {
+			continue // the gateway credential never leaves the gateway
+		}
 		if v := op.Header.Values(name); len(v) > 0 {
 			if opts.Header == nil {
 				opts.Header = http.Header{}

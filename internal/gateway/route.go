@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -30,6 +31,13 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	}
 	if tool && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
 		return Outcome{Result: toolRefusal(bare, server)}
+	}
+	listMethod := mcp.MethodPromptsList
+	if tool {
+		listMethod = mcp.MethodToolsList
+	}
+	if listed, known := g.cfg.Catalog.Listed(g.query(op, servers), server, listMethod, bare); known && !listed {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
 	}
 	params, err := jsonrpc.SetMember(op.Params, "name", jsonrpc.AppendString(nil, bare))
 	if err != nil {
@@ -88,11 +96,20 @@ func (g *Gateway) readResource(ctx context.Context, op *Operation) Outcome {
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.uri is required")
 	}
 	servers := g.visible(op)
-	server, ok := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
-	if !ok {
-		return notFoundResource(op, uri)
+	server, fail := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
+	if server == "" {
+		return g.ownerMissing(op, uri, fail)
 	}
 	return g.forward(ctx, op, server, servers, op.Params)
+}
+
+// ownerMissing answers a URI no visible server serves: the auth refusal
+// when every server refused the caller, else "not found".
+func (g *Gateway) ownerMissing(op *Operation, uri string, fail *catalog.Failure) Outcome {
+	if fail != nil {
+		return Outcome{Err: fail.Err, Status: fail.Status, Challenge: fail.Challenge}
+	}
+	return notFoundResource(op, uri)
 }
 
 func notFoundResource(op *Operation, uri string) Outcome {
@@ -128,9 +145,9 @@ func (g *Gateway) complete(ctx context.Context, op *Operation) Outcome {
 		return g.forward(ctx, op, server, servers, params)
 	case "ref/resource":
 		uri, _ := stringMember(ref, "uri")
-		server, ok := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
-		if !ok {
-			return notFoundResource(op, uri)
+		server, fail := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
+		if server == "" {
+			return g.ownerMissing(op, uri, fail)
 		}
 		return g.forward(ctx, op, server, servers, op.Params)
 	}

@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+const testSaltKey = "catalog-test-salt-key-0123456789abcdef"
+
+// upSpec is one upstream of a test catalog.
+type upSpec struct {
+	name string
+	fake *fakeUpstream
+	url  string // overrides fake.url() (e.g. a closed server)
+	// tweak adjusts the client configuration.
+	tweak func(*upstream.Config)
+}
+
+func newTestSealer(t *testing.T, key string) *seal.Sealer {
+	t.Helper()
+	s, err := seal.New(key, SealPurpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newClient(t *testing.T, u upSpec) *upstream.Client {
+	t.Helper()
+	cfg := upstream.Config{Name: u.name, ProtocolVersion: "2026-07-28", RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
+	if u.fake != nil {
+		cfg.URL = u.fake.url()
+		if u.fake.opts.Legacy {
+			cfg.ProtocolVersion = "2025-11-25"
+		}
+	}
+	if u.url != "" {
+		cfg.URL = u.url
+	}
+	if u.tweak != nil {
+		u.tweak(&cfg)
+	}
+	c, err := upstream.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// newTestCatalog builds a catalog over the given upstreams; cfg's Servers
+// are filled in, a sealer is made when cfg has none (pass noSealer to keep
+// it nil).
+func newTestCatalog(t *testing.T, cfg Config, ups ...upSpec) *Catalog {
+	t.Helper()
+	for _, u := range ups {
+		cfg.Servers = append(cfg.Servers, &Server{Name: u.name, Client: newClient(t, u)})
+	}
+	if cfg.Sealer == nil {
+		cfg.Sealer = newTestSealer(t, testSaltKey)
+	}
+	return New(cfg)
+}
+
+// listed is one decoded aggregate list page.
+type listed struct {
+	raw      json.RawMessage
+	members  map[string]json.RawMessage
+	items    []map[string]any
+	next     string
+	outcomes map[string]any
+}
+
+func decodeList(t *testing.T, method string, raw json.RawMessage) listed {
+	t.Helper()
+	l := listed{raw: raw}
+	if err := json.Unmarshal(raw, &l.members); err != nil {
+		t.Fatalf("list result is not an object: %v\n%s", err, raw)
+	}
+	arr, ok := l.members[listKey(method)]
+	if !ok {
+		t.Fatalf("list result has no %q: %s", listKey(method), raw)
+	}
+	if err := json.Unmarshal(arr, &l.items); err != nil {
+		t.Fatalf("%s is not an array of objects: %v", listKey(method), err)
+	}
+	if nc, ok := l.members["nextCursor"]; ok {
+		if err := json.Unmarshal(nc, &l.next); err != nil || l.next == "" {
+			t.Fatalf("nextCursor is not a non-empty string: %s", nc)
+		}
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(l.members["_meta"], &meta); err != nil {
+		t.Fatalf("result _meta: %v\n%s", err, raw)
+	}
+	if err := json.Unmarshal(meta[MetaServerOutcomes], &l.outcomes); err != nil {
+		t.Fatalf("result _meta[%q]: %v\n%s", MetaServerOutcomes, err, raw)
+	}
+	return l
+}
+
+// field lists one string member of every item.
+func (l listed) field(key string) []string {
+	out := make([]string, 0, len(l.items))
+	for _, it := range l.items {
+		s, _ := it[key].(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func mustList(t *testing.T, c *Catalog, q Query, method, cursor string) listed {
+	t.Helper()
+	raw, fail := c.List(context.Background(), q, method, cursor)
+	if fail != nil {
+		t.Fatalf("%s: unexpected failure %+v (%v)", method, fail, fail.Err)
+	}
+	return decodeList(t, method, raw)
+}
+
+// jsonEqual compares a decoded value with the JSON text want.
+func jsonEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON %s: %v", want, err)
+	}
+	b, _ := json.Marshal(got)
+	var g any
+	_ = json.Unmarshal(b, &g)
+	return reflect.DeepEqual(g, w)
+}
+
+// logBuffer captures slog JSON lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// records decodes every captured line.
+func (b *logBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
+}

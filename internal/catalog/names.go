@@ -1,0 +1,70 @@
+package catalog
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// seenFor is how long a caller's last listing of a server answers "is this
+// name one of its tools?": a call for a name the caller was not shown that
+// recently is refused without contacting the upstream. Older listings
+// decide nothing, so a tool added upstream is never refused for long.
+const seenFor = time.Minute
+
+// maxSeen bounds the memo; when full it starts over.
+const maxSeen = 10000
+
+// names remembers the tool and prompt names each caller was last shown per
+// server.
+type names struct {
+	mu    sync.Mutex
+	lists map[string]shown
+}
+
+type shown struct {
+	names map[string]struct{}
+	at    time.Time
+}
+
+func seenKey(q Query, server, method string) string {
+	cred := ""
+	if q.CredentialKey != nil {
+		cred = q.CredentialKey(server)
+	}
+	return server + "\x00" + method + "\x00" + q.Binding + "\x00" + cred
+}
+
+func (n *names) record(q Query, server, method string, items []json.RawMessage, now time.Time) {
+	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
+		return
+	}
+	set := make(map[string]struct{}, len(items))
+	for _, it := range items {
+		if name, ok := stringMember(it, "name"); ok {
+			set[name] = struct{}{}
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.lists) >= maxSeen {
+		n.lists = map[string]shown{}
+	}
+	n.lists[seenKey(q, server, method)] = shown{names: set, at: now}
+}
+
+// Listed reports whether upstream name bare was in the caller's recent
+// listing of server (method tools/list or prompts/list); known is false
+// when there is no recent listing to judge by.
+func (c *Catalog) Listed(q Query, server, method, bare string) (listed, known bool) {
+	c.seen.mu.Lock()
+	defer c.seen.mu.Unlock()
+	s, ok := c.seen.lists[seenKey(q, server, method)]
+	if !ok || c.now().Sub(s.at) > seenFor {
+		return false, false
+	}
+	_, listed = s.names[bare]
+	return listed, true
+}

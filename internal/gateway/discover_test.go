@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+func TestDiscover(t *testing.T) {
+	alpha := newFake(t, fakeOpts{Caps: `{"tools":{"listChanged":true},"logging":{}}`})
+	beta := newFake(t, fakeOpts{Legacy: true, Caps: `{"prompts":{"listChanged":false},"resources":{"subscribe":true,"listChanged":true},"completions":{}}`})
+	// These would add prompts.listChanged and completions if they answered.
+	broken := newFake(t, fakeOpts{Status: 500, Caps: `{"prompts":{"listChanged":true}}`})
+	slow := newFake(t, fakeOpts{Caps: `{"prompts":{"listChanged":true},"completions":{}}`,
+		Delay: map[string]time.Duration{mcp.MethodDiscover: 10 * time.Second}})
+	var logs logBuffer
+	g := newTestGateway(t, Config{ListTimeout: 300 * time.Millisecond, Logger: logs.logger(), Advertised: []string{"2026-07-28", "2025-11-25"}},
+		upSpec{name: "alpha", fake: alpha}, upSpec{name: "beta", fake: beta},
+		upSpec{name: "broken", fake: broken}, upSpec{name: "slow", fake: slow})
+
+	start := time.Now()
+	out := do(t, g, Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Modern: true})
+	elapsed := time.Since(start)
+	res := wantResult(t, out)
+	want := `{
+		"resultType":"complete",
+		"supportedVersions":["2026-07-28","2025-11-25"],
+		"capabilities":{
+			"tools":{"listChanged":true},
+			"prompts":{"listChanged":false},
+			"resources":{"listChanged":true,"subscribe":true},
+			"completions":{},
+			"logging":{}
+		},
+		"ttlMs":0,
+		"cacheScope":"private",
+		"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpgw","version":"test"}}
+	}`
+	if !jsonEqual(t, out.Result, want) {
+		t.Fatalf("discover = %s\nwant %s", out.Result, want)
+	}
+	if res["ttlMs"] == nil || res["cacheScope"] == nil {
+		t.Fatalf("caching hints missing: %s", out.Result)
+	}
+	if elapsed > 3*time.Second {
+		t.Fatalf("discovery took %v despite a 300ms listing timeout", elapsed)
+	}
+	if slow.count(mcp.MethodDiscover) == 0 {
+		t.Fatal("the slow upstream was never probed")
+	}
+	if broken.count(mcp.MethodDiscover) == 0 {
+		t.Fatal("the broken upstream was never probed")
+	}
+
+	t.Run("only what the caller may use", func(t *testing.T) {
+		c := &identity.Caller{KeyHash: "k", Servers: []string{"beta"}}
+		out := do(t, g, Operation{Method: mcp.MethodDiscover, Caller: c})
+		if !jsonEqual(t, jsonMember(t, out.Result, "capabilities"),
+			`{"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"completions":{}}`) {
+			t.Fatalf("capabilities = %s", jsonMember(t, out.Result, "capabilities"))
+		}
+	})
+	t.Run("every upstream failing", func(t *testing.T) {
+		out := do(t, g, Operation{Method: mcp.MethodDiscover, Scope: []string{"broken", "slow"}})
+		res := wantResult(t, out)
+		if !jsonEqual(t, res["capabilities"], `{}`) || res["resultType"] != "complete" {
+			t.Fatalf("discover = %s", out.Result)
+		}
+	})
+	t.Run("no upstreams", func(t *testing.T) {
+		out := do(t, g, Operation{Method: mcp.MethodDiscover, Caller: &identity.Caller{KeyHash: "k", Servers: []string{"no-mcp-servers"}}})
+		if !jsonEqual(t, jsonMember(t, out.Result, "capabilities"), `{}`) {
+			t.Fatalf("discover = %s", out.Result)
+		}
+	})
+}
+
+func jsonMember(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("not an object: %s", raw)
+	}
+	return m[key]
+}
+
+func TestLegacyCapabilities(t *testing.T) {
+	var caps mcp.ServerCapabilities
+	if err := json.Unmarshal(LegacyCapabilities(), &caps); err != nil {
+		t.Fatal(err)
+	}
+	if !caps.HasTools() || !caps.ToolsListChanged() || !caps.HasPrompts() || !caps.PromptsListChanged() ||
+		!caps.HasResources() || !caps.ResourcesListChanged() || !caps.ResourcesSubscribe() || !caps.HasCompletions() || !caps.HasLogging() {
+		t.Fatalf("legacy capabilities = %s", LegacyCapabilities())
+	}
+}

@@ -1,0 +1,278 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// fakeOpts configures a fakeUpstream; it is fixed once the fake starts.
+type fakeOpts struct {
+	// Legacy makes the fake speak 2025-11-25 (initialize, session ids, 202
+	// for notifications); otherwise it speaks 2026-07-28 (server/discover,
+	// per-request _meta and headers).
+	Legacy bool
+	// Lists answers tools/list, prompts/list, resources/list and
+	// resources/templates/list with these items (one page).
+	Lists map[string][]json.RawMessage
+	// TTLMs and CacheScope are the caching hints of list results; nil / ""
+	// leave them out.
+	TTLMs      *int64
+	CacheScope string
+	// Caps is the capabilities object; default tools, prompts, resources
+	// and completions.
+	Caps string
+	// Status, when set, answers every POST with this HTTP status, Challenge
+	// as WWW-Authenticate and Body as a text body.
+	Status    int
+	Challenge string
+	Body      string
+	// Delay holds each matching method's answer back (or until the request
+	// is abandoned).
+	Delay map[string]time.Duration
+	// Handlers answer other methods (or override the built-in ones).
+	Handlers map[string]func(params json.RawMessage) (json.RawMessage, *jsonrpc.Error)
+}
+
+// fakeRequest is one JSON-RPC message as the fake saw it.
+type fakeRequest struct {
+	Method string
+	Header http.Header
+	Params json.RawMessage
+}
+
+// fakeUpstream is an in-process MCP server over streamable HTTP that counts
+// requests per method and records their headers and params.
+type fakeUpstream struct {
+	opts fakeOpts
+	srv  *httptest.Server
+
+	mu         sync.Mutex
+	counts     map[string]int
+	reqs       []fakeRequest
+	sessions   int
+	violations []string
+}
+
+func newFake(t *testing.T, opts fakeOpts) *fakeUpstream {
+	t.Helper()
+	if opts.Caps == "" {
+		opts.Caps = `{"tools":{},"prompts":{},"resources":{},"completions":{}}`
+	}
+	f := &fakeUpstream{opts: opts, counts: map[string]int{}}
+	// Registered first so it runs last, once the server is closed.
+	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, v := range f.violations {
+			t.Errorf("fake upstream: %s", v)
+		}
+	})
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeUpstream) url() string { return f.srv.URL + "/mcp" }
+
+func (f *fakeUpstream) count(method string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts[method]
+}
+
+func (f *fakeUpstream) requests(method string) []fakeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fakeRequest
+	for _, r := range f.reqs {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (f *fakeUpstream) violate(format string, args ...any) {
+	f.mu.Lock()
+	f.violations = append(f.violations, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+
+func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		w.WriteHeader(http.StatusOK)
+		return
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	m, err := jsonrpc.Decode(body)
+	if err != nil {
+		f.violate("invalid JSON-RPC message: %v", err)
+		http.Error(w, "bad message", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.counts[m.Method]++
+	f.reqs = append(f.reqs, fakeRequest{Method: m.Method, Header: r.Header.Clone(), Params: append(json.RawMessage(nil), m.Params...)})
+	f.mu.Unlock()
+	if d := f.opts.Delay[m.Method]; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if f.opts.Status != 0 {
+		if f.opts.Challenge != "" {
+			w.Header().Set("WWW-Authenticate", f.opts.Challenge)
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(f.opts.Status)
+		_, _ = io.WriteString(w, f.opts.Body)
+		return
+	}
+	if m.Kind() != jsonrpc.KindRequest {
+		if !f.opts.Legacy {
+			f.violate("modern upstream got a %s (%s)", m.Kind(), m.Method)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	f.check(r, m)
+	res, rpcErr := f.answer(w, m)
+	w.Header().Set("Content-Type", "application/json")
+	if rpcErr != nil {
+		_, _ = w.Write(jsonrpc.EncodeError(m.ID, rpcErr))
+		return
+	}
+	_, _ = w.Write(jsonrpc.EncodeResult(m.ID, res))
+}
+
+// check records protocol violations of the gateway's client.
+func (f *fakeUpstream) check(r *http.Request, m *jsonrpc.Message) {
+	if f.opts.Legacy {
+		if m.Method != mcp.MethodInitialize && r.Header.Get(mcp.HeaderSessionID) == "" {
+			f.violate("legacy %s without a session id", m.Method)
+		}
+		return
+	}
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != mcp.V20260728 {
+		f.violate("modern %s with MCP-Protocol-Version %q", m.Method, v)
+	}
+	if v := r.Header.Get(mcp.HeaderMethod); v != m.Method {
+		f.violate("modern %s with Mcp-Method %q", m.Method, v)
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.Meta[mcp.MetaProtocolVersion] == nil {
+		f.violate("modern %s without _meta protocolVersion", m.Method)
+	}
+}
+
+func (f *fakeUpstream) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
+	if h := f.opts.Handlers[m.Method]; h != nil {
+		return h(m.Params)
+	}
+	switch m.Method {
+	case mcp.MethodInitialize:
+		if !f.opts.Legacy {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found")
+		}
+		f.mu.Lock()
+		f.sessions++
+		sid := fmt.Sprintf("sess-%d", f.sessions)
+		f.mu.Unlock()
+		w.Header().Set(mcp.HeaderSessionID, sid)
+		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + f.opts.Caps + `,"serverInfo":{"name":"fake-legacy","version":"1"}}`), nil
+	case mcp.MethodDiscover:
+		if f.opts.Legacy {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found")
+		}
+		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":` + f.opts.Caps +
+			`,"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake-modern","version":"1"}}}`), nil
+	}
+	if key := fakeListKey(m.Method); key != "" {
+		items := f.opts.Lists[m.Method]
+		if items == nil {
+			items = []json.RawMessage{}
+		}
+		res := map[string]any{key: items}
+		if !f.opts.Legacy {
+			res["resultType"] = "complete"
+		}
+		if f.opts.TTLMs != nil {
+			res["ttlMs"] = *f.opts.TTLMs
+		}
+		if f.opts.CacheScope != "" {
+			res["cacheScope"] = f.opts.CacheScope
+		}
+		b, _ := json.Marshal(res)
+		return b, nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", m.Method)
+}
+
+func ttl(ms int64) *int64 { return &ms }
+
+func tools(names ...string) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(names))
+	for _, n := range names {
+		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"tool %s","inputSchema":{"type":"object"}}`, n, n)))
+	}
+	return out
+}
+
+func prompts(names ...string) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(names))
+	for _, n := range names {
+		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"prompt %s"}`, n, n)))
+	}
+	return out
+}
+
+func resources(uris ...string) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(uris))
+	for i, u := range uris {
+		out = append(out, json.RawMessage(fmt.Sprintf(`{"uri":%q,"name":"res%d"}`, u, i)))
+	}
+	return out
+}
+
+func templates(ts ...string) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(ts))
+	for i, u := range ts {
+		out = append(out, json.RawMessage(fmt.Sprintf(`{"uriTemplate":%q,"name":"tpl%d"}`, u, i)))
+	}
+	return out
+}
+
+func fakeListKey(method string) string {
+	switch method {
+	case mcp.MethodToolsList:
+		return "tools"
+	case mcp.MethodPromptsList:
+		return "prompts"
+	case mcp.MethodResourcesList:
+		return "resources"
+	case mcp.MethodResourcesTemplatesList:
+		return "resourceTemplates"
+	}
+	return ""
+}

@@ -1,0 +1,217 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
+)
+
+// upSpec is one upstream of a test gateway.
+type upSpec struct {
+	name string
+	fake *fakeUpstream
+	// server carries the gateway.Server settings (ExtraHeaders, Delegate);
+	// Name and Client are filled in.
+	server Server
+	// policy carries the policy.Server settings; Name is filled in.
+	policy policy.Server
+	auth   auth.PolicyConfig
+}
+
+var testInfo = mcp.Implementation{Name: "mcpgw", Version: "test"}
+
+// newTestGateway builds a gateway over ups; cfg's Servers, Policy and
+// Catalog are filled in.
+func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
+	t.Helper()
+	var (
+		cats []*catalog.Server
+		pols []policy.Server
+	)
+	for _, u := range ups {
+		ucfg := upstream.Config{Name: u.name, URL: u.fake.url(), ProtocolVersion: "2026-07-28", Auth: u.auth,
+			RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
+		if u.fake.opts.Legacy {
+			ucfg.ProtocolVersion = "2025-11-25"
+		}
+		c, err := upstream.New(ucfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close(context.Background()) })
+		s := u.server
+		s.Name, s.Client = u.name, c
+		cfg.Servers = append(cfg.Servers, &s)
+		cats = append(cats, &catalog.Server{Name: u.name, Client: c})
+		p := u.policy
+		p.Name = u.name
+		pols = append(pols, p)
+	}
+	sealer, err := seal.New("gateway-test-salt-key-0123456789abcdef", catalog.SealPurpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy = policy.New(pols)
+	cfg.Catalog = catalog.New(catalog.Config{Servers: cats, Sealer: sealer, Logger: cfg.Logger})
+	if cfg.Info.Name == "" {
+		cfg.Info = testInfo
+	}
+	if cfg.Advertised == nil {
+		cfg.Advertised = []string{mcp.V20260728, mcp.V20251125}
+	}
+	return New(cfg)
+}
+
+var master = &identity.Caller{IsMaster: true, KeyHash: "hash-master", UserID: identity.MasterUserID, Role: identity.RoleProxyAdmin}
+
+// do runs one operation for the master caller unless op names a caller.
+func do(t *testing.T, g *Gateway, op Operation) Outcome {
+	t.Helper()
+	if op.Caller == nil {
+		op.Caller = master
+	}
+	return g.Do(context.Background(), op)
+}
+
+func wantError(t *testing.T, out Outcome, code int64, status int) {
+	t.Helper()
+	if out.Err == nil {
+		t.Fatalf("want error %d, got result %.300s", code, out.Result)
+	}
+	if out.Err.Code != code || out.Status != status {
+		t.Fatalf("error = %d %q (status %d), want %d (status %d)", out.Err.Code, out.Err.Message, out.Status, code, status)
+	}
+}
+
+func wantResult(t *testing.T, out Outcome) map[string]any {
+	t.Helper()
+	if out.Err != nil {
+		t.Fatalf("unexpected error %d %q (status %d)", out.Err.Code, out.Err.Message, out.Status)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Result, &m); err != nil {
+		t.Fatalf("result is not an object: %v: %s", err, out.Result)
+	}
+	return m
+}
+
+// itemNames lists the name member of every item of a list result.
+func itemNames(t *testing.T, res map[string]any, key string) []string {
+	t.Helper()
+	items, ok := res[key].([]any)
+	if !ok {
+		t.Fatalf("result has no %s array: %v", key, res)
+	}
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		name, _ := it.(map[string]any)["name"].(string)
+		out = append(out, name)
+	}
+	return out
+}
+
+// jsonEqual compares a value (or raw JSON) with the JSON text want.
+func jsonEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON %s: %v", want, err)
+	}
+	var b []byte
+	switch g := got.(type) {
+	case json.RawMessage:
+		b = g
+	case []byte:
+		b = g
+	default:
+		b, _ = json.Marshal(got)
+	}
+	var g any
+	if err := json.Unmarshal(b, &g); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+// paramsOf decodes a recorded request's params.
+func paramsOf(t *testing.T, r fakeRequest) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Params, &m); err != nil {
+		t.Fatalf("%s params: %v: %s", r.Method, err, r.Params)
+	}
+	return m
+}
+
+// total counts every JSON-RPC message the fake got.
+func (f *fakeUpstream) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
+}
+
+// last returns the last request of method, failing when there is none.
+func (f *fakeUpstream) last(t *testing.T, method string) fakeRequest {
+	t.Helper()
+	rs := f.requests(method)
+	if len(rs) == 0 {
+		t.Fatalf("upstream got no %s", method)
+	}
+	return rs[len(rs)-1]
+}
+
+type handler = func(json.RawMessage) (json.RawMessage, *jsonrpc.Error)
+
+// echo answers with {"content":[{"type":"text","text":"<server>"}],"echo":<params>}.
+func echo(server string) handler {
+	return func(p json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+		b := []byte(`{"resultType":"complete","content":[{"type":"text","text":` + string(jsonrpc.AppendString(nil, server)) + `}],"echo":`)
+		b = append(b, p...)
+		return append(b, '}'), nil
+	}
+}
+
+// logBuffer captures slog output.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func header(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
