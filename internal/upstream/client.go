@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,9 +29,12 @@ type Client struct {
 	policy *auth.Policy            // credential and static headers
 	creds  *auth.ClientCredentials // mints the credential; nil for static ones
 
+	where string // the upstream for logs: URL without userinfo or query, or the command
+
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*session
+	sessions map[string]*session   // pooled, by options key
+	own      map[*session]struct{} // ephemeral sessions in use, so Close can end them
 
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
@@ -52,6 +57,14 @@ const (
 	verdictSSE // legacy HTTP+SSE transport at the configured URL
 )
 
+// era is the protocol era a verdict means.
+func (v verdict) era() mcp.Era {
+	if v == verdictModern {
+		return mcp.EraModern
+	}
+	return mcp.EraLegacy
+}
+
 // Options are the per-operation inputs that shape the upstream conversation.
 type Options struct {
 	// Header holds per-caller headers forwarded to this upstream (the
@@ -69,8 +82,10 @@ type Options struct {
 	// (the caller owns the error). Timeouts always log one warning.
 	LogErrors bool
 	// Ephemeral runs the operation on a session of its own, ended (DELETE)
-	// before Call returns; when the operation is abandoned, the DELETE goes
-	// over a fresh connection. Use it for credentials that must not outlive
+	// before the operation returns; when the operation is abandoned, the
+	// DELETE goes over a fresh connection. A list walk (List and its
+	// shorthands) is one operation: one session for every page. Info does not
+	// pool the session either. Use it for credentials that must not outlive
 	// one request.
 	Ephemeral bool
 }
@@ -102,7 +117,10 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
-	c := &Client{cfg: full, sessions: map[string]*session{}, policy: policy}
+	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command}
+	if full.URL != "" {
+		c.where = redactURL(full.URL)
+	}
 	if full.OAuth2 != nil {
 		occ := *full.OAuth2
 		if occ.HTTPClient == nil {
@@ -150,8 +168,17 @@ func (c *Client) forgetVerdict() {
 }
 
 // Info starts (or reuses) the conversation and reports what the upstream said
-// about itself.
+// about itself. With opts.Ephemeral the conversation is started for this
+// call alone and ended before it returns.
 func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
+	if opts.Ephemeral {
+		var info Info
+		err := c.ownSession(ctx, opts, func(s *session) error {
+			info = s.info
+			return nil
+		})
+		return info, err
+	}
 	s, err := c.session(ctx, opts)
 	if err != nil {
 		return Info{}, err
@@ -163,28 +190,48 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // params object (it may carry its own _meta, e.g. a progress token); the
 // protocol's own _meta keys are set or removed to suit the upstream's era.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
-	// Names are logged; arguments, cursors and tokens never are.
+	name := c.logStart(method, params)
+	var (
+		res Result
+		err error
+	)
+	if opts.Ephemeral {
+		err = c.ownSession(ctx, opts, func(s *session) (err error) {
+			res, err = s.request(ctx, method, params, opts.Interactions)
+			return err
+		})
+	} else {
+		res, err = c.pooledCall(ctx, method, params, opts)
+	}
+	if err != nil {
+		c.logFailure(ctx, method, name, opts, err)
+	}
+	return res, err
+}
+
+// logStart logs an operation's method and name (never its arguments,
+// cursors or tokens) and returns the name.
+func (c *Client) logStart(method string, params json.RawMessage) string {
 	name := ""
 	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
 		name = nameParam(method, params)
 	}
 	c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
-	res, err := c.call(ctx, method, params, opts)
-	if err != nil {
-		level := slog.LevelDebug
-		if opts.LogErrors {
-			level = slog.LevelError
-		}
-		cl := Classify(err)
-		c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message)
-	}
-	return res, err
+	return name
 }
 
-func (c *Client) call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
-	if opts.Ephemeral {
-		return c.callOnce(ctx, method, params, opts)
+// logFailure logs a failed operation: at error level when the caller will
+// not report it itself, else at debug.
+func (c *Client) logFailure(ctx context.Context, method, name string, opts Options, err error) {
+	level := slog.LevelDebug
+	if opts.LogErrors {
+		level = slog.LevelError
 	}
+	cl := Classify(err)
+	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message)
+}
+
+func (c *Client) pooledCall(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
 	for attempt := 0; ; attempt++ {
 		s, err := c.session(ctx, opts)
 		if err != nil {
@@ -192,7 +239,6 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 		}
 		res, err := s.request(ctx, method, params, opts.Interactions)
 		if err == nil {
-			c.noteSuccess()
 			return res, nil
 		}
 		if s.expired() {
@@ -208,31 +254,41 @@ func (c *Client) call(ctx context.Context, method string, params json.RawMessage
 	}
 }
 
-// callOnce runs one operation on a session opened for it alone, and ends
-// that session before returning. The session's close and its DELETE share one
-// cleanup deadline; cleanup never turns a failure into success, and a cleanup
-// failure after success is only logged.
-func (c *Client) callOnce(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return Result{}, ErrClosed
-	}
+// ownSession runs op on a session opened for this operation alone, and ends
+// that session before returning. The cleanup (closing the session, its
+// DELETE) is bounded by one deadline, counted from the moment the operation
+// was abandoned when it was; after an abandoned request the DELETE goes over
+// a fresh connection. Cleanup never turns a failure into success, and a
+// cleanup failure after success is only logged.
+func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session) error) error {
 	caps, _ := opts.Interactions.capabilities()
-	s := &session{c: c, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: true}
-	var res Result
-	err := s.setup(ctx)
-	if err == nil {
-		res, err = s.request(ctx, method, params, opts.Interactions)
+	s := newSession(c, "", caps, opts, true)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
-	defer cancel()
+	c.own[s] = struct{}{}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.own, s)
+		c.mu.Unlock()
+	}()
+	err := s.setup(ctx)
+	if errors.Is(err, errSessionGone) {
+		return ErrClosed // only Close ends another's own session
+	}
+	if err == nil {
+		err = op(s)
+	}
 	abandoned := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*TimeoutError))
+	cctx, cancel := context.WithDeadline(context.Background(), s.cleanupDeadline())
+	defer cancel()
 	if cerr := s.terminate(cctx, abandoned); cerr != nil {
 		c.cfg.Logger.Debug("ending the operation's own session failed", "err", cerr)
 	}
-	return res, err
+	return err
 }
 
 // freshHTTP returns a client that opens a new connection for every request,
@@ -300,60 +356,110 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 }
 
 // session returns the ready session for these options, creating it (and
-// running the handshake or probe) when needed.
+// running the handshake or probe) when needed. A session is never set up
+// twice: one that failed, ended or was closed is replaced by a new one.
 func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
-	caps, capKey := opts.Interactions.capabilities()
-	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, ErrClosed
-	}
-	s := c.sessions[key]
-	if s == nil {
-		s = &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token}
-		c.sessions[key] = s
-	}
-	c.mu.Unlock()
-	if err := s.setup(ctx); err != nil {
-		c.drop(s)
-		if c.auto() && !errors.Is(err, context.Canceled) {
+	for {
+		s, created, err := c.lookup(opts)
+		if err != nil {
+			return nil, err
+		}
+		err = s.setup(ctx)
+		if err == nil {
+			if !created && s.expired() {
+				c.drop(s) // the upstream ended it since: start another
+				continue
+			}
+			return s, nil
+		}
+		if s.gone() {
+			c.drop(s)
+		}
+		if errors.Is(err, errSessionGone) {
+			// Another caller's setup failed, or the session was closed,
+			// while we waited: look again.
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			continue
+		}
+		if c.auto() && ctx.Err() == nil {
+			// The upstream failed the probe or handshake (not the caller
+			// giving up): find its era again next time.
 			c.forgetVerdict()
 		}
 		return nil, err
 	}
-	return s, nil
 }
 
-// drop forgets a session (it has ended or failed) and releases it.
+// lookup returns the pooled session for these options, creating it (not yet
+// set up) when there is none.
+func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
+	caps, capKey := opts.Interactions.capabilities()
+	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, ErrClosed
+	}
+	if s = c.sessions[key]; s != nil {
+		return s, false, nil
+	}
+	s = newSession(c, key, caps, opts, false)
+	c.sessions[key] = s
+	return s, true, nil
+}
+
+// drop forgets a pooled session (it has ended or failed) and releases it.
+// Only the one who removes it from the pool releases it: a session already
+// replaced, or taken by Close, belongs to someone else.
 func (c *Client) drop(s *session) {
 	c.mu.Lock()
-	if c.sessions[s.key] == s {
+	removed := c.sessions[s.key] == s
+	if removed {
 		delete(c.sessions, s.key)
 	}
 	c.mu.Unlock()
-	s.release()
+	if removed {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+		defer cancel()
+		_ = s.close(ctx)
+	}
 }
 
 // credentialDigest names per-caller headers and token without keeping them
-// in clear as a map key.
+// in clear as a map key. It reads the map entries themselves, so a
+// non-canonical key (which auth.Policy.Apply forwards under its canonical
+// name) is hashed like any other. Keys that differ only in case are merged
+// under the canonical name, each spelling's values kept apart and in a
+// fixed order: Apply lets one of them win, so callers whose duplicates
+// differ in any way never share a session.
 func credentialDigest(h http.Header, token string) string {
 	if len(h) == 0 && token == "" {
 		return ""
 	}
-	keys := make([]string, 0, len(h))
+	type entry struct{ canon, key string }
+	entries := make([]entry, 0, len(h))
 	for k := range h {
-		keys = append(keys, http.CanonicalHeaderKey(k))
+		entries = append(entries, entry{http.CanonicalHeaderKey(k), k})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := strings.Compare(a.canon, b.canon); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%q\x00", token)
-	for _, k := range keys {
-		fmt.Fprintf(sum, "%q:", k)
-		for _, v := range h.Values(k) {
+	for i, e := range entries {
+		if i == 0 || entries[i-1].canon != e.canon {
+			fmt.Fprintf(sum, "\x00%q:", e.canon)
+		}
+		sum.Write([]byte{'['})
+		for _, v := range h[e.key] {
 			fmt.Fprintf(sum, "%q,", v)
 		}
-		sum.Write([]byte{0})
+		sum.Write([]byte{']'})
 	}
 	return hex.EncodeToString(sum.Sum(nil))
 }
@@ -370,7 +476,8 @@ func (c *Client) WatchCredentials(ctx context.Context, report func(auth.Problem)
 }
 
 // Close ends every session (DELETE for HTTP sessions, stopping stdio
-// children) and refuses further operations.
+// children), including those being set up and those of ephemeral operations
+// in flight, and refuses further operations.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -378,8 +485,11 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	all := make([]*session, 0, len(c.sessions))
+	all := make([]*session, 0, len(c.sessions)+len(c.own))
 	for _, s := range c.sessions {
+		all = append(all, s)
+	}
+	for s := range c.own {
 		all = append(all, s)
 	}
 	c.sessions = map[string]*session{}
@@ -387,11 +497,7 @@ func (c *Client) Close(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
 	for i, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.close(ctx)
-		}()
+		wg.Go(func() { errs[i] = s.close(ctx) })
 	}
 	wg.Wait()
 	if c.cfg.ownHTTP {
@@ -428,11 +534,23 @@ func (c *Client) noteExit(err error) {
 	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
 }
 
+// noteSuccess ends the restart backoff: the upstream answered.
 func (c *Client) noteSuccess() {
 	if c.cfg.Transport != TransportStdio {
 		return
 	}
 	c.bmu.Lock()
 	c.failures = 0
+	c.notBefore = time.Time{}
 	c.bmu.Unlock()
+}
+
+// redactURL returns scheme://host/path of a configured URL, for logs and
+// errors: userinfo and query may carry credentials.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/upstream/auth"
@@ -153,5 +155,147 @@ func TestRedirects(t *testing.T) {
 	}
 	if firstHits.Load() != 1 || other.Load() != 0 {
 		t.Fatalf("requests: %d to the first origin (want 1), %d to the other (want 0)", firstHits.Load(), other.Load())
+	}
+}
+
+// sseUpstream is an in-process legacy HTTP+SSE server (2024-11-05): GET /sse
+// opens the stream and announces /messages; each POST there is answered 202
+// and its response goes out on the stream. getOK and postOK decide, from the
+// Authorization header, whether a request is accepted (else 401).
+type sseUpstream struct {
+	srv           *httptest.Server
+	getOK, postOK func(authz string) bool
+
+	mu       sync.Mutex
+	streams  map[string]chan []byte
+	getAuth  []string
+	postAuth []string
+}
+
+func newSSEUpstream(t *testing.T, getOK, postOK func(string) bool) *sseUpstream {
+	u := &sseUpstream{getOK: getOK, postOK: postOK, streams: map[string]chan []byte{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sse", u.stream)
+	mux.HandleFunc("POST /messages", u.message)
+	u.srv = httptest.NewServer(mux)
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *sseUpstream) stream(w http.ResponseWriter, r *http.Request) {
+	authz := r.Header.Get("Authorization")
+	u.mu.Lock()
+	u.getAuth = append(u.getAuth, authz)
+	sid := fmt.Sprint(len(u.getAuth))
+	ch := make(chan []byte, 16)
+	u.streams[sid] = ch
+	u.mu.Unlock()
+	if !u.getOK(authz) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "no", http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "event: endpoint\ndata: /messages?session=%s\n\n", sid)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case b := <-ch:
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (u *sseUpstream) message(w http.ResponseWriter, r *http.Request) {
+	authz := r.Header.Get("Authorization")
+	u.mu.Lock()
+	u.postAuth = append(u.postAuth, authz)
+	ch := u.streams[r.URL.Query().Get("session")]
+	u.mu.Unlock()
+	if !u.postOK(authz) {
+		http.Error(w, "no", http.StatusUnauthorized)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	m, err := jsonrpc.Decode(body)
+	if err != nil || ch == nil {
+		http.Error(w, "bad", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	switch {
+	case m.Kind() != jsonrpc.KindRequest:
+	case m.Method == "initialize":
+		ch <- jsonrpc.EncodeResult(m.ID, initResult("2024-11-05"))
+	case m.Method == "tools/list":
+		ch <- toolsPage(m.ID, "a")
+	default:
+		ch <- jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"})
+	}
+}
+
+func (u *sseUpstream) auths() (get, post []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.getAuth), slices.Clone(u.postAuth)
+}
+
+// staleThenFresh is a token endpoint minting "stale" first and "fresh" after.
+func staleThenFresh(t *testing.T, mints *atomic.Int32) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := "stale"
+		if mints.Add(1) > 1 {
+			tok = "fresh"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, tok)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// On the legacy HTTP+SSE transport, a minted token the upstream refuses is
+// refreshed once and the request retried once, both when the stream is
+// opened and when a message is posted.
+func TestOAuth2RefreshOnceOn401OverSSE(t *testing.T) {
+	fresh := func(a string) bool { return a == "Bearer fresh" }
+	anyone := func(string) bool { return true }
+	for _, tc := range []struct {
+		name          string
+		getOK, postOK func(string) bool
+		wantGet       []string
+		wantPost      []string // leading POSTs
+	}{
+		{"GET stream refused", fresh, anyone, []string{"Bearer stale", "Bearer fresh"}, []string{"Bearer fresh"}},
+		{"POST refused", anyone, fresh, []string{"Bearer stale"}, []string{"Bearer stale", "Bearer fresh"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mints atomic.Int32
+			tokenSrv := staleThenFresh(t, &mints)
+			up := newSSEUpstream(t, tc.getOK, tc.postOK)
+			c := newClient(t, Config{Name: "up", Transport: TransportSSE, URL: up.srv.URL + "/sse",
+				Auth:   auth.PolicyConfig{AuthType: "oauth2"},
+				OAuth2: &auth.ClientCredentialsConfig{TokenURL: tokenSrv.URL, ClientID: "gw", ClientSecret: "s3cret"}})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			tools, err := c.ListTools(ctx, Options{})
+			if err != nil || len(tools) != 1 {
+				t.Fatalf("tools=%s err=%v", tools, err)
+			}
+			get, post := up.auths()
+			if !slices.Equal(get, tc.wantGet) {
+				t.Fatalf("GET Authorization = %v, want %v", get, tc.wantGet)
+			}
+			if len(post) < len(tc.wantPost) || !slices.Equal(post[:len(tc.wantPost)], tc.wantPost) {
+				t.Fatalf("POST Authorization = %v, want %v first", post, tc.wantPost)
+			}
+			if mints.Load() != 2 {
+				t.Fatalf("%d mints, want 2", mints.Load())
+			}
+		})
 	}
 }

@@ -60,6 +60,10 @@ func TestVersionMismatchRefused(t *testing.T) {
 			t.Fatalf("%s was sent after a failed negotiation", s.Method)
 		}
 	}
+	// The refused session is ended exactly once.
+	if d := deletes(f); !slices.Equal(d, []string{"s1"}) {
+		t.Fatalf("DELETEs = %v, want one for s1", d)
+	}
 }
 
 func TestAutoOffersLatestLegacyAndAcceptsOlder(t *testing.T) {

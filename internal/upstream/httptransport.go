@@ -31,9 +31,17 @@ type httpTransport struct {
 	sessionID string // legacy session, "" when none
 	version   string // MCP-Protocol-Version to send, "" before negotiation
 	ended     bool   // the upstream answered 404 on the session
+	closed    bool   // close ran: the session was ended (or had nothing to end)
 
 	// closeClient, when set, carries the DELETE instead of the pooled client.
 	closeClient *http.Client
+}
+
+// closeOver makes close send its DELETE with client (a fresh connection).
+func (t *httpTransport) closeOver(client *http.Client) {
+	t.mu.Lock()
+	t.closeClient = client
+	t.mu.Unlock()
 }
 
 func (t *httpTransport) sharedStream() bool { return false }
@@ -361,20 +369,23 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 	return nil
 }
 
-// close ends a legacy session with DELETE. A 405 (the upstream does not allow
-// clients to end sessions) is not an error.
+// close ends a legacy session with DELETE, once. A 405 (the upstream does not
+// allow clients to end sessions) is not an error.
 func (t *httpTransport) close(ctx context.Context) error {
-	sid, _ := t.state()
-	if sid == "" || t.expired() {
+	t.mu.Lock()
+	sid, ended, closed := t.sessionID, t.ended, t.closed
+	t.closed = true
+	client := t.c.cfg.HTTPClient
+	if t.closeClient != nil {
+		client = t.closeClient
+	}
+	t.mu.Unlock()
+	if sid == "" || ended || closed {
 		return nil
 	}
 	req, _, err := t.newRequest(ctx, http.MethodDelete, nil)
 	if err != nil {
 		return err
-	}
-	client := t.c.cfg.HTTPClient
-	if t.closeClient != nil {
-		client = t.closeClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -72,15 +72,55 @@ var ErrIncompleteList = errors.New("incomplete list")
 
 // listAll walks every page of a list method under the listing timeout. An
 // optional list (offered is non-nil) is only asked for when the upstream
-// advertised the capability, and a -32601 answer means "none".
+// advertised the capability, and a -32601 answer means "none". An ephemeral
+// walk is one conversation: one session for the capability check and every
+// page, ended once at the end.
 func (c *Client) listAll(ctx context.Context, method, key string, offered func(mcp.ServerCapabilities) bool, opts Options) (ListResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
 	defer cancel()
-	if offered != nil {
-		info, err := c.Info(ctx, opts)
-		if err != nil {
-			return ListResult{}, c.walkErr(ctx, method, err)
+	var (
+		out ListResult
+		err error
+	)
+	if opts.Ephemeral {
+		paged := false // a page logs its own failure; a setup failure is logged below
+		err = c.ownSession(wctx, opts, func(s *session) (err error) {
+			out, err = c.walk(method, key, offered, s.info, func(params json.RawMessage) (Result, error) {
+				paged = true
+				c.logStart(method, params)
+				res, err := s.request(wctx, method, params, opts.Interactions)
+				if err != nil {
+					c.logFailure(wctx, method, "", opts, err)
+				}
+				return res, err
+			})
+			return err
+		})
+		if err != nil && !paged && offered == nil {
+			// As on the pooled path, where the first page's Call reports it.
+			c.logFailure(wctx, method, "", opts, err)
 		}
+	} else {
+		var info Info
+		if offered != nil {
+			info, err = c.Info(wctx, opts)
+		}
+		if err == nil {
+			out, err = c.walk(method, key, offered, info, func(params json.RawMessage) (Result, error) {
+				return c.Call(wctx, method, params, opts)
+			})
+		}
+	}
+	if err != nil {
+		return ListResult{}, c.walkErr(ctx, wctx, method, err)
+	}
+	return out, nil
+}
+
+// walk checks the capability (for an optional list) in info and asks page
+// for every page in turn.
+func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) bool, info Info, page func(params json.RawMessage) (Result, error)) (ListResult, error) {
+	if offered != nil {
 		// A modern upstream whose discover failed has unknown capabilities:
 		// ask, and let -32601 say no.
 		known := info.Era == mcp.EraLegacy || info.SupportedVersions != nil
@@ -92,18 +132,18 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 	unhinted := false
 	seen := map[string]bool{}
 	cursor := ""
-	for page := 1; ; page++ {
+	for n := 1; ; n++ {
 		params := json.RawMessage(`{}`)
 		if cursor != "" {
 			params = namedParams("cursor", cursor, "", nil)
 		}
-		res, err := c.Call(ctx, method, params, opts)
+		res, err := page(params)
 		if err != nil {
-			if re := rpcErr(err); offered != nil && page == 1 && re != nil && re.Code() == jsonrpc.CodeMethodNotFound {
+			if re := rpcErr(err); offered != nil && n == 1 && re != nil && re.Code() == jsonrpc.CodeMethodNotFound {
 				c.cfg.Logger.Debug("Optional list rejected by upstream", "method", method)
 				return ListResult{}, nil
 			}
-			return ListResult{}, c.walkErr(ctx, method, err)
+			return ListResult{}, err
 		}
 		pg, err := parsePage(res.Raw, key)
 		if err != nil {
@@ -115,7 +155,7 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 		switch {
 		case pg.ttl < 0:
 			unhinted = true
-		case page == 1 || pg.ttl < out.TTL:
+		case n == 1 || pg.ttl < out.TTL:
 			out.TTL = pg.ttl
 		}
 		out.Private = out.Private || pg.private
@@ -127,9 +167,9 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 			return out, nil
 		}
 		if seen[next] {
-			return ListResult{}, fmt.Errorf("%s: upstream repeated a cursor after %d pages: %w", method, page, ErrIncompleteList)
+			return ListResult{}, fmt.Errorf("%s: upstream repeated a cursor after %d pages: %w", method, n, ErrIncompleteList)
 		}
-		if page >= c.cfg.MaxPages {
+		if n >= c.cfg.MaxPages {
 			return ListResult{}, fmt.Errorf("%s: more pages than the cap of %d: %w", method, c.cfg.MaxPages, ErrIncompleteList)
 		}
 		seen[next] = true
@@ -137,9 +177,11 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 	}
 }
 
-// walkErr turns the walk's own deadline into a TimeoutError.
-func (c *Client) walkErr(ctx context.Context, method string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+// walkErr turns the walk's own deadline into a TimeoutError: only when the
+// walk budget (wctx) passed while the caller's ctx was live, so the caller's
+// own deadline is never reported as our timeout.
+func (c *Client) walkErr(ctx, wctx context.Context, method string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil && ctx.Err() == nil {
 		return c.timedOut(method, c.cfg.ListTimeout)
 	}
 	return err

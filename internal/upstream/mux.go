@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -89,6 +90,9 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 		ex.handlers.Wait()
 	}()
 	if err := m.write(ctx, r.body); err != nil {
+		if errors.As(err, new(*undeliveredError)) {
+			return nil, err
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -109,6 +113,14 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 		return nil, ctx.Err()
 	}
 }
+
+// undeliveredError is a write abandoned (its context ended) before the
+// whole message reached the upstream: the upstream cannot have started on
+// it, so there is nothing to cancel there.
+type undeliveredError struct{ err error }
+
+func (e *undeliveredError) Error() string { return e.err.Error() }
+func (e *undeliveredError) Unwrap() error { return e.err }
 
 func (m *mux) send(ctx context.Context, body []byte) error {
 	if m.dead() {

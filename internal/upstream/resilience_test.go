@@ -235,6 +235,25 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 			t.Fatalf("secret marker leaked: %s", text)
 		}
 	}
+	// A timeout names the upstream, but not the credential in its URL, nor
+	// one in a forwarded header whose key is not canonical.
+	hang := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		<-r.Context().Done()
+	})
+	c3 := newClient(t, Config{Name: "slow", URL: hang.url() + "?token=" + marker, ProtocolVersion: "2025-11-25", Logger: logs.logger(), RequestTimeout: 300 * time.Millisecond})
+	_, err = c3.CallTool(context.Background(), "lookup", args, Options{Header: http.Header{"x-user-token": {marker}}, LogErrors: true})
+	if !errors.As(err, new(*TimeoutError)) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	warn := logs.lines("WARN", "timed out after 0.3s")
+	if len(warn) != 1 || !strings.Contains(warn[0], hang.url()) {
+		t.Fatalf("warnings = %v, want one naming %s", warn, hang.url())
+	}
+	for _, text := range []string{err.Error(), Classify(err).Message, logs.String()} {
+		if strings.Contains(text, marker) {
+			t.Fatalf("secret marker leaked through a timeout: %s", text)
+		}
+	}
 	// An unreachable upstream whose URL carries a credential.
 	c2 := newClient(t, Config{Name: "down", URL: "http://127.0.0.1:1/mcp?token=" + marker, ProtocolVersion: "2025-11-25", Logger: logs.logger()})
 	_, err = c2.CallTool(context.Background(), "lookup", args, Options{})
@@ -293,11 +312,16 @@ func TestCancelledOwnSessionsAreDeleted(t *testing.T) {
 		name   string
 		n      int
 		delete string // ok, hang, 500
+		// slowClose makes ending the abandoned request itself take 1s (its
+		// elicitation handler ignores cancellation for that long): the
+		// close and the DELETE must still share one cleanup deadline.
+		slowClose bool
 	}{
-		{"one call", 1, "ok"},
-		{"five calls", 5, "ok"},
-		{"five calls, DELETE hangs", 5, "hang"},
-		{"one call, DELETE answers 500", 1, "500"},
+		{"one call", 1, "ok", false},
+		{"five calls", 5, "ok", false},
+		{"five calls, DELETE hangs", 5, "hang", false},
+		{"one call, DELETE answers 500", 1, "500", false},
+		{"one call, 1s close, DELETE hangs", 1, "hang", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stop := make(chan struct{})
@@ -316,6 +340,12 @@ func TestCancelledOwnSessionsAreDeleted(t *testing.T) {
 				case m.Kind() != jsonrpc.KindRequest:
 					w.WriteHeader(202)
 				default:
+					if tc.slowClose {
+						w.Header().Set("Content-Type", "text/event-stream")
+						w.WriteHeader(200)
+						fmt.Fprintf(w, "data: %s\n\n", jsonrpc.EncodeRequest(jsonrpc.IntID(1), "elicitation/create", json.RawMessage(`{"message":"?"}`)))
+						w.(http.Flusher).Flush()
+					}
 					select { // the call never finishes
 					case <-r.Context().Done():
 					case <-stop:
@@ -348,13 +378,24 @@ func TestCancelledOwnSessionsAreDeleted(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 					defer cancel()
 					opts := Options{Ephemeral: true, Header: http.Header{"Authorization": {fmt.Sprintf("Bearer caller-%d", i)}}}
+					if tc.slowClose {
+						opts.Interactions = &Interactions{Elicit: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+							time.Sleep(time.Second)
+							return json.RawMessage(`{"action":"decline"}`), nil
+						}}
+					}
 					_, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{}`), opts)
 				}()
 			}
 			wg.Wait()
 			elapsed := time.Since(start)
-			if elapsed > 6500*time.Millisecond {
-				t.Fatalf("cleanup took %s, want it bounded near 5s", elapsed)
+			// The callers' deadline is 0.2s and cleanup has one 5s budget
+			// from then, for the close and the DELETE together.
+			if elapsed > 5800*time.Millisecond {
+				t.Fatalf("cleanup took %s, want it bounded near 5.2s", elapsed)
+			}
+			if tc.delete == "hang" && elapsed < 4800*time.Millisecond {
+				t.Fatalf("returned after %s: the hanging DELETE was not waited for", elapsed)
 			}
 			if tc.delete != "hang" && elapsed > 3*time.Second {
 				t.Fatalf("cleanup took %s without a hanging DELETE", elapsed)
@@ -411,5 +452,51 @@ func TestEphemeralSessionEndsAfterSuccess(t *testing.T) {
 	}
 	if deletes != 1 {
 		t.Fatalf("%d DELETEs for the operation's own session, want 1", deletes)
+	}
+}
+
+// A handshake step that never answers fails on our own budget like any other
+// request: a TimeoutError and exactly one warning, never a bare deadline.
+func TestHandshakeTimeoutsAreOurs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string
+		hang    string // the method the upstream never answers
+		request time.Duration
+		list    time.Duration
+	}{
+		{"initialize", "2025-11-25", "initialize", 300 * time.Millisecond, 0},
+		{"auto probe", "", "server/discover", 0, 300 * time.Millisecond},
+		{"modern discover", "2026-07-28", "server/discover", 0, 300 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+				switch {
+				case m.Method == tc.hang:
+					<-r.Context().Done()
+				case m.Kind() != jsonrpc.KindRequest:
+					w.WriteHeader(http.StatusAccepted)
+				default:
+					writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
+				}
+			})
+			var logs logBuffer
+			c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: tc.version, RequestTimeout: tc.request, ListTimeout: tc.list, Logger: logs.logger()})
+			start := time.Now()
+			_, err := c.CallTool(context.Background(), "t", json.RawMessage(`{}`), Options{})
+			if elapsed := time.Since(start); elapsed > 3*time.Second {
+				t.Fatalf("took %s", elapsed)
+			}
+			var te *TimeoutError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), "timed out after 0.3s") {
+				t.Fatalf("err = %v, want our 0.3s timeout", err)
+			}
+			if cl := Classify(err); cl.Fault != FaultTimeout || cl.HTTPStatus != 504 {
+				t.Fatalf("classified %+v", cl)
+			}
+			if warn := logs.lines("WARN", "timed out after"); len(warn) != 1 || !strings.Contains(warn[0], "0.3s") || !strings.Contains(warn[0], f.url()) {
+				t.Fatalf("warnings = %v, want exactly one naming the server and 0.3s", warn)
+			}
+		})
 	}
 }

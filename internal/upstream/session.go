@@ -20,9 +20,20 @@ import (
 // the upstream, ending a session).
 const cleanupBudget = 5 * time.Second
 
+// errSessionGone is what setup answers on a session that was released (its
+// setup failed, the upstream ended it, or the client was closed): the caller
+// looks the session up again and gets a new one, or ErrClosed.
+var errSessionGone = errors.New("upstream session was released")
+
 // session is one conversation with the upstream: a transport plus what was
 // negotiated on it. Legacy sessions carry a handshake; modern ones only the
 // request _meta.
+//
+// A session is set up at most once and never reused after it is released:
+// new → ready → gone, or new → gone. Setup is serialised by turn, which
+// waiters acquire honouring their own context; close takes the turn too, so
+// it never races a setup that is publishing its transport, and ending life
+// first makes such a setup give up at once.
 type session struct {
 	c        *Client
 	key      string
@@ -33,23 +44,87 @@ type session struct {
 	// else is told about an abandoned request on them.
 	ephemeral bool
 
-	mu    sync.Mutex // guards setup
-	ready bool
-	info  Info
+	life context.Context // ends when the session is released
+	end  context.CancelFunc
+	turn chan struct{} // capacity 1: held while setting up or closing
 
-	tmu  sync.RWMutex // guards tr, which requests read while another may release it
-	tr   transport
+	// info and meta are written only by setup, before ready is set; after
+	// that they never change, so requests read them without locking.
+	info Info
 	meta json.RawMessage // modern request _meta; nil for legacy
+
+	mu        sync.Mutex
+	ready     bool
+	tr        transport // nil before setup and after release
+	abandoned time.Time // when a request on it was last abandoned
+}
+
+func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
+	life, end := context.WithCancel(context.Background())
+	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
+		life: life, end: end, turn: make(chan struct{}, 1)}
+}
+
+// gone reports whether the session was released.
+func (s *session) gone() bool { return s.life.Err() != nil }
+
+func (s *session) isReady() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready
 }
 
 // setup makes the session usable: starts the transport and runs the probe or
-// handshake the era needs. Concurrent callers wait for one setup.
+// handshake the era needs. Concurrent callers wait for one setup, each only
+// as long as its own ctx allows; if that setup fails, they get
+// errSessionGone and try a new session under their own ctx.
 func (s *session) setup(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ready {
+	if s.gone() {
+		return errSessionGone
+	}
+	if s.isReady() {
 		return nil
 	}
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.life.Done():
+		return errSessionGone
+	}
+	defer func() { <-s.turn }()
+	if s.gone() {
+		return errSessionGone
+	}
+	if s.isReady() {
+		return nil
+	}
+	// Releasing the session (Close) abandons its setup.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
+	err := s.handshake(sctx)
+	if err == nil && !s.gone() {
+		s.mu.Lock()
+		s.ready = true
+		s.mu.Unlock()
+		return nil
+	}
+	if s.gone() {
+		err = errSessionGone // closed meanwhile: its transport is ours to close
+	}
+	s.end()
+	cctx, ccancel := context.WithDeadline(context.Background(), s.cleanupDeadline())
+	defer ccancel()
+	if tr := s.setTransport(nil); tr != nil {
+		_ = tr.close(cctx)
+	}
+	return err
+}
+
+// handshake starts the transport and runs what the era needs. On failure
+// the transport it leaves in s.tr is closed by setup, once.
+func (s *session) handshake(ctx context.Context) error {
 	c := s.c
 	v := c.currentVerdict()
 	if err := s.open(ctx, v); err != nil {
@@ -57,35 +132,25 @@ func (s *session) setup(ctx context.Context) error {
 	}
 	if v == verdictUnknown {
 		var err error
-		v, err = s.probe(ctx)
-		if err != nil {
-			s.releaseLocked()
+		if v, err = s.probe(ctx); err != nil {
 			return err
 		}
 		c.setVerdict(v)
-		c.cfg.Logger.Info("upstream protocol era found", "era", s.info.Era.String())
+		c.cfg.Logger.Info("upstream protocol era found", "era", v.era().String())
 	}
-	var err error
-	switch v {
-	case verdictModern:
-		err = s.startModern(ctx)
-	default:
-		err = s.initialize(ctx)
-		if err != nil && v == verdictLegacy && c.auto() && c.cfg.Transport == TransportHTTP && sseFallbackSignal(err) {
-			s.releaseLocked()
-			if err = s.open(ctx, verdictSSE); err == nil {
-				if err = s.initialize(ctx); err == nil {
-					c.setVerdict(verdictSSE)
-				}
+	if v == verdictModern {
+		return s.startModern(ctx)
+	}
+	err := s.initialize(ctx)
+	if err != nil && v == verdictLegacy && c.auto() && c.cfg.Transport == TransportHTTP && sseFallbackSignal(err) {
+		s.replaceTransport(nil)
+		if err = s.open(ctx, verdictSSE); err == nil {
+			if err = s.initialize(ctx); err == nil {
+				c.setVerdict(verdictSSE)
 			}
 		}
 	}
-	if err != nil {
-		s.releaseLocked()
-		return err
-	}
-	s.ready = true
-	return nil
+	return err
 }
 
 // sseFallbackSignal reports an initialize answer that, per the spec's
@@ -101,11 +166,8 @@ func sseFallbackSignal(err error) bool {
 	return false
 }
 
-// open starts the transport for verdict v, if none is running.
+// open starts the transport for verdict v.
 func (s *session) open(ctx context.Context, v verdict) error {
-	if tr := s.transport(); tr != nil && !tr.expired() {
-		return nil
-	}
 	c := s.c
 	switch {
 	case c.cfg.Transport == TransportStdio:
@@ -119,6 +181,9 @@ func (s *session) open(ctx context.Context, v verdict) error {
 		defer cancel()
 		t, err := startSSE(sctx, c, s.headers)
 		if err != nil {
+			if ctx.Err() == nil && sctx.Err() != nil {
+				return c.timedOut("SSE stream", c.cfg.RequestTimeout)
+			}
 			return err
 		}
 		s.replaceTransport(t)
@@ -150,7 +215,10 @@ func (s *session) headers(ctx context.Context) (http.Header, string, error) {
 // the spec's dual-era client rules.
 func (s *session) probe(ctx context.Context) (verdict, error) {
 	c := s.c
-	budget := c.cfg.ListTimeout
+	// The probe is bounded by the listing budget; never by more than one
+	// request's, so the request's own timeout cannot fire first and this
+	// probe's budget is the one reported.
+	budget := min(c.cfg.ListTimeout, c.cfg.RequestTimeout)
 	if c.cfg.Transport == TransportStdio {
 		// A legacy stdio server may ignore an unknown method; do not wait
 		// long for it.
@@ -209,6 +277,9 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 		}
 		return verdictLegacy, nil // no answer in time, or a non-modern one
 	}
+	if pctx.Err() != nil {
+		return 0, c.timedOut(mcp.MethodDiscover, budget)
+	}
 	var pe *ProtocolError
 	if errors.As(err, &pe) {
 		return verdictLegacy, nil
@@ -246,12 +317,16 @@ func (s *session) startModern(ctx context.Context) error {
 		return nil // the probe's discover already told us
 	}
 	s.info = Info{Era: mcp.EraModern, Version: mcp.Latest}
-	dctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
+	budget := min(c.cfg.ListTimeout, c.cfg.RequestTimeout) // as for the probe
+	dctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	raw, err := s.rawRequest(dctx, mcp.MethodDiscover, nil, nil, true)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if dctx.Err() != nil {
+			return c.timedOut(mcp.MethodDiscover, budget)
 		}
 		var se *StatusError
 		if errors.As(err, &se) {
@@ -283,23 +358,20 @@ func (s *session) initialize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ictx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-	defer cancel()
-	raw, err := s.rawRequest(ictx, mcp.MethodInitialize, params, nil, false)
+	// rawRequest applies the request timeout; on any failure below, setup
+	// closes the transport (and so ends a session the upstream opened), once.
+	raw, err := s.rawRequest(ctx, mcp.MethodInitialize, params, nil, false)
 	if err != nil {
 		return err
 	}
 	var res mcp.InitializeResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		s.abandon()
 		return protoErr("invalid MCP response to initialize", err)
 	}
 	switch {
 	case c.cfg.ProtocolVersion != VersionAuto && res.ProtocolVersion != offer:
-		s.abandon()
 		return protoErr(fmt.Sprintf("upstream answered protocol version %q but %q is pinned", clip(res.ProtocolVersion), offer), nil)
 	case !slices.Contains(mcp.LegacyRevisions(), res.ProtocolVersion):
-		s.abandon()
 		return protoErr(fmt.Sprintf("upstream answered unsupported protocol version %q", clip(res.ProtocolVersion)), nil)
 	}
 	s.info = Info{
@@ -312,20 +384,15 @@ func (s *session) initialize(ctx context.Context) error {
 	if ht, ok := s.transport().(*httpTransport); ok {
 		ht.setVersion(res.ProtocolVersion)
 	}
-	if err := s.transport().send(ictx, jsonrpc.EncodeNotification(mcp.MethodInitialized, nil)); err != nil {
-		s.abandon()
+	nctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if err := s.transport().send(nctx, jsonrpc.EncodeNotification(mcp.MethodInitialized, nil)); err != nil {
+		if ctx.Err() == nil && nctx.Err() != nil {
+			return c.timedOut(mcp.MethodInitialized, c.cfg.RequestTimeout)
+		}
 		return err
 	}
 	return nil
-}
-
-// abandon ends a session whose handshake failed, so nothing runs on it.
-func (s *session) abandon() {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
-	defer cancel()
-	if tr := s.transport(); tr != nil {
-		_ = tr.close(ctx)
-	}
 }
 
 func clip(s string) string {
@@ -342,6 +409,7 @@ func (s *session) request(ctx context.Context, method string, params json.RawMes
 	if err != nil {
 		return Result{}, err
 	}
+	s.c.noteSuccess()
 	res := Result{Raw: raw}
 	if s.info.Era == mcp.EraModern {
 		switch rt := jsonrpc.Member(raw, "resultType"); string(rt) {
@@ -411,13 +479,20 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 // upstream so it can stop the work.
 func (s *session) callFailed(ctx, rctx context.Context, tr transport, out outgoing, err error) error {
 	c := s.c
+	var nd *undeliveredError
+	undelivered := errors.As(err, &nd)
+	if undelivered {
+		err = nd.err
+	}
 	abandoned := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	if !abandoned {
 		return err
 	}
+	s.noteAbandoned(ctx, rctx)
 	// A modern HTTP request is cancelled by closing its stream, which has
-	// happened; everywhere else the upstream must be told.
-	if !s.ephemeral && !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
+	// happened; everywhere else the upstream must be told, unless it never
+	// received the whole request.
+	if !undelivered && !s.ephemeral && !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
 		sendCancelled(tr, out.id, c)
 	}
 	if ctx.Err() == nil && rctx.Err() != nil {
@@ -450,29 +525,51 @@ func nameParam(method string, params json.RawMessage) string {
 	return name
 }
 
-// release stops the transport without waiting for callers of setup.
-func (s *session) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.releaseLocked()
-}
-
-func (s *session) releaseLocked() {
-	s.ready = false
-	tr := s.setTransport(nil)
-	if tr == nil {
-		return
+// noteAbandoned records when a request was abandoned: the caller's deadline
+// when that is what passed, our own request deadline when that did, else
+// now. Cleanup of an own session is bounded from that moment.
+func (s *session) noteAbandoned(ctx, rctx context.Context) {
+	at := time.Now()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if d, ok := ctx.Deadline(); ok {
+			at = d
+		}
+	} else if ctx.Err() == nil {
+		if d, ok := rctx.Deadline(); ok && rctx.Err() != nil {
+			at = d
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
-	defer cancel()
-	_ = tr.close(ctx)
+	s.mu.Lock()
+	s.abandoned = at
+	s.mu.Unlock()
 }
 
-// close ends the session for good.
-func (s *session) close(ctx context.Context) error {
+// cleanupDeadline is when the cleanup of this session must be over: one
+// budget from the moment a request on it was abandoned, or from now.
+func (s *session) cleanupDeadline() time.Time {
+	now := time.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	at := s.abandoned
+	s.mu.Unlock()
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	return at.Add(cleanupBudget)
+}
+
+// close releases the session for good: a setup in progress is abandoned and
+// waited for (within ctx), then the transport is closed, once.
+func (s *session) close(ctx context.Context) error {
+	s.end()
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.turn }()
+	s.mu.Lock()
 	s.ready = false
+	s.mu.Unlock()
 	if tr := s.setTransport(nil); tr != nil {
 		return tr.close(ctx)
 	}
@@ -483,27 +580,27 @@ func (s *session) close(ctx context.Context) error {
 // DELETE goes over a fresh connection.
 func (s *session) terminate(ctx context.Context, fresh bool) error {
 	if ht, ok := s.transport().(*httpTransport); ok && fresh {
-		ht.closeClient = s.c.freshHTTP()
+		ht.closeOver(s.c.freshHTTP())
 	}
 	return s.close(ctx)
 }
 
 func (s *session) transport() transport {
-	s.tmu.RLock()
-	defer s.tmu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.tr
 }
 
 // setTransport installs tr and returns the one it replaces.
 func (s *session) setTransport(tr transport) transport {
-	s.tmu.Lock()
-	defer s.tmu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	old := s.tr
 	s.tr = tr
 	return old
 }
 
-// replaceTransport installs tr and stops the ended transport it replaces.
+// replaceTransport installs tr (during setup) and stops the one it replaces.
 func (s *session) replaceTransport(tr transport) {
 	if old := s.setTransport(tr); old != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
@@ -531,12 +628,9 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
-// timedOut logs the one warning a timeout gets and returns its error.
+// timedOut logs the one warning a timeout gets and returns its error. The
+// upstream is named without userinfo or query, which may carry credentials.
 func (c *Client) timedOut(method string, budget time.Duration) error {
-	where := c.cfg.URL
-	if where == "" {
-		where = c.cfg.Command
-	}
-	c.cfg.Logger.Warn(fmt.Sprintf("upstream %s timed out after %s", where, seconds(budget)), "method", method, "budget", seconds(budget))
+	c.cfg.Logger.Warn(fmt.Sprintf("upstream %s timed out after %s", c.where, seconds(budget)), "method", method, "budget", seconds(budget))
 	return &TimeoutError{Budget: budget}
 }

@@ -28,43 +28,10 @@ type sseTransport struct {
 func startSSE(ctx context.Context, c *Client, hdr headerFunc) (*sseTransport, error) {
 	t := &sseTransport{hdr: hdr, readDone: make(chan struct{})}
 	t.mux = newMux(c, t.post)
-	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
+	resp, err := t.open(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if req.Header, _, err = hdr(ctx); err != nil {
 		t.fail(err)
 		return nil, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	type opened struct {
-		resp *http.Response
-		err  error
-	}
-	ch := make(chan opened, 1)
-	go func() {
-		resp, err := c.cfg.HTTPClient.Do(req)
-		ch <- opened{resp, err}
-	}()
-	var resp *http.Response
-	select {
-	case o := <-ch:
-		if o.err != nil {
-			t.fail(connErr("cannot reach upstream", o.err))
-			return nil, connErr("cannot reach upstream", o.err)
-		}
-		resp = o.resp
-	case <-ctx.Done():
-		t.fail(ctx.Err())
-		if o := <-ch; o.resp != nil {
-			o.resp.Body.Close()
-		}
-		return nil, ctx.Err()
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		t.fail(&StatusError{Status: resp.StatusCode})
-		return nil, &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate")}
 	}
 	if mediaType(resp) != "text/event-stream" {
 		resp.Body.Close()
@@ -89,6 +56,65 @@ func startSSE(ctx context.Context, c *Client, hdr headerFunc) (*sseTransport, er
 	case <-ctx.Done():
 		t.stop()
 		return nil, ctx.Err()
+	}
+}
+
+// open sends the GET that starts the stream and returns its 200 answer. A
+// minted token the upstream refuses (401) is refreshed once and the GET
+// retried once, as for every other request.
+func (t *sseTransport) open(ctx context.Context) (*http.Response, error) {
+	for retried := false; ; retried = true {
+		resp, minted, err := t.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusOK {
+			return resp, nil
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized && minted != "" && !retried {
+			t.c.creds.Invalidate(minted)
+			continue
+		}
+		return nil, &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate"), minted: minted}
+	}
+}
+
+// get sends one GET for the stream. The request lives as long as the
+// stream (the mux's context); ctx bounds only the wait for its answer.
+func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) {
+	c := t.c
+	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	h, minted, err := t.hdr(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header = h
+	req.Header.Set("Accept", "text/event-stream")
+	type opened struct {
+		resp *http.Response
+		err  error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		resp, err := c.cfg.HTTPClient.Do(req)
+		ch <- opened{resp, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, "", connErr("cannot reach upstream", o.err)
+		}
+		return o.resp, minted, nil
+	case <-ctx.Done():
+		t.fail(ctx.Err()) // cancels the request
+		if o := <-ch; o.resp != nil {
+			o.resp.Body.Close()
+		}
+		return nil, "", ctx.Err()
 	}
 }
 
@@ -156,9 +182,11 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if req.Header, _, err = t.hdr(ctx); err != nil {
+	h, minted, err := t.hdr(ctx)
+	if err != nil {
 		return err
 	}
+	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := t.c.cfg.HTTPClient.Do(req)
 	if err != nil {
@@ -173,7 +201,9 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 		if resp.StatusCode == http.StatusNotFound {
 			t.fail(&RPCError{Err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Session terminated"}, HTTPStatus: 404})
 		}
-		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate")}
+		// The minted token goes with a refusal, so that a 401 refreshes it
+		// once and the request is retried once.
+		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate"), minted: minted}
 	}
 	return nil
 }

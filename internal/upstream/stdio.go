@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -19,16 +19,38 @@ const (
 	stderrLineMax     = 1024 // longest stderr line logged, in bytes
 	stderrLinesPerMin = 120  // stderr lines logged per minute before dropping
 	stopGrace         = 2 * time.Second
+	// drainGrace is how long the child's output is read after it exited. A
+	// descendant outside its process group may keep the pipes open; it must
+	// not keep the transport alive.
+	drainGrace = time.Second
 )
 
 // stdioTransport runs the upstream as a child process speaking
 // newline-delimited JSON-RPC on stdin/stdout.
+//
+// One writer goroutine owns stdin, so a message is always written whole
+// (framing survives a caller giving up mid-write) while each caller waits
+// only as long as its context allows. Nothing holds a lock across a write:
+// close closes stdin, which unblocks the writer.
 type stdioTransport struct {
 	*mux
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	wmu    sync.Mutex // serialises writes to stdin
+	stdin  *os.File
+	writes chan stdioWrite
+	quit   chan struct{} // closed by stopWriting: no more writes
+	qonce  sync.Once
+	// closing marks a stop the gateway asked for: the exit that follows is
+	// not a crash and does not count towards the restart backoff.
+	closing atomic.Bool
+	// exited is closed once the child has exited and every goroutine of the
+	// transport has ended.
 	exited chan struct{}
+}
+
+// stdioWrite is one message handed to the writer; done gets the result.
+type stdioWrite struct {
+	buf  []byte
+	done chan error // buffered: the writer never waits for the caller
 }
 
 func startStdio(c *Client) (*stdioTransport, error) {
@@ -37,36 +59,75 @@ func startStdio(c *Client) (*stdioTransport, error) {
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Dir = cfg.Dir
 	setProcessGroup(cmd)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
+	// Our own pipes (not cmd's): Wait does not close them under the readers,
+	// and the parent's ends are pollable, so closing one unblocks its user.
+	var ends [6]*os.File // stdin r/w, stdout r/w, stderr r/w
+	for i := 0; i < len(ends); i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeFiles(ends[:i]...)
+			return nil, connErr("cannot start upstream process", err)
+		}
+		ends[i], ends[i+1] = r, w
 	}
-	stdout, err := cmd.StdoutPipe()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ends[0], ends[3], ends[5]
+	err := cmd.Start()
+	closeFiles(ends[0], ends[3], ends[5]) // the child has its own copies
 	if err != nil {
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
+		closeFiles(ends[1], ends[2], ends[4])
 		return nil, connErr("cannot start upstream process", err)
 	}
-	t := &stdioTransport{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	return runStdio(c, cmd, ends[1], ends[2], ends[4]), nil
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// runStdio starts the goroutines of a started child: stdout reader, stderr
+// logger, stdin writer, and the one that waits for the exit and ends the
+// others.
+func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTransport {
+	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
 	t.mux = newMux(c, t.write)
 	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); t.readLoop(stdout) }()
-	go func() { defer readers.Done(); t.logStderr(stderr) }()
+	readers.Go(func() { t.readLoop(stdout) })
+	readers.Go(func() { t.logStderr(stderr) })
+	drained := make(chan struct{})
 	go func() {
 		readers.Wait()
+		close(drained)
+	}()
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		t.writeLoop()
+	}()
+	go func() {
 		err := cmd.Wait()
-		c.noteExit(err)
+		// Let the readers take what the child wrote before exiting, but not
+		// wait on pipes a descendant keeps open.
+		timer := time.NewTimer(drainGrace)
+		select {
+		case <-drained:
+		case <-timer.C:
+		}
+		timer.Stop()
+		closeFiles(stdout, stderr)
+		<-drained
+		t.stopWriting()
+		_ = t.stdin.Close() // unblocks a write the dead child will never read
+		<-wrote
+		if !t.closing.Load() {
+			c.noteExit(err)
+		}
 		t.fail(connErr("upstream process exited", exitReason(err)))
 		close(t.exited)
 	}()
 	c.cfg.Logger.Info("started upstream process", "pid", cmd.Process.Pid)
-	return t, nil
+	return t
 }
 
 func exitReason(err error) error {
@@ -76,24 +137,53 @@ func exitReason(err error) error {
 	return err
 }
 
+// write hands msg to the writer and waits for it within ctx. If ctx ends
+// first, the writer still finishes the message (the stream stays framed),
+// but the upstream has not read all of it: the error is undeliveredError.
 func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	if bytes.IndexByte(msg, '\n') >= 0 {
 		// encoding/json never emits raw newlines inside a message, but
 		// spliced params might; stdio framing cannot carry them.
 		msg = bytes.ReplaceAll(msg, []byte("\n"), nil)
 	}
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return err
+		return &undeliveredError{err}
 	}
 	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	if _, err := t.stdin.Write(buf); err != nil {
-		return connErr("upstream process is not accepting input", err)
+	w := stdioWrite{buf: append(append(buf, msg...), '\n'), done: make(chan error, 1)}
+	select {
+	case t.writes <- w:
+	case <-ctx.Done():
+		return &undeliveredError{ctx.Err()}
+	case <-t.quit:
+		return connErr("upstream process is not accepting input", os.ErrClosed)
 	}
-	return nil
+	select {
+	case err := <-w.done:
+		if err != nil {
+			return connErr("upstream process is not accepting input", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return &undeliveredError{ctx.Err()}
+	}
 }
+
+// writeLoop writes messages to the child's stdin, one at a time, until
+// stopWriting.
+func (t *stdioTransport) writeLoop() {
+	for {
+		select {
+		case w := <-t.writes:
+			_, err := t.stdin.Write(w.buf)
+			w.done <- err
+		case <-t.quit:
+			return
+		}
+	}
+}
+
+func (t *stdioTransport) stopWriting() { t.qonce.Do(func() { close(t.quit) }) }
 
 func (t *stdioTransport) readLoop(stdout io.Reader) {
 	br := bufio.NewReaderSize(stdout, 64<<10)
@@ -156,14 +246,15 @@ func (t *stdioTransport) logStderr(stderr io.Reader) {
 func (t *stdioTransport) expired() bool { return t.dead() }
 
 // close stops the child: stdin is closed first so a well-behaved server exits
-// on its own, then SIGTERM, then SIGKILL.
+// on its own, then SIGTERM, then SIGKILL. Every wait is bounded by ctx; when
+// ctx ends first the child is killed and close returns without waiting.
 func (t *stdioTransport) close(ctx context.Context) error {
-	t.wmu.Lock()
-	_ = t.stdin.Close()
-	t.wmu.Unlock()
-	for _, step := range []func(){nil, t.terminate, t.kill} {
-		if step != nil {
-			step()
+	t.closing.Store(true)
+	t.stopWriting()
+	_ = t.stdin.Close() // EOF for the child; also unblocks a write in progress
+	for _, signal := range []func(){nil, t.terminate, t.kill} {
+		if signal != nil {
+			signal()
 		}
 		timer := time.NewTimer(stopGrace)
 		select {
@@ -174,11 +265,15 @@ func (t *stdioTransport) close(ctx context.Context) error {
 		case <-ctx.Done():
 			timer.Stop()
 			t.kill()
-			<-t.exited
 			return ctx.Err()
 		case <-timer.C:
 		}
 	}
-	<-t.exited
-	return fmt.Errorf("upstream process needed SIGKILL")
+	select {
+	case <-t.exited:
+		t.serving.Wait()
+		return errors.New("upstream process needed SIGKILL")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +22,17 @@ import (
 //
 //	exit-on-call: answers the handshake and lists, exits when a tool is called
 //	noisy:        writes junk lines and stderr chatter around its answers
+//	plain:        a well-behaved server
+//	hang-init:    never answers initialize (but exits when stdin closes)
+//	deaf:         answers initialize, then never reads stdin again
+//
+// With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
+	if p := os.Getenv("MCPGW_FAKE_PIDFILE"); p != "" {
+		if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			return 4
+		}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -41,7 +54,14 @@ func fakeStdioServer(mode string) int {
 		case "server/discover":
 			reply(jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"}))
 		case "initialize":
+			if mode == "hang-init" {
+				continue
+			}
 			reply(jsonrpc.EncodeResult(m.ID, initResult("2025-11-25")))
+			if mode == "deaf" {
+				time.Sleep(30 * time.Second)
+				return 0
+			}
 		case "tools/list":
 			reply(toolsPage(m.ID, "boom"))
 		case "tools/call":
@@ -64,6 +84,38 @@ func fakeStdioConfig(t *testing.T, mode string) Config {
 	}
 	return Config{Name: "fake", Transport: TransportStdio, Command: exe, Args: []string{"-test.run=^$"},
 		Env: []string{"MCPGW_FAKE_STDIO=" + mode}}
+}
+
+// fakeStdioWithPID is fakeStdioConfig for a child that reports its pid; pid
+// waits for the report.
+func fakeStdioWithPID(t *testing.T, mode string) (cfg Config, pid func() int) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	cfg = fakeStdioConfig(t, mode)
+	cfg.Env = append(cfg.Env, "MCPGW_FAKE_PIDFILE="+pidfile)
+	return cfg, func() int {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(pidfile); err == nil && len(b) > 0 {
+				pid, err := strconv.Atoi(string(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return pid
+			}
+		}
+		t.Fatal("the fake child never reported its pid")
+		return 0
+	}
+}
+
+// waitGone waits for a process to be gone (stopped and reaped).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); processAlive(pid) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d still running", pid)
+		}
+	}
 }
 
 func TestStdioChildExitsMidCall(t *testing.T) {
@@ -126,5 +178,143 @@ func TestStdioCloseStopsChild(t *testing.T) {
 	}
 	if _, err := c.ListTools(context.Background(), Options{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// A child that stops reading its stdin must not wedge the client: a request
+// too large for the pipe returns on its caller's deadline, and Close returns
+// within its own.
+func TestStdioBlockedWriteHonoursDeadlines(t *testing.T) {
+	cfg, pidOf := fakeStdioWithPID(t, "deaf")
+	cfg.ProtocolVersion = "2025-11-25"
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Info(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf()
+	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<20) + `"}`)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := c.CallTool(ctx, "t", big, Options{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want the caller's deadline", err)
+		}
+		if elapsed := time.Since(start); elapsed > 2*time.Second {
+			t.Errorf("call returned after %s, want about 300ms", elapsed)
+		}
+	case <-time.After(5 * time.Second):
+		killProcess(pid) // unblock the write so the test can end
+		<-done
+		_ = c.Close(context.Background())
+		t.Fatal("a blocked write ignored the caller's deadline")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start = time.Now()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = c.Close(ctx)
+	}()
+	select {
+	case <-closed:
+		if elapsed := time.Since(start); elapsed > 1500*time.Millisecond {
+			t.Errorf("Close took %s with a 1s context", elapsed)
+		}
+	case <-time.After(5 * time.Second):
+		killProcess(pid)
+		<-closed
+		t.Fatal("Close hung behind a blocked write")
+	}
+	waitGone(t, pid)
+}
+
+// The gateway's own stops (an ephemeral session ending, a dropped session)
+// are not crashes: they must not put the next start behind the backoff.
+func TestStdioOwnStopsAreNotCrashes(t *testing.T) {
+	var logs logBuffer
+	cfg := fakeStdioConfig(t, "plain")
+	cfg.Logger = logs.logger()
+	c := newClient(t, cfg)
+	for i := range 3 {
+		if _, err := c.CallTool(context.Background(), "t", json.RawMessage(`{}`), Options{Ephemeral: true}); err != nil {
+			t.Fatalf("ephemeral call %d: %v", i, err)
+		}
+	}
+	if w := logs.lines("WARN", "upstream process exited"); len(w) != 0 {
+		t.Fatalf("stopping our own children was logged as exits: %v", w)
+	}
+	// A child that really crashes still backs off.
+	crash := newClient(t, fakeStdioConfig(t, "exit-on-call"))
+	if _, err := crash.CallTool(context.Background(), "boom", json.RawMessage(`{}`), Options{Ephemeral: true}); err == nil {
+		t.Fatal("expected the crash to fail the call")
+	}
+	if _, err := crash.CallTool(context.Background(), "boom", json.RawMessage(`{}`), Options{Ephemeral: true}); err == nil || !strings.Contains(err.Error(), "restart") {
+		t.Fatalf("immediate retry after a crash: err = %v, want a backoff refusal", err)
+	}
+}
+
+// A success clears the backoff a crash set, not only the crash count.
+func TestStdioSuccessClearsBackoff(t *testing.T) {
+	c := newClient(t, fakeStdioConfig(t, "exit-on-call"))
+	ctx := context.Background()
+	a := Options{Header: http.Header{"X-Caller": {"a"}}}
+	b := Options{Header: http.Header{"X-Caller": {"b"}}}
+	for _, o := range []Options{a, b} { // one child per caller
+		if _, err := c.ListTools(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.CallTool(ctx, "boom", json.RawMessage(`{}`), a); err == nil {
+		t.Fatal("expected a's child to crash")
+	}
+	if _, err := c.ListTools(ctx, b); err != nil { // b's child still works
+		t.Fatal(err)
+	}
+	if _, err := c.ListTools(ctx, a); err != nil {
+		t.Fatalf("after a success, a restart was still refused: %v", err)
+	}
+}
+
+// Close while a handshake is pending aborts it and leaves no child behind.
+func TestCloseDuringStdioSetupLeavesNothingRunning(t *testing.T) {
+	cfg, pidOf := fakeStdioWithPID(t, "hang-init")
+	cfg.ProtocolVersion = "2025-11-25"
+	cfg.RequestTimeout = 3 * time.Second
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.ListTools(context.Background(), Options{})
+		done <- err
+	}()
+	pid := pidOf()
+	time.Sleep(100 * time.Millisecond) // let the initialize reach the child
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := c.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if elapsed := time.Since(start); elapsed > 1500*time.Millisecond {
+		t.Errorf("Close waited %s for a pending handshake", elapsed)
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("the caller whose setup Close cut short got %v, want ErrClosed", err)
+	}
+	if err := processAlive(pid); err == nil {
+		t.Fatalf("child %d still running after Close", pid)
 	}
 }
