@@ -55,6 +55,10 @@ func (c *sseConns) remove(id string) {
 // serveSSEStream opens a legacy HTTP+SSE connection: the first event names
 // the URL to POST messages to.
 func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r) {
+		refuseHost(w)
+		return
+	}
 	if mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))) {
 		http.Error(w, "the HTTP+SSE transport serves legacy revisions only; POST to /mcp for "+mcp.Latest, http.StatusBadRequest)
 		return
@@ -88,6 +92,10 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its
 // answer goes on the connection's stream.
 func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r) {
+		refuseHost(w)
+		return
+	}
 	conn := h.sseConns.get(r.URL.Query().Get("session_id"))
 	if conn == nil {
 		http.Error(w, "session not found", http.StatusNotFound)

@@ -94,6 +94,10 @@ type request struct {
 }
 
 func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unprefixed bool) {
+	if !hostAllowed(r) {
+		refuseHost(w)
+		return
+	}
 	modernHeader := mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion)))
 	switch r.Method {
 	case http.MethodPost:

@@ -34,6 +34,10 @@ func (h *MCP) serveModern(req *request) {
 		metaErr = mcp.ErrMetaProtocolVersion
 	}
 	headerVersion := strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))
+	if headerVersion != "" && meta.ProtocolVersion != "" && headerVersion != meta.ProtocolVersion {
+		fail(http.StatusBadRequest, mcp.CodeHeaderMismatch, nil, "Header mismatch: MCP-Protocol-Version '%s' != params._meta protocolVersion '%s'", clip(headerVersion), clip(meta.ProtocolVersion))
+		return
+	}
 	requested := meta.ProtocolVersion
 	if requested == "" {
 		requested = headerVersion

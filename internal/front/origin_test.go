@@ -1,0 +1,47 @@
+package front
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestHostAllowed(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4000}
+	public := &net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 4000}
+	cases := []struct {
+		name   string
+		local  net.Addr
+		host   string
+		origin string
+		want   bool
+	}{
+		{"loopback listener, localhost", loop, "localhost:4000", "", true},
+		{"loopback listener, 127.0.0.1", loop, "127.0.0.1:4000", "", true},
+		{"loopback listener, [::1]", loop, "[::1]:4000", "", true},
+		{"loopback listener, rebinding host", loop, "evil.example.com", "", false},
+		{"loopback listener, rebinding origin and host", loop, "evil.example.com", "http://evil.example.com", false},
+		{"loopback, origin matches", loop, "localhost:4000", "http://localhost:4000", true},
+		{"loopback, origin 127 vs localhost", loop, "localhost:4000", "http://127.0.0.1:4000", true},
+		{"loopback, foreign origin", loop, "localhost:4000", "http://evil.example.com", false},
+		{"public listener, any host", public, "gw.example.com", "", true},
+		{"public listener, same origin", public, "gw.example.com", "https://gw.example.com", true},
+		{"public listener, foreign origin", public, "gw.example.com", "https://evil.example.com", false},
+		{"malformed origin", public, "gw.example.com", "::nonsense", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			r.Host = tc.host
+			if tc.origin != "" {
+				r.Header.Set("Origin", tc.origin)
+			}
+			r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
+			if got := hostAllowed(r); got != tc.want {
+				t.Fatalf("hostAllowed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
