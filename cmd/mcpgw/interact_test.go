@@ -308,3 +308,26 @@ litellm_settings:
 		t.Fatalf("legacy caller sampling: %v %v (provider calls %d)", r, err, provider.calls.Load())
 	}
 }
+
+// Without a configured model, sampling goes to a caller that declared it.
+func TestSamplingPassesToTheCallerWithoutAModel(t *testing.T) {
+	gw := interactionGateway(t, map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}, "")
+	const tool = "mod-test_input_required_result_sampling"
+	sampleMeta := strings.Replace(modernMeta, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, 1)
+	status, _, body := rpc(t, gw.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, sampleMeta, ""))
+	res := resultOf(body)
+	reqs, _ := res["inputRequests"].(map[string]any)
+	tok, _ := res["requestState"].(string)
+	if status != 200 || res["resultType"] != "input_required" || reqs["capital_question"] == nil || !strings.HasPrefix(tok, "mcp_state_v1.") {
+		t.Fatalf("sampling for the caller: %d %v", status, body)
+	}
+	extra := `,"requestState":"` + tok + `","inputResponses":{"capital_question":{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}}`
+	status, _, body = rpc(t, gw.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, sampleMeta, extra))
+	if status != 200 || !strings.Contains(fmt.Sprint(resultOf(body)["content"]), "Sampling response: Paris") {
+		t.Fatalf("resume with the caller's sample: %d %v", status, body)
+	}
+	status, _, body = rpc(t, gw.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, modernMeta, ""))
+	if status != 400 || errCode(body) != -32021 {
+		t.Fatalf("undeclared sampling: %d %v", status, body)
+	}
+}

@@ -184,6 +184,9 @@ func legacyInteractions(sess *live, out sink) *upstream.Interactions {
 	if gateway.CapabilityDeclared(sess.claims.Caps, "roots") {
 		in.Roots = ask(mcp.MethodRootsList)
 	}
+	if gateway.CapabilityDeclared(sess.claims.Caps, "sampling") {
+		in.Sample = ask(mcp.MethodSamplingCreateMessage)
+	}
 	return in
 }
 

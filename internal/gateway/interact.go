@@ -235,9 +235,11 @@ func removeMember(obj json.RawMessage, key string) (json.RawMessage, error) {
 type legacyFlags struct{ cancelled atomic.Bool }
 
 // upstreamInteractions answers the server→client requests a legacy upstream
-// makes mid-call: elicitation and roots go to a legacy caller's session;
-// sampling is fulfilled by the gateway; a modern caller cannot be asked
-// across requests, so the request is cancelled and flagged.
+// makes mid-call, and decides the capabilities the upstream is told about:
+// elicitation and roots go to a legacy caller's session; sampling is
+// fulfilled by the gateway's model when one is configured, else by a caller
+// that declared it; a modern caller cannot be asked across requests, so
+// the request is cancelled and flagged.
 func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFlags) *upstream.Interactions {
 	in := &upstream.Interactions{Progress: op.Progress}
 	cancel := func(reply string) upstream.Handler {
@@ -264,7 +266,14 @@ func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFl
 		in.Roots = cancel("")
 	}
 	if s.AllowSampling {
-		in.Sample = g.sample
+		switch {
+		case g.cfg.Sampler != nil: // the gateway answers with its own model
+			in.Sample = g.sample
+		case op.Interactions != nil && op.Interactions.Sample != nil:
+			in.Sample = op.Interactions.Sample
+		case op.Modern && CapabilityDeclared(op.ClientCaps, "sampling"):
+			in.Sample = cancel("")
+		}
 	}
 	return in
 }
@@ -355,6 +364,13 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 			if !s.AllowSampling {
 				return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for sampling, which is not allowed for it (allow_sampling is off); the request was refused.")}, true
 			}
+			if g.cfg.Sampler == nil { // no model here: the caller samples, if it can
+				forCaller = append(forCaller, k)
+				if !CapabilityDeclared(op.ClientCaps, "sampling") {
+					needCaps = append(needCaps, "sampling")
+				}
+				continue
+			}
 			ans, err := g.sample(ctx, req.Params)
 			if err != nil {
 				g.cfg.Logger.Warn("sampling for an upstream failed", "server", s.Name, "err", err.Error())
@@ -415,6 +431,8 @@ func (g *Gateway) askLegacyCaller(ctx context.Context, op *Operation, req inputR
 			h = op.Interactions.Elicit
 		case mcp.MethodRootsList:
 			h = op.Interactions.Roots
+		case mcp.MethodSamplingCreateMessage:
+			h = op.Interactions.Sample
 		}
 	}
 	if h == nil {
