@@ -598,3 +598,25 @@ func TestPagingCycleFails(t *testing.T) {
 		t.Fatalf("tools=%v err=%v", tools, err)
 	}
 }
+
+func TestProbeRetriesWhenTheUpstreamNamesOurModernRevision(t *testing.T) {
+	var discovers atomic.Int32
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		if m.Method == "server/discover" && discovers.Add(1) == 1 {
+			writeJSON(w, 400, jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32022, Message: "try again", Data: json.RawMessage(`{"supported":["2026-07-28"],"requested":"2026-07-28"}`)}))
+			return
+		}
+		if m.Method == "server/discover" {
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}`)))
+			return
+		}
+		writeJSON(w, 200, toolsPage(m.ID, "t"))
+	})
+	c := newClient(t, Config{Name: "up", URL: f.url()})
+	if _, err := c.ListTools(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.calls(), []string{"server/discover None", "server/discover None", "tools/list None"}; !slices.Equal(got, want) {
+		t.Fatalf("requests = %v, want %v", got, want)
+	}
+}

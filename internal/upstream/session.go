@@ -232,6 +232,11 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 	}
 	s.meta = meta
 	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
+	if re := rpcErr(err); re != nil && re.Code() == mcp.CodeUnsupportedProtocolVersion && offersModern(re.Err.Data) && ctx.Err() == nil {
+		// The upstream names a modern revision it does support: the spec
+		// says to retry with it rather than fall back.
+		raw, err = s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
+	}
 	s.meta = nil
 	if err == nil {
 		var d mcp.DiscoverResult
@@ -285,6 +290,16 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 		return verdictLegacy, nil
 	}
 	return 0, err
+}
+
+// offersModern reports whether a -32022 error's data lists a modern
+// revision this client speaks.
+func offersModern(data json.RawMessage) bool {
+	var d mcp.UnsupportedVersionData
+	if json.Unmarshal(data, &d) != nil {
+		return false
+	}
+	return slices.Contains(d.Supported, mcp.Latest)
 }
 
 func discoverInfo(d mcp.DiscoverResult) Info {
