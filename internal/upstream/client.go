@@ -26,6 +26,7 @@ import (
 type Client struct {
 	cfg    Config
 	ids    atomic.Int64
+	params paramHeaders            // x-mcp-header annotations of the tools
 	policy *auth.Policy            // credential and static headers
 	creds  *auth.ClientCredentials // mints the credential; nil for static ones
 
@@ -243,6 +244,15 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 		}
 		if s.expired() {
 			c.drop(s)
+		}
+		if attempt == 0 && method == mcp.MethodToolsCall && s.info.Era == mcp.EraModern {
+			if re := rpcErr(err); re != nil && re.Code() == mcp.CodeHeaderMismatch {
+				// Mcp-Param-* headers may be missing or stale: the spec says
+				// to re-fetch tools/list and retry.
+				if _, lerr := c.ListTools(ctx, opts); lerr == nil {
+					continue
+				}
+			}
 		}
 		if attempt == 0 && c.auto() && eraMismatch(s.info.Era, err) {
 			c.cfg.Logger.Info("upstream changed protocol era; probing again")

@@ -122,6 +122,9 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 		if r.name != "" {
 			req.Header.Set(mcp.HeaderName, mcp.EncodeHeaderValue(r.name))
 		}
+		for k, v := range r.header {
+			req.Header[k] = v
+		}
 	}
 	resp, err := t.do(req)
 	if err != nil {

@@ -164,6 +164,11 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 			if unhinted {
 				out.TTL = 0
 			}
+			if method == mcp.MethodToolsList && c.cfg.Transport == TransportHTTP {
+				out.Items = c.params.learn(out.Items, func(tool, why string) {
+					c.cfg.Logger.Warn("upstream tool dropped: invalid x-mcp-header annotation", "tool", tool, "reason", why)
+				})
+			}
 			return out, nil
 		}
 		if seen[next] {

@@ -480,6 +480,9 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern}
 	if modern {
 		out.name = nameParam(method, params)
+		if method == mcp.MethodToolsCall {
+			out.header = c.params.headersFor(out.name, jsonrpc.Member(params, "arguments"))
+		}
 	}
 	out.handshake = method == mcp.MethodInitialize
 	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken}

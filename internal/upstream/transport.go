@@ -35,7 +35,9 @@ type outgoing struct {
 	method string
 	body   []byte // the encoded request
 	// name is the Mcp-Name value (modern HTTP only).
-	name   string
+	name string
+	// header holds the Mcp-Param-* headers (modern HTTP only).
+	header http.Header
 	modern bool
 	// handshake marks the legacy initialize request, whose response carries
 	// the session id.

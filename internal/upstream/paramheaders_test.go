@@ -1,0 +1,87 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+)
+
+func TestParamHeadersMirrorAnnotatedArguments(t *testing.T) {
+	var got http.Header
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		switch m.Method {
+		case "server/discover":
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}`)))
+		case "tools/list":
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"tools":[
+				{"name":"geo","inputSchema":{"type":"object","properties":{
+					"region":{"type":"string","x-mcp-header":"Region"},
+					"n":{"type":"integer","x-mcp-header":"Priority"},
+					"v":{"type":"boolean","x-mcp-header":"Verbose"},
+					"city":{"type":"string","x-mcp-header":"City"},
+					"opt":{"type":"string","x-mcp-header":"Opt"},
+					"nested":{"type":"object","properties":{"deep":{"type":"string","x-mcp-header":"Deep"}}}}}},
+				{"name":"bad-number","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}},
+				{"name":"bad-dup","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Dup"},"b":{"type":"string","x-mcp-header":"dup"}}}},
+				{"name":"bad-name","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"has space"}}}},
+				{"name":"plain","inputSchema":{"type":"object"}}]}`)))
+		default:
+			got = r.Header.Clone()
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","content":[]}`)))
+		}
+	})
+	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2026-07-28"})
+	tools, err := c.ListTools(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools {
+		n, _ := jsonrpc.StringMember(tl, "name")
+		names = append(names, n)
+	}
+	if strings.Join(names, ",") != "geo,plain" {
+		t.Fatalf("tools kept = %v, want the ones with valid annotations", names)
+	}
+	args := json.RawMessage(`{"region":"us-west","n":42.0,"v":false,"city":"Zürich","opt":null,"nested":{"deep":" x"}}`)
+	if _, err := c.CallTool(context.Background(), "geo", args, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Mcp-Param-Region": "us-west", "Mcp-Param-Priority": "42", "Mcp-Param-Verbose": "false",
+		"Mcp-Param-City": "=?base64?WsO8cmljaA==?=", "Mcp-Param-Deep": "=?base64?IHg=?=", "Mcp-Param-Opt": ""}
+	for k, v := range want {
+		if got.Get(k) != v {
+			t.Errorf("%s = %q, want %q", k, got.Get(k), v)
+		}
+	}
+}
+
+func TestHeaderMismatchRefetchesToolsAndRetries(t *testing.T) {
+	calls := 0
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		switch m.Method {
+		case "server/discover":
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"ttlMs":0,"cacheScope":"public"}`)))
+		case "tools/list":
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"tools":[{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`)))
+		default:
+			calls++
+			if r.Header.Get("Mcp-Param-Region") != "eu" {
+				writeJSON(w, 400, jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32020, Message: "missing Mcp-Param-Region"}))
+				return
+			}
+			writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","content":[]}`)))
+		}
+	})
+	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2026-07-28"})
+	if _, err := c.CallTool(context.Background(), "geo", json.RawMessage(`{"region":"eu"}`), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("%d tools/call, want the first and one retry after re-listing", calls)
+	}
+}
