@@ -35,6 +35,8 @@ type httpTransport struct {
 
 	// closeClient, when set, carries the DELETE instead of the pooled client.
 	closeClient *http.Client
+
+	side standalone // the legacy session's GET stream
 }
 
 // closeOver makes close send its DELETE with client (a fresh connection).
@@ -112,6 +114,7 @@ func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
 }
 
 func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Message, error) {
+	defer t.track(ctx, ex)()
 	req, minted, err := t.newRequest(ctx, http.MethodPost, r.body)
 	if err != nil {
 		return nil, err
@@ -375,6 +378,7 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 // close ends a legacy session with DELETE, once. A 405 (the upstream does not
 // allow clients to end sessions) is not an error.
 func (t *httpTransport) close(ctx context.Context) error {
+	t.stopStandalone()
 	t.mu.Lock()
 	sid, ended, closed := t.sessionID, t.ended, t.closed
 	t.closed = true

@@ -407,6 +407,11 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
+	if ht, ok := s.transport().(*httpTransport); ok {
+		if sid, _ := ht.state(); sid != "" {
+			ht.openStandalone()
+		}
+	}
 	return nil
 }
 

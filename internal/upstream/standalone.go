@@ -1,0 +1,146 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/sse"
+)
+
+// standalone is a legacy session's GET stream: the channel on which a
+// 2025-era upstream sends what belongs to no POST, such as list_changed
+// notifications and server→client requests it did not tie to a request.
+type standalone struct {
+	mu     sync.Mutex
+	active map[*exchange]context.Context // calls in flight on the session
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// track registers a call in flight, so that a request arriving on the GET
+// stream can reach the caller that can answer it.
+func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
+	t.side.mu.Lock()
+	if t.side.active == nil {
+		t.side.active = map[*exchange]context.Context{}
+	}
+	t.side.active[ex] = ctx
+	t.side.mu.Unlock()
+	return func() {
+		t.side.mu.Lock()
+		delete(t.side.active, ex)
+		t.side.mu.Unlock()
+	}
+}
+
+// openStandalone starts reading the session's GET stream, once. An upstream
+// that does not offer one (405) is fine: it has nothing to send there.
+func (t *httpTransport) openStandalone() {
+	t.side.mu.Lock()
+	if t.side.done != nil {
+		t.side.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.side.cancel, t.side.done = cancel, make(chan struct{})
+	t.side.mu.Unlock()
+	go func() {
+		defer close(t.side.done)
+		t.readStandalone(ctx)
+	}()
+}
+
+// stopStandalone ends the GET stream and waits for its reader.
+func (t *httpTransport) stopStandalone() {
+	t.side.mu.Lock()
+	cancel, done := t.side.cancel, t.side.done
+	t.side.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}
+
+func (t *httpTransport) readStandalone(ctx context.Context) {
+	req, _, err := t.newRequest(ctx, http.MethodGet, nil)
+	if err != nil {
+		return
+	}
+	resp, err := t.do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+		return // no standalone stream offered
+	}
+	var serving sync.WaitGroup
+	defer serving.Wait()
+	rd := sse.NewReader(resp.Body, int(t.c.cfg.MaxMessageBytes))
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				t.c.cfg.Logger.Debug("upstream GET stream ended", "err", err)
+			}
+			return
+		}
+		if (ev.Type != "" && ev.Type != "message") || len(ev.Data) == 0 {
+			continue
+		}
+		m, err := jsonrpc.Decode(ev.Data)
+		if err != nil {
+			t.c.cfg.Logger.Warn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+			continue
+		}
+		switch m.Kind() {
+		case jsonrpc.KindNotification:
+			t.c.deliver(m)
+		case jsonrpc.KindRequest:
+			serving.Add(1)
+			go func() {
+				defer serving.Done()
+				t.serveStandalone(ctx, m)
+			}()
+		}
+	}
+}
+
+// serveStandalone answers a server→client request from the GET stream: it
+// goes to the one call in flight whose caller can answer it; with none, or
+// more than one, it is refused, because the wrong caller must never see it.
+func (t *httpTransport) serveStandalone(ctx context.Context, m *jsonrpc.Message) {
+	var reply []byte
+	if m.Method == mcp.MethodPing {
+		reply = jsonrpc.EncodeResult(m.ID, []byte(`{}`))
+	} else {
+		var target *exchange
+		var tctx context.Context
+		n := 0
+		t.side.mu.Lock()
+		for ex, c := range t.side.active {
+			if ex.canServe(m.Method) {
+				n++
+				target, tctx = ex, c
+			}
+		}
+		t.side.mu.Unlock()
+		switch {
+		case n == 1:
+			reply = target.serveRequest(tctx, m)
+		case n > 1:
+			reply = jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s cannot be attributed to one request on this session", m.Method))
+		default:
+			reply = jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the client does not support %s", m.Method))
+		}
+	}
+	if err := t.send(ctx, reply); err != nil {
+		t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
+	}
+}
