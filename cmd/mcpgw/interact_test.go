@@ -331,3 +331,37 @@ func TestSamplingPassesToTheCallerWithoutAModel(t *testing.T) {
 		t.Fatalf("undeclared sampling: %d %v", status, body)
 	}
 }
+
+// A legacy caller's logging/setLevel reaches the upstream, and the upstream's
+// log lines reach the caller on its call's stream.
+func TestLogsRelayedToLegacyCaller(t *testing.T) {
+	gw := interactionGateway(t, nil, "")
+	var mu sync.Mutex
+	var lines []string
+	client := sdk.NewClient(&sdk.Implementation{Name: "logs", Version: "1"}, &sdk.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
+			mu.Lock()
+			lines = append(lines, fmt.Sprint(req.Params.Data))
+			mu.Unlock()
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: gw.url + "/leg/mcp", HTTPClient: &http.Client{Transport: authTransport{testKey}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "leg-test_tool_with_logging", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 3 || !strings.Contains(strings.Join(lines, "|"), "Tool execution completed") {
+		t.Fatalf("log lines relayed: %q", lines)
+	}
+}

@@ -128,7 +128,11 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid log level %q", clip(level))))
 			return
 		}
-		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
+		res := h.cfg.Gateway.Do(ctx, h.legacyOperation(req, sess, out))
+		if res.Result == nil {
+			res.Result = json.RawMessage(`{}`)
+		}
+		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
 		return
 	case mcp.MethodInitialize:
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session already initialized")))
@@ -142,9 +146,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 	defer cancel()
 	sess.inflight.add(msg.ID, cancel)
 	defer sess.inflight.remove(msg.ID)
-	op := h.operation(req, false)
-	op.ClientCaps = sess.claims.Caps
-	op.Interactions = legacyInteractions(sess, out)
+	op := h.legacyOperation(req, sess, out)
 	if tok := progressTokenOf(msg.Params); tok != nil {
 		op.Progress = func(params json.RawMessage) {
 			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
@@ -167,6 +169,17 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		return
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+}
+
+// legacyOperation builds the core's view of a legacy session's request: the
+// caller's declared capabilities, and the session's stream to ask on and to
+// relay logs to.
+func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operation {
+	op := h.operation(req, false)
+	op.ClientCaps = sess.claims.Caps
+	op.Interactions = legacyInteractions(sess, out)
+	op.Log = func(params json.RawMessage) { out.send(jsonrpc.EncodeNotification(mcp.NotifMessage, params)) }
+	return op
 }
 
 // legacyInteractions lets the core ask a legacy caller for input on its

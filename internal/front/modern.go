@@ -67,6 +67,11 @@ func (h *MCP) serveModern(req *request) {
 	rp := newReply(w, r)
 	op := h.operation(req, true)
 	op.ClientCaps = meta.ClientCapabilities
+	if meta.LogLevel != "" { // the caller opted in to log notifications for this request
+		op.Log = func(params json.RawMessage) {
+			rp.send(jsonrpc.EncodeNotification(mcp.NotifMessage, params))
+		}
+	}
 	if meta.ProgressToken != nil {
 		op.Progress = func(params json.RawMessage) {
 			rp.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))

@@ -100,6 +100,9 @@ type Operation struct {
 	// Progress receives the upstream's progress notifications for this
 	// request, with the caller's own token; nil when none was asked for.
 	Progress func(params json.RawMessage)
+	// Log relays the upstream's log notifications (notifications/message)
+	// to the caller; nil drops them.
+	Log func(params json.RawMessage)
 	// ClientCaps are the caller's declared ClientCapabilities (modern:
 	// from _meta; legacy: from initialize).
 	ClientCaps json.RawMessage
@@ -143,6 +146,8 @@ func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
 		return g.complete(ctx, &op)
 	case op.Method == mcp.MethodDiscover:
 		return g.discover(ctx, &op)
+	case op.Method == mcp.MethodLoggingSetLevel:
+		return g.setLevel(ctx, &op)
 	}
 	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method)
 }

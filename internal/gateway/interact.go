@@ -241,7 +241,7 @@ type legacyFlags struct{ cancelled atomic.Bool }
 // that declared it; a modern caller cannot be asked across requests, so
 // the request is cancelled and flagged.
 func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFlags) *upstream.Interactions {
-	in := &upstream.Interactions{Progress: op.Progress}
+	in := &upstream.Interactions{Progress: op.Progress, Log: op.Log}
 	cancel := func(reply string) upstream.Handler {
 		return func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			flags.cancelled.Store(true)

@@ -244,3 +244,32 @@ func LegacyCapabilities() json.RawMessage {
 
 // stringMember returns the string value of obj's top-level member key.
 func stringMember(obj []byte, key string) (string, bool) { return jsonrpc.StringMember(obj, key) }
+
+// setLevel passes a legacy caller's logging/setLevel to every visible legacy
+// upstream that offers logging, concurrently; failures are logged, not
+// returned: the level is a wish, and the caller's session is not at fault.
+func (g *Gateway) setLevel(ctx context.Context, op *Operation) Outcome {
+	servers := g.visible(op)
+	var wg sync.WaitGroup
+	for _, name := range servers {
+		s := g.servers[name]
+		opts := g.options(s, op, len(servers) > 1)
+		// The level belongs to the upstream session this caller's calls
+		// use, which the interactions on offer select.
+		var flags legacyFlags
+		opts.Interactions = g.upstreamInteractions(s, op, &flags)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, err := s.Client.Info(ctx, opts)
+			if err != nil || info.Era != mcp.EraLegacy || !info.Capabilities.HasLogging() {
+				return
+			}
+			if _, err := s.Client.Call(ctx, mcp.MethodLoggingSetLevel, op.Params, opts); err != nil {
+				g.cfg.Logger.Debug("upstream refused logging/setLevel", "server", name, "fault", string(upstream.Classify(err).Fault))
+			}
+		}()
+	}
+	wg.Wait()
+	return Outcome{Result: json.RawMessage(`{}`)}
+}

@@ -24,6 +24,9 @@ type Interactions struct {
 	// Progress receives notifications/progress params for this operation,
 	// with the caller's own progress token.
 	Progress func(params json.RawMessage)
+	// Log receives the notifications/message the upstream sends while this
+	// operation runs; nil leaves them to Config.OnLog.
+	Log func(params json.RawMessage)
 }
 
 // capabilities returns the legacy ClientCapabilities JSON these interactions
@@ -133,6 +136,10 @@ func (ex *exchange) notify(m *jsonrpc.Message) {
 			params = replaceMember(params, "progressToken", ex.token)
 		}
 		ex.in.Progress(params)
+		return
+	}
+	if m.Method == mcp.NotifMessage && ex.in != nil && ex.in.Log != nil {
+		ex.in.Log(m.Params)
 		return
 	}
 	ex.c.deliver(m)

@@ -155,6 +155,24 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 			}
 			return
 		}
+		if msg.Method == mcp.NotifMessage {
+			// A log line names no request: it goes to the caller of the
+			// one call in flight that takes logs, else to the client.
+			var target *exchange
+			n := 0
+			m.mu.Lock()
+			for _, p := range m.pending {
+				if p.ex.in != nil && p.ex.in.Log != nil {
+					n++
+					target = p.ex
+				}
+			}
+			m.mu.Unlock()
+			if n == 1 {
+				target.notify(msg)
+				return
+			}
+		}
 		m.c.deliver(msg)
 	case jsonrpc.KindRequest:
 		m.serveRequest(msg)
