@@ -207,6 +207,9 @@ func upstreamConfig(s config.Server, cfg *config.Config, env envSettings, info m
 			AuthType: string(s.AuthType), AuthValue: s.AuthValue.Reveal(),
 			HeaderName: s.AuthHeaderName, StaticHeaders: s.StaticHeaders,
 		},
+		// One legacy session per credential set: it advertises what the
+		// server is allowed to ask, whichever caller opens it.
+		Offer:          upstream.Offer{Elicitation: s.AllowElicitation, Sampling: s.AllowSampling, Roots: true},
 		RequestTimeout: env.clientTimeout, ListTimeout: env.listingTimeout, MaxPages: env.maxPages,
 		Logger: log, ClientInfo: info,
 	}

@@ -271,7 +271,7 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 // a fresh connection. Cleanup never turns a failure into success, and a
 // cleanup failure after success is only logged.
 func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session) error) error {
-	caps, _ := opts.Interactions.capabilities()
+	caps, _ := opts.Interactions.capabilities(c.cfg.Offer)
 	s := newSession(c, "", caps, opts, true)
 	c.mu.Lock()
 	if c.closed {
@@ -405,7 +405,7 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 // lookup returns the pooled session for these options, creating it (not yet
 // set up) when there is none.
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
-	caps, capKey := opts.Interactions.capabilities()
+	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
 	c.mu.Lock()
 	defer c.mu.Unlock()

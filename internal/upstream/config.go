@@ -54,6 +54,9 @@ type Config struct {
 	Logger     *slog.Logger
 	ClientInfo mcp.Implementation // how the gateway introduces itself
 
+	// Offer is advertised by every legacy session (see Offer).
+	Offer Offer
+
 	// OnLog receives notifications/message params from the upstream.
 	OnLog func(params json.RawMessage)
 	// OnNotification receives other server notifications not tied to an

@@ -29,12 +29,32 @@ type Interactions struct {
 	Log func(params json.RawMessage)
 }
 
-// capabilities returns the legacy ClientCapabilities JSON these interactions
-// justify advertising, and a short key naming that set.
-func (in *Interactions) capabilities() (json.RawMessage, string) {
-	if in == nil {
-		return json.RawMessage(`{}`), ""
+// Offer names client capabilities every legacy session of an upstream
+// advertises, whatever the call that opens it can answer, so callers with and
+// without them share one session. A request the current call cannot answer
+// gets a JSON-RPC error.
+type Offer struct {
+	Elicitation, Sampling, Roots bool
+}
+
+// capabilities returns the ClientCapabilities JSON these interactions (plus
+// what offer always advertises) justify, and a short key naming that set.
+func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
+	var have Interactions
+	if in != nil {
+		have = *in
 	}
+	stub := Handler(func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	if offer.Elicitation && have.Elicit == nil {
+		have.Elicit = stub
+	}
+	if offer.Sampling && have.Sample == nil {
+		have.Sample = stub
+	}
+	if offer.Roots && have.Roots == nil {
+		have.Roots = stub
+	}
+	in = &have
 	buf := []byte{'{'}
 	key := ""
 	add := func(name, val, k string) {

@@ -50,8 +50,8 @@ type session struct {
 
 	// info and meta are written only by setup, before ready is set; after
 	// that they never change, so requests read them without locking.
-	info Info
-	meta json.RawMessage // modern request _meta; nil for legacy
+	info  Info
+	metas sync.Map // capability key → modern request _meta, built once per set
 
 	mu        sync.Mutex
 	ready     bool
@@ -226,18 +226,12 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	meta, err := mcp.RequestMeta(mcp.Latest, s.caps, c.cfg.ClientInfo)
-	if err != nil {
-		return 0, err
-	}
-	s.meta = meta
 	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
 	if re := rpcErr(err); re != nil && re.Code() == mcp.CodeUnsupportedProtocolVersion && offersModern(re.Err.Data) && ctx.Err() == nil {
 		// The upstream names a modern revision it does support: the spec
 		// says to retry with it rather than fall back.
 		raw, err = s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
 	}
-	s.meta = nil
 	if err == nil {
 		var d mcp.DiscoverResult
 		if jerr := json.Unmarshal(raw, &d); jerr != nil {
@@ -320,11 +314,6 @@ func discoverInfo(d mcp.DiscoverResult) Info {
 // capabilities (server/discover) if the probe did not already.
 func (s *session) startModern(ctx context.Context) error {
 	c := s.c
-	meta, err := mcp.RequestMeta(mcp.Latest, s.caps, c.cfg.ClientInfo)
-	if err != nil {
-		return err
-	}
-	s.meta = meta
 	if ht, ok := s.transport().(*httpTransport); ok {
 		ht.setVersion(mcp.Latest)
 	}
@@ -476,7 +465,10 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 	}
 	var meta json.RawMessage
 	if modern {
-		meta = s.meta
+		var err error
+		if meta, err = s.metaFor(in); err != nil {
+			return nil, err
+		}
 	}
 	p, err := prepareParams(params, meta, rewrite)
 	if err != nil {
@@ -656,4 +648,20 @@ func seconds(d time.Duration) string {
 func (c *Client) timedOut(method string, budget time.Duration) error {
 	c.cfg.Logger.Warn(fmt.Sprintf("upstream %s timed out after %s", c.where, seconds(budget)), "method", method, "budget", seconds(budget))
 	return &TimeoutError{Budget: budget}
+}
+
+// metaFor returns the modern request _meta for a call with these
+// interactions: what the caller of this call can answer is what the upstream
+// is told, request by request.
+func (s *session) metaFor(in *Interactions) (json.RawMessage, error) {
+	caps, key := in.capabilities(Offer{})
+	if m, ok := s.metas.Load(key); ok {
+		return m.(json.RawMessage), nil
+	}
+	m, err := mcp.RequestMeta(mcp.Latest, caps, s.c.cfg.ClientInfo)
+	if err != nil {
+		return nil, err
+	}
+	s.metas.Store(key, m)
+	return m, nil
 }

@@ -74,12 +74,15 @@ func (t *httpTransport) readStandalone(ctx context.Context) {
 	}
 	resp, err := t.do(req)
 	if err != nil {
+		t.c.cfg.Logger.Debug("upstream GET stream not opened", "err", err)
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-		return // no standalone stream offered
+		t.c.cfg.Logger.Debug("upstream offers no GET stream", "status", resp.StatusCode)
+		return
 	}
+	t.c.cfg.Logger.Debug("upstream GET stream open")
 	var serving sync.WaitGroup
 	defer serving.Wait()
 	rd := sse.NewReader(resp.Body, int(t.c.cfg.MaxMessageBytes))
