@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -305,5 +306,100 @@ func TestQuickstartServes(t *testing.T) {
 	status, _, body := rpc(t, gw.url+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello-echo","arguments":{"message":"hi"},`+modernMeta+`}}`)
 	if status != 200 || !strings.Contains(fmt.Sprint(body["result"]), "Echo: hi") {
 		t.Fatalf("quickstart hello-echo: %d %v", status, body)
+	}
+}
+
+// TestModernListen opens subscriptions/listen through the gateway and sees
+// the acknowledgement, then the upstream's list change tagged with the
+// listen's id.
+func TestModernListen(t *testing.T) {
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n", testKey, testpeers.StartGoFixtureHTTP(t, true)), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":false},` + modernMeta + `}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gw.url+"/mcp", strings.NewReader(body))
+	for k, v := range modernHeaders("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		defer close(events)
+		buf := make([]byte, 0, 4096)
+		tmp := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(tmp)
+			buf = append(buf, tmp[:n]...)
+			for {
+				i := bytes.Index(buf, []byte("\n\n"))
+				if i < 0 {
+					break
+				}
+				for _, line := range strings.Split(string(buf[:i]), "\n") {
+					if d, ok := strings.CutPrefix(line, "data: "); ok {
+						events <- d
+					}
+				}
+				buf = buf[i+2:]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	first := <-events
+	if !strings.Contains(first, "notifications/subscriptions/acknowledged") || !strings.Contains(first, `"io.modelcontextprotocol/subscriptionId":"L1"`) || !strings.Contains(first, `"toolsListChanged":true`) || strings.Contains(first, "promptsListChanged") {
+		t.Fatalf("first event = %s", first)
+	}
+	status, _, out := rpc(t, gw.url+"/mcp", modernHeaders("tools/call", "fx-test_trigger_tool_change"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx-test_trigger_tool_change","arguments":{},`+modernMeta+`}}`)
+	if status != 200 {
+		t.Fatalf("trigger: %d %v", status, out)
+	}
+	select {
+	case ev := <-events:
+		if !strings.Contains(ev, "notifications/tools/list_changed") || !strings.Contains(ev, `"io.modelcontextprotocol/subscriptionId":"L1"`) {
+			t.Fatalf("event = %s", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed on the listen stream")
+	}
+}
+
+// TestLegacySubscribe: a legacy caller's resources/subscribe goes to the
+// upstream that serves the URI, and its updates reach the caller.
+func TestLegacySubscribe(t *testing.T) {
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  leg:\n    url: %s\n", testKey, testpeers.StartGoFixtureHTTP(t, false)), nil)
+	updates := make(chan string, 8)
+	client := sdk.NewClient(&sdk.Implementation{Name: "sub", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			updates <- req.Params.URI
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp", HTTPClient: &http.Client{Transport: authTransport{testKey}}}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-updates:
+		if uri != "test://watched-resource" {
+			t.Fatalf("update for %s", uri)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no resource update reached the legacy caller")
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "test://watched-resource"}); err != nil {
+		t.Fatal(err)
 	}
 }

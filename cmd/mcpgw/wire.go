@@ -112,15 +112,19 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 		polServers []policy.Server
 		byName     = map[string]string{}
 	)
-	// Upstreams tell the catalog when their lists change; the catalog is
-	// built after them, so they reach it through this pointer.
+	// Upstreams tell the catalog and the listens when their lists change;
+	// both are built after them, so they are reached through these pointers.
 	var catRef atomic.Pointer[catalog.Catalog]
+	var gwRef atomic.Pointer[gateway.Gateway]
 	for _, s := range cfg.Servers {
 		uc := upstreamConfig(s, cfg, env, info, log)
 		name := s.Name
-		uc.OnNotification = func(method string, _ json.RawMessage) {
+		uc.OnNotification = func(method string, params json.RawMessage) {
 			if cat := catRef.Load(); cat != nil {
 				cat.ListChanged(name, method)
+			}
+			if gw := gwRef.Load(); gw != nil {
+				gw.Notify(name, method, params)
 			}
 		}
 		c, err := upstream.New(uc)
@@ -159,6 +163,7 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: env.listingTimeout, Logger: log,
 		Continuations: continuations, Sampler: sampler,
 	})
+	gwRef.Store(gw)
 	a.mcp = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: log,

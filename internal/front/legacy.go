@@ -137,6 +137,19 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 	case mcp.MethodInitialize:
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session already initialized")))
 		return
+	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
+		uri, ok := stringMember(msg.Params, "uri")
+		if !ok || uri == "" {
+			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.uri is required")))
+			return
+		}
+		if msg.Method == mcp.MethodResourcesSubscribe {
+			h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), uri)
+		} else {
+			h.unsubscribe(sess, uri)
+		}
+		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
+		return
 	}
 	if !mcp.MethodInEra(msg.Method, mcp.EraLegacy) || msg.Method == mcp.MethodDiscover {
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", msg.Method)))
@@ -244,8 +257,21 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 		return
 	}
 	defer sess.detach(st)
+	// While the stream is open, list changes of the caller's upstreams
+	// follow it (the gateway advertised listChanged at initialize).
+	op := h.operation(&request{w: w, r: r, caller: caller, msg: &jsonrpc.Message{}, scope: scope}, false)
+	op.ClientCaps = sess.claims.Caps
+	_, stop := h.follow(sess, op, gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	defer stop()
 	st.run(r.Context(), sess.done)
 }
+
+// nopSink is where a background listen's per-request messages would go: it
+// has no request of its own to answer.
+type nopSink struct{}
+
+func (nopSink) send([]byte) bool   { return false }
+func (nopSink) finish(int, []byte) {}
 
 // streamSink is a long-lived SSE stream: a session's standalone GET stream
 // or its HTTP+SSE transport stream. Messages are written by one goroutine;

@@ -140,7 +140,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
 		conn.mu.Lock()
-		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version}, done: make(chan struct{})}
+		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version}, done: make(chan struct{}), stream: conn.stream}
 		conn.mu.Unlock()
 	}})
 }

@@ -45,6 +45,9 @@ type MCP struct {
 	cfg      MCPConfig
 	sessions *sessions
 	sseConns sseConns
+	// ctx ends at Close: long-lived streams end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewMCP returns the MCP endpoints.
@@ -55,7 +58,8 @@ func NewMCP(cfg MCPConfig) *MCP {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer)}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer), ctx: ctx, cancel: cancel}
 }
 
 // Register adds the MCP routes to mux.
@@ -70,8 +74,13 @@ func (h *MCP) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /mcp/sse/messages", h.serveSSEMessage)
 }
 
-// Close ends every legacy stream this replica holds.
-func (h *MCP) Close() { h.sessions.closeAll() }
+// Close ends every long-lived stream this replica holds: listens end with
+// their graceful final response, legacy sessions' streams and background
+// follows stop.
+func (h *MCP) Close() {
+	h.cancel()
+	h.sessions.closeAll()
+}
 
 func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {
 	name, ok := h.cfg.Resolve(r.PathValue("server"))

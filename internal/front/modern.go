@@ -77,6 +77,10 @@ func (h *MCP) serveModern(req *request) {
 			rp.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
+	if msg.Method == mcp.MethodSubscriptionsListen {
+		h.serveListen(req, op)
+		return
+	}
 	out := h.cfg.Gateway.Do(r.Context(), op)
 	if out.Detail != "" {
 		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})

@@ -41,6 +41,12 @@ type live struct {
 	done     chan struct{}  // closed when the session is deleted
 	used     atomic.Int64   // unix nanoseconds of the last request
 
+	// Background listens following the session (list changes on its GET
+	// stream, resources/subscribe), ended with the session.
+	work  sync.WaitGroup
+	subMu sync.Mutex
+	subs  map[string]context.CancelFunc // subscribed URI → stop
+
 	// Requests this gateway sent to the caller, waiting for its answers.
 	pmu     sync.Mutex
 	pending map[string]chan *jsonrpc.Message
@@ -212,9 +218,21 @@ func (ss *sessions) remove(id string) {
 
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	var ended []*live
 	for id, l := range ss.live {
 		close(l.done)
 		delete(ss.live, id)
+		ended = append(ended, l)
 	}
+	ss.mu.Unlock()
+	for _, l := range ended {
+		l.work.Wait()
+	}
+}
+
+// currentStream returns the session's open GET stream, or nil.
+func (l *live) currentStream() *streamSink {
+	l.inflight.mu.Lock()
+	defer l.inflight.mu.Unlock()
+	return l.stream
 }

@@ -58,6 +58,7 @@ type Config struct {
 type Gateway struct {
 	cfg     Config
 	servers map[string]*Server
+	hub     hub // listens following legacy upstream sessions
 }
 
 // New returns a gateway over cfg.

@@ -196,24 +196,7 @@ func (c capabilities) MarshalJSON() ([]byte, error) {
 // contributes nothing, so its flags degrade instead of failing discovery.
 func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 	servers := g.visible(op)
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
-	defer cancel()
-	infos := make([]*upstream.Info, len(servers))
-	var wg sync.WaitGroup
-	for i, name := range servers {
-		s := g.servers[name]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			info, err := s.Client.Info(ctx, g.options(s, op, len(servers) > 1))
-			if err != nil {
-				g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", string(upstream.Classify(err).Fault))
-				return
-			}
-			infos[i] = &info
-		}()
-	}
-	wg.Wait()
+	infos := g.infos(ctx, op, servers)
 	var caps capabilities
 	for _, info := range infos {
 		if info != nil {

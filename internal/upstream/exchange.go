@@ -27,6 +27,9 @@ type Interactions struct {
 	// Log receives the notifications/message the upstream sends while this
 	// operation runs; nil leaves them to Config.OnLog.
 	Log func(params json.RawMessage)
+	// Notify receives every other notification sent for this operation (a
+	// listen stream's events); nil leaves them to Config.OnNotification.
+	Notify func(method string, params json.RawMessage)
 }
 
 // Offer names client capabilities every legacy session of an upstream
@@ -160,6 +163,10 @@ func (ex *exchange) notify(m *jsonrpc.Message) {
 	}
 	if m.Method == mcp.NotifMessage && ex.in != nil && ex.in.Log != nil {
 		ex.in.Log(m.Params)
+		return
+	}
+	if ex.in != nil && ex.in.Notify != nil {
+		ex.in.Notify(m.Method, m.Params)
 		return
 	}
 	ex.c.deliver(m)

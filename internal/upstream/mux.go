@@ -155,6 +155,21 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 			}
 			return
 		}
+		if id := subscriptionOf(msg.Params); id != "" {
+			// A listen stream's event names its listen request.
+			m.mu.Lock()
+			var p *pendingCall
+			for pid, pc := range m.pending {
+				if pid.String() == id {
+					p = pc
+				}
+			}
+			m.mu.Unlock()
+			if p != nil {
+				p.ex.notify(msg)
+				return
+			}
+		}
 		if msg.Method == mcp.NotifMessage {
 			// A log line names no request: it goes to the caller of the
 			// one call in flight that takes logs, else to the client.
@@ -239,4 +254,17 @@ func progressToken(params []byte) string {
 		return ""
 	}
 	return string(jsonrpc.Member(params, "progressToken"))
+}
+
+// subscriptionOf returns the raw subscriptionId a notification's _meta
+// carries, or "".
+func subscriptionOf(params []byte) string {
+	if len(params) == 0 || params[0] != '{' {
+		return ""
+	}
+	meta := jsonrpc.Member(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		return ""
+	}
+	return string(jsonrpc.Member(meta, mcp.MetaSubscriptionID))
 }

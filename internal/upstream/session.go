@@ -439,7 +439,11 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 	if tr == nil {
 		return nil, connErr("upstream session was closed", nil)
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	budget := c.cfg.RequestTimeout
+	if method == mcp.MethodSubscriptionsListen {
+		budget = 1<<63 - 1 // a listen lasts until the caller ends it
+	}
+	rctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	resp, err := s.send(ctx, rctx, tr, method, params, in, modern)
 	var se *StatusError

@@ -104,6 +104,15 @@ func (t *httpTransport) readStandalone(ctx context.Context) {
 		}
 		switch m.Kind() {
 		case jsonrpc.KindNotification:
+			if m.Method == mcp.NotifMessage {
+				// Servers send session logs here once the stream is open;
+				// they go to the caller of the one call in flight that
+				// takes logs.
+				if ex := t.soleActive(func(ex *exchange) bool { return ex.in != nil && ex.in.Log != nil }); ex != nil {
+					ex.notify(m)
+					continue
+				}
+			}
 			t.c.deliver(m)
 		case jsonrpc.KindRequest:
 			serving.Add(1)
@@ -113,6 +122,23 @@ func (t *httpTransport) readStandalone(ctx context.Context) {
 			}()
 		}
 	}
+}
+
+// soleActive returns the one call in flight that matches, or nil when none
+// or several do.
+func (t *httpTransport) soleActive(match func(*exchange) bool) *exchange {
+	t.side.mu.Lock()
+	defer t.side.mu.Unlock()
+	var found *exchange
+	for ex := range t.side.active {
+		if match(ex) {
+			if found != nil {
+				return nil
+			}
+			found = ex
+		}
+	}
+	return found
 }
 
 // serveStandalone answers a server→client request from the GET stream: it

@@ -1,0 +1,237 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// Filter is a subscriptions/listen SubscriptionFilter.
+type Filter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// wants reports whether the filter asks for a notification.
+func (f *Filter) wants(method string, params json.RawMessage) bool {
+	switch method {
+	case mcp.NotifToolsListChanged:
+		return f.ToolsListChanged
+	case mcp.NotifPromptsListChanged:
+		return f.PromptsListChanged
+	case mcp.NotifResourcesListChanged:
+		return f.ResourcesListChanged
+	case mcp.NotifResourcesUpdated:
+		uri, _ := stringMember(params, "uri")
+		for _, u := range f.ResourceSubscriptions {
+			if uri == u || (len(uri) > len(u) && uri[:len(u)] == u && (u[len(u)-1] == '/' || uri[len(u)] == '/')) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hub fans notifications that arrive on legacy upstream sessions (which name
+// no listener) out to the listens interested in that server.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[*hubSub]struct{}
+}
+
+type hubSub struct {
+	filter *Filter
+	emit   func(method string, params json.RawMessage)
+}
+
+func (h *hub) add(server string, s *hubSub) func() {
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[string]map[*hubSub]struct{}{}
+	}
+	if h.subs[server] == nil {
+		h.subs[server] = map[*hubSub]struct{}{}
+	}
+	h.subs[server][s] = struct{}{}
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.subs[server], s)
+		h.mu.Unlock()
+	}
+}
+
+// Notify delivers a notification a server sent outside any request (list
+// changes, resource updates) to the listens interested in it.
+func (g *Gateway) Notify(server, method string, params json.RawMessage) {
+	g.hub.mu.Lock()
+	subs := make([]*hubSub, 0, len(g.hub.subs[server]))
+	for s := range g.hub.subs[server] {
+		subs = append(subs, s)
+	}
+	g.hub.mu.Unlock()
+	for _, s := range subs {
+		if s.filter.wants(method, params) {
+			s.emit(method, params)
+		}
+	}
+}
+
+// Listen serves one subscriptions/listen over the caller's upstreams. It
+// calls ack once, with the part of the filter the upstreams can honour,
+// before any event; then emit for every event, until ctx ends. Modern
+// upstreams get a listen of their own; legacy ones are followed through their
+// sessions, with resources/subscribe for the URIs they serve.
+func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
+	var want Filter
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &want) != nil {
+		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.notifications must be a SubscriptionFilter object")
+	}
+	servers := g.visible(&op)
+	multi := len(servers) > 1
+	infos := g.infos(ctx, &op, servers)
+	var honoured Filter
+	owners := map[string][]string{} // server → the subscribed URIs it serves
+	for i := range servers {
+		info := infos[i]
+		if info == nil {
+			continue
+		}
+		caps := info.Capabilities
+		honoured.ToolsListChanged = honoured.ToolsListChanged || (want.ToolsListChanged && caps.ToolsListChanged())
+		honoured.PromptsListChanged = honoured.PromptsListChanged || (want.PromptsListChanged && caps.PromptsListChanged())
+		honoured.ResourcesListChanged = honoured.ResourcesListChanged || (want.ResourcesListChanged && caps.ResourcesListChanged())
+	}
+	if len(want.ResourceSubscriptions) > 0 {
+		q := g.query(&op, servers)
+		for _, uri := range want.ResourceSubscriptions {
+			owner, _ := g.cfg.Catalog.ResourceOwner(ctx, q, uri)
+			if i := slices.Index(servers, owner); i >= 0 && infos[i] != nil && infos[i].Capabilities.ResourcesSubscribe() {
+				owners[owner] = append(owners[owner], uri)
+				honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, uri)
+			}
+		}
+	}
+	b, _ := json.Marshal(honoured)
+	ack(b)
+
+	var mu sync.Mutex // emit is called from many goroutines
+	safeEmit := func(method string, params json.RawMessage) {
+		if !honoured.wants(method, params) {
+			return
+		}
+		params = withoutSubscriptionID(params)
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			emit(method, params)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, name := range servers {
+		if infos[i] == nil {
+			continue
+		}
+		s := g.servers[name]
+		part := honoured
+		part.ResourceSubscriptions = owners[name]
+		opts := g.options(s, &op, multi)
+		if infos[i].Era == mcp.EraModern {
+			pb, _ := json.Marshal(part)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.Client.Listen(ctx, pb, opts, func(method string, params json.RawMessage) {
+					if method != mcp.NotifSubscriptionsAcknowledged {
+						safeEmit(method, params)
+					}
+				})
+				if err != nil && !errors.Is(err, context.Canceled) {
+					g.cfg.Logger.Warn("upstream listen ended", "server", name, "fault", string(upstream.Classify(err).Fault))
+				}
+			}()
+			continue
+		}
+		remove := g.hub.add(name, &hubSub{filter: &part, emit: safeEmit})
+		defer remove()
+		for _, uri := range part.ResourceSubscriptions {
+			g.legacySubscribe(ctx, s, opts, uri)
+		}
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return Outcome{Result: json.RawMessage(`{}`)}
+}
+
+// legacySubscribe subscribes a legacy upstream session to uri until ctx
+// ends, then unsubscribes within a short bound.
+func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) {
+	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
+	params = append(params, '}')
+	if _, err := s.Client.Call(ctx, mcp.MethodResourcesSubscribe, params, opts); err != nil {
+		g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
+		return
+	}
+	context.AfterFunc(ctx, func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)
+	})
+}
+
+// infos asks each server what it is, concurrently, under the listing timeout;
+// a server that fails is nil.
+func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) []*upstream.Info {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
+	defer cancel()
+	out := make([]*upstream.Info, len(servers))
+	var wg sync.WaitGroup
+	for i, name := range servers {
+		s := g.servers[name]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, err := s.Client.Info(ctx, g.options(s, op, len(servers) > 1))
+			if err != nil {
+				g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", string(upstream.Classify(err).Fault))
+				return
+			}
+			out[i] = &info
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// withoutSubscriptionID drops an upstream listen's own subscriptionId from
+// an event: the caller's listen tags it with its own.
+func withoutSubscriptionID(params json.RawMessage) json.RawMessage {
+	meta := jsonrpc.Member(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' || jsonrpc.Member(meta, mcp.MetaSubscriptionID) == nil {
+		return params
+	}
+	m, err := removeMember(meta, mcp.MetaSubscriptionID)
+	if err != nil {
+		return params
+	}
+	if string(m) == "{}" {
+		if out, err := removeMember(params, "_meta"); err == nil {
+			return out
+		}
+		return params
+	}
+	if out, err := jsonrpc.SetMember(params, "_meta", m); err == nil {
+		return out
+	}
+	return params
+}
