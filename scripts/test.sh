@@ -45,4 +45,7 @@ step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
 export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...
 step "go test -race" go test -race -count=1 ./...
+# The official MCP conformance suite, directly against the Go SDK fixture and through the
+# gateway in front of it; fails on any scored check that fails only through the gateway.
+step "conformance (server and client legs, 2025-11-25 and 2026-07-28)" bash scripts/conformance.sh
 echo "==> all steps: $((SECONDS - total))s"
