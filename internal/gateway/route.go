@@ -39,6 +39,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if listed, known := g.cfg.Catalog.Listed(g.query(op, servers), server, listMethod, bare); known && !listed {
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
 	}
+	if tool && op.Modern {
+		if why := g.servers[server].Client.CheckParamHeaders(bare, jsonrpc.Member(op.Params, "arguments"), op.Header); why != "" {
+			return errOutcome(mcp.CodeHeaderMismatch, http.StatusBadRequest, "Header mismatch: %s", why)
+		}
+	}
 	params, err := jsonrpc.SetMember(op.Params, "name", jsonrpc.AppendString(nil, bare))
 	if err != nil {
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params must be an object")

@@ -157,3 +157,49 @@ func headerText(v json.RawMessage, typ string) (string, bool) {
 	}
 	return "", false
 }
+
+// CheckParamHeaders verifies, for a server that re-exports this upstream's
+// tool, the Mcp-Param-* headers a caller sent with a tools/call against the
+// arguments in its body, as the spec requires of servers: a value in the body
+// needs its header, the header must decode, and the two must agree. It
+// returns what is wrong, or "" (also when the tool's annotations are not
+// known yet).
+func (c *Client) CheckParamHeaders(tool string, args json.RawMessage, h http.Header) string {
+	c.params.mu.RLock()
+	specs := c.params.tools[tool]
+	c.params.mu.RUnlock()
+	for _, sp := range specs {
+		v := args
+		for _, k := range sp.path {
+			if len(v) == 0 || v[0] != '{' {
+				v = nil
+				break
+			}
+			v = jsonrpc.Member(v, k)
+		}
+		want, present := headerText(v, sp.typ)
+		got, sent := h[http.CanonicalHeaderKey(sp.header)]
+		if !present {
+			continue // no value, no header expected
+		}
+		if !sent || len(got) == 0 {
+			return sp.header + " header is missing"
+		}
+		value, err := mcp.DecodeHeaderValue(got[0])
+		if err != nil {
+			return sp.header + " header is malformed"
+		}
+		if sp.typ == "integer" {
+			a, errA := strconv.ParseFloat(value, 64)
+			b, errB := strconv.ParseFloat(want, 64)
+			if errA != nil || errB != nil || a != b {
+				return sp.header + " does not match the argument"
+			}
+			continue
+		}
+		if value != want {
+			return sp.header + " does not match the argument"
+		}
+	}
+	return ""
+}
