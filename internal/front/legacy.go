@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
@@ -144,7 +145,10 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			return
 		}
 		if msg.Method == mcp.MethodResourcesSubscribe {
-			h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), uri)
+			if ok, why := h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), uri); !ok {
+				out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "cannot subscribe to %s: %s", clip(uri), why)))
+				return
+			}
 		} else {
 			h.unsubscribe(sess, uri)
 		}
@@ -251,19 +255,24 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	st := newStreamSink(w)
+	st := &streamSink{queue: make(chan []byte, 64)}
 	if !sess.attach(st) {
 		http.Error(w, "a stream is already open for this session", http.StatusConflict)
 		return
 	}
 	defer sess.detach(st)
+	st.open(w)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go h.recheck(ctx, cancel, r, caller)
 	// While the stream is open, list changes of the caller's upstreams
 	// follow it (the gateway advertised listChanged at initialize).
-	op := h.operation(&request{w: w, r: r, caller: caller, msg: &jsonrpc.Message{}, scope: scope}, false)
+	_, keyInAuth := identity.Credential(r)
+	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, false)
 	op.ClientCaps = sess.claims.Caps
 	_, stop := h.follow(sess, op, gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
 	defer stop()
-	st.run(r.Context(), sess.done)
+	st.run(ctx, sess.done)
 }
 
 // nopSink is where a background listen's per-request messages would go: it
@@ -282,9 +291,16 @@ type streamSink struct {
 }
 
 func newStreamSink(w http.ResponseWriter) *streamSink {
+	s := &streamSink{queue: make(chan []byte, 64)}
+	s.open(w)
+	return s
+}
+
+// open starts the SSE response.
+func (s *streamSink) open(w http.ResponseWriter) {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	return &streamSink{w: sse.NewWriter(w), queue: make(chan []byte, 64)}
+	s.w = sse.NewWriter(w)
 }
 
 // send queues a message; false when the queue is full (a stuck client).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -82,6 +83,13 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		h.sseConns.remove(id)
 		cancel()
 		conn.work.Wait()
+		conn.mu.Lock()
+		sess := conn.sess
+		conn.mu.Unlock()
+		if sess != nil { // the session lives as long as its stream
+			close(sess.done)
+			sess.work.Wait()
+		}
 	}()
 	if conn.stream.w.WriteEvent(sse.Event{Type: "endpoint", Data: []byte("/mcp/sse/messages?session_id=" + id)}) != nil {
 		return
@@ -133,6 +141,10 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 // initializeSSE runs the handshake of an HTTP+SSE connection; the session's
 // state stays with the connection.
 func (h *MCP) initializeSSE(req *request, conn *sseConn) {
+	caps := jsonrpc.Member(req.msg.Params, "capabilities")
+	if len(caps) == 0 || caps[0] != '{' {
+		caps = json.RawMessage(`{}`)
+	}
 	h.initialize(req, "", func(string) {}, &captureSink{out: conn.stream, done: func(msg []byte) {
 		m, err := jsonrpc.Decode(msg)
 		if err != nil || m.Result == nil {
@@ -140,7 +152,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
 		conn.mu.Lock()
-		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version}, done: make(chan struct{}), stream: conn.stream}
+		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
 		conn.mu.Unlock()
 	}})
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
@@ -20,7 +22,8 @@ import (
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
 	filter := jsonrpc.Member(msg.Params, "notifications")
-	if len(filter) == 0 || filter[0] != '{' {
+	var check gateway.Filter
+	if len(filter) == 0 || filter[0] != '{' || json.Unmarshal(filter, &check) != nil {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.notifications must be a SubscriptionFilter object"))
 		return
 	}
@@ -59,7 +62,12 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		}
 		return params
 	}
-	go keepalive(ctx, &mu, out)
+	var bg sync.WaitGroup
+	bg.Add(2)
+	go func() { defer bg.Done(); keepalive(ctx, &mu, out) }()
+	go func() { defer bg.Done(); h.recheck(ctx, cancel, r, req.caller) }()
+	defer bg.Wait()
+	defer cancel()
 	h.cfg.Gateway.Listen(ctx, op, filter,
 		func(honoured json.RawMessage) {
 			params := []byte(`{"notifications":`)
@@ -69,6 +77,8 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		func(method string, params json.RawMessage) {
 			write(jsonrpc.EncodeNotification(method, tagged(params)))
 		})
+	cancel() // the background writers stop before the final write
+	bg.Wait()
 	if r.Context().Err() == nil { // we end it, not the client: say so
 		write(jsonrpc.EncodeResult(msg.ID, h.modernResult(tagged(json.RawMessage(`{}`)))))
 	}
@@ -97,6 +107,12 @@ func keepalive(ctx context.Context, mu *sync.Mutex, out *sse.Writer) {
 // events (untagged: legacy notifications carry no subscription id) on the
 // session's GET stream when one is open. It ends with stop or the session.
 func (h *MCP) follow(sess *live, op gateway.Operation, filter gateway.Filter) (acked <-chan struct{}, stop context.CancelFunc) {
+	return h.followAck(sess, op, filter, nil)
+}
+
+// followAck is follow, reporting on honoured (when not nil) whether the
+// acknowledgement kept any resource subscription.
+func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter, honoured chan<- bool) (acked <-chan struct{}, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	ack := make(chan struct{})
 	raw, _ := json.Marshal(filter)
@@ -113,34 +129,67 @@ func (h *MCP) follow(sess *live, op gateway.Operation, filter gateway.Filter) (a
 		}()
 		var once sync.Once
 		h.cfg.Gateway.Listen(ctx, op, raw,
-			func(json.RawMessage) { once.Do(func() { close(ack) }) },
+			func(got json.RawMessage) {
+				once.Do(func() {
+					if honoured != nil {
+						var f gateway.Filter
+						_ = json.Unmarshal(got, &f)
+						honoured <- len(f.ResourceSubscriptions) > 0
+					}
+					close(ack)
+				})
+			},
 			func(method string, params json.RawMessage) {
 				if st := sess.currentStream(); st != nil {
 					st.send(jsonrpc.EncodeNotification(method, params))
 				}
 			})
-		once.Do(func() { close(ack) })
+		once.Do(func() {
+			if honoured != nil {
+				honoured <- false
+			}
+			close(ack)
+		})
 	}()
 	return ack, cancel
 }
 
+// maxSubscriptions bounds one legacy session's resources/subscribe.
+const maxSubscriptions = 64
+
 // subscribe serves a legacy resources/subscribe: updates for uri follow the
 // session to its GET stream until resources/unsubscribe or the session ends.
-func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) {
+// It reports false when no upstream the caller may use can honour it.
+func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) (bool, string) {
 	sess.subMu.Lock()
 	if _, ok := sess.subs[uri]; ok {
 		sess.subMu.Unlock()
-		return
+		return true, ""
 	}
-	sess.subMu.Unlock()
-	acked, stop := h.follow(sess, op, gateway.Filter{ResourceSubscriptions: []string{uri}})
-	sess.subMu.Lock()
+	if len(sess.subs) >= maxSubscriptions {
+		sess.subMu.Unlock()
+		return false, "too many subscriptions on this session"
+	}
 	if sess.subs == nil {
 		sess.subs = map[string]context.CancelFunc{}
 	}
-	sess.subs[uri] = stop
+	pending := func() {}
+	sess.subs[uri] = pending // hold the place while the upstreams answer
 	sess.subMu.Unlock()
+
+	honoured := make(chan bool, 1)
+	acked, stop := h.followAck(sess, op, gateway.Filter{ResourceSubscriptions: []string{uri}}, honoured)
 	<-acked
+	ok := <-honoured
+	sess.subMu.Lock()
+	defer sess.subMu.Unlock()
+	if !ok {
+		delete(sess.subs, uri)
+		stop()
+		return false, "no upstream available to this caller supports subscribing to this resource"
+	}
+	sess.subs[uri] = stop
+	return true, ""
 }
 
 // unsubscribe ends a legacy resources/subscribe.
@@ -151,5 +200,32 @@ func (h *MCP) unsubscribe(sess *live, uri string) {
 	sess.subMu.Unlock()
 	if stop != nil {
 		stop()
+	}
+}
+
+// recheckEvery is how often a long-lived stream re-establishes its caller.
+const recheckEvery = 10 * time.Second
+
+// recheck re-authenticates a long-lived stream's caller periodically and
+// ends the stream (cancel) when the caller is refused or has become someone
+// else: authority is re-checked, never carried.
+func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, caller *identity.Caller) {
+	t := time.NewTicker(recheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			now, err := h.cfg.Auth.Authenticate(ctx, r, "subscriptions/listen")
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil || now.Binding() != caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})) {
+				h.cfg.Logger.Info("long-lived stream ended: the caller's authority changed")
+				cancel()
+				return
+			}
+		}
 	}
 }

@@ -108,7 +108,9 @@ func (l *live) idle(cutoff int64) bool {
 	defer l.inflight.mu.Unlock()
 	l.pmu.Lock()
 	defer l.pmu.Unlock()
-	return l.stream == nil && len(l.inflight.cancels) == 0 && len(l.pending) == 0 && l.used.Load() < cutoff
+	l.subMu.Lock()
+	defer l.subMu.Unlock()
+	return l.stream == nil && len(l.inflight.cancels) == 0 && len(l.pending) == 0 && len(l.subs) == 0 && l.used.Load() < cutoff
 }
 
 // sessions holds this replica's live legacy sessions and the ids deleted
@@ -135,6 +137,7 @@ func (ss *sessions) sweepLocked(now time.Time) {
 	cutoff := now.Add(-idleAfter).UnixNano()
 	for id, l := range ss.live {
 		if l.idle(cutoff) {
+			close(l.done)
 			delete(ss.live, id)
 		}
 	}

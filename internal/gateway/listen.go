@@ -138,6 +138,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 		}
 	}
 	var wg sync.WaitGroup
+	followed := 0 // legacy upstreams, followed through their sessions
 	for i, name := range servers {
 		if infos[i] == nil {
 			continue
@@ -162,13 +163,25 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 			}()
 			continue
 		}
+		followed++
 		remove := g.hub.add(name, &hubSub{filter: &part, emit: safeEmit})
 		defer remove()
 		for _, uri := range part.ResourceSubscriptions {
 			g.legacySubscribe(ctx, s, opts, uri)
 		}
 	}
-	<-ctx.Done()
+	if followed == 0 {
+		// Only modern upstreams: when the last of their listens ends, so
+		// does this one (the caller may listen again).
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+	} else {
+		<-ctx.Done()
+	}
 	wg.Wait()
 	return Outcome{Result: json.RawMessage(`{}`)}
 }
