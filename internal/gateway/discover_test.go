@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 func TestDiscover(t *testing.T) {
@@ -21,6 +22,8 @@ func TestDiscover(t *testing.T) {
 		upSpec{name: "alpha", fake: alpha}, upSpec{name: "beta", fake: beta},
 		upSpec{name: "broken", fake: broken}, upSpec{name: "slow", fake: slow})
 
+	// Two upstreams fail their probe: features stay offered, but no change
+	// notifications are promised (a change there could not be seen).
 	start := time.Now()
 	out := do(t, g, Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Modern: true})
 	elapsed := time.Since(start)
@@ -29,9 +32,9 @@ func TestDiscover(t *testing.T) {
 		"resultType":"complete",
 		"supportedVersions":["2026-07-28","2025-11-25"],
 		"capabilities":{
-			"tools":{"listChanged":true},
+			"tools":{"listChanged":false},
 			"prompts":{"listChanged":false},
-			"resources":{"listChanged":true,"subscribe":true},
+			"resources":{"listChanged":false,"subscribe":false},
 			"completions":{},
 			"logging":{}
 		},
@@ -66,7 +69,7 @@ func TestDiscover(t *testing.T) {
 	t.Run("every upstream failing", func(t *testing.T) {
 		out := do(t, g, Operation{Method: mcp.MethodDiscover, Scope: []string{"broken", "slow"}})
 		res := wantResult(t, out)
-		if !jsonEqual(t, res["capabilities"], `{}`) || res["resultType"] != "complete" {
+		if !jsonEqual(t, res["capabilities"], `{"tools":{"listChanged":false}}`) || res["resultType"] != "complete" {
 			t.Fatalf("discover = %s", out.Result)
 		}
 	})
@@ -95,5 +98,33 @@ func TestLegacyCapabilities(t *testing.T) {
 	if !caps.HasTools() || !caps.ToolsListChanged() || !caps.HasPrompts() || !caps.PromptsListChanged() ||
 		!caps.HasResources() || !caps.ResourcesListChanged() || !caps.ResourcesSubscribe() || !caps.HasCompletions() || !caps.HasLogging() {
 		t.Fatalf("legacy capabilities = %s", LegacyCapabilities())
+	}
+}
+
+func TestAggregateCapabilities(t *testing.T) {
+	info := func(caps string) *upstream.Info {
+		var c mcp.ServerCapabilities
+		if err := json.Unmarshal([]byte(caps), &c); err != nil {
+			t.Fatal(err)
+		}
+		return &upstream.Info{Capabilities: c}
+	}
+	full := `{"tools":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true}}`
+	cases := []struct {
+		name  string
+		infos []*upstream.Info
+		want  string
+	}{
+		{"one capable upstream", []*upstream.Info{info(full)}, `{"tools":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true}}`},
+		{"mixed list-changed support", []*upstream.Info{info(full), info(`{"tools":{}}`)}, `{"tools":{"listChanged":false},"resources":{"listChanged":true,"subscribe":false}}`},
+		{"subscribe needs a single upstream", []*upstream.Info{info(full), info(full)}, `{"tools":{"listChanged":true},"resources":{"listChanged":true,"subscribe":false}}`},
+		{"a failed probe", []*upstream.Info{info(full), nil}, `{"tools":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false}}`},
+		{"nothing", nil, `{}`},
+	}
+	for _, tc := range cases {
+		b, _ := json.Marshal(aggregate(tc.infos))
+		if !jsonEqual(t, json.RawMessage(b), tc.want) {
+			t.Errorf("%s: %s, want %s", tc.name, b, tc.want)
+		}
 	}
 }

@@ -159,21 +159,48 @@ func (g *Gateway) complete(ctx context.Context, op *Operation) Outcome {
 	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.ref must be a ref/prompt or ref/resource")
 }
 
-// capabilities is the union of what the upstreams offered.
+// capabilities aggregates what the upstreams offered. A feature is offered
+// when any upstream offers it; a change notification is promised only when
+// every upstream offering the feature sends it and no upstream failed its
+// probe (a change there could not be seen); resources/subscribe only with a
+// single upstream in scope.
 type capabilities struct {
 	tools, toolsChanged, prompts, promptsChanged, resources, resourcesChanged, subscribe, completions, logging bool
 }
 
-func (c *capabilities) add(sc mcp.ServerCapabilities) {
-	c.tools = c.tools || sc.HasTools()
-	c.toolsChanged = c.toolsChanged || sc.ToolsListChanged()
-	c.prompts = c.prompts || sc.HasPrompts()
-	c.promptsChanged = c.promptsChanged || sc.PromptsListChanged()
-	c.resources = c.resources || sc.HasResources()
-	c.resourcesChanged = c.resourcesChanged || sc.ResourcesListChanged()
-	c.subscribe = c.subscribe || sc.ResourcesSubscribe()
-	c.completions = c.completions || sc.HasCompletions()
-	c.logging = c.logging || sc.HasLogging()
+func aggregate(infos []*upstream.Info) capabilities {
+	c := capabilities{toolsChanged: true, promptsChanged: true, resourcesChanged: true, subscribe: len(infos) == 1}
+	failed := false
+	for _, info := range infos {
+		if info == nil {
+			failed = true
+			continue
+		}
+		sc := info.Capabilities
+		if sc.HasTools() {
+			c.tools = true
+			c.toolsChanged = c.toolsChanged && sc.ToolsListChanged()
+		}
+		if sc.HasPrompts() {
+			c.prompts = true
+			c.promptsChanged = c.promptsChanged && sc.PromptsListChanged()
+		}
+		if sc.HasResources() {
+			c.resources = true
+			c.resourcesChanged = c.resourcesChanged && sc.ResourcesListChanged()
+			c.subscribe = c.subscribe && sc.ResourcesSubscribe()
+		}
+		c.completions = c.completions || sc.HasCompletions()
+		c.logging = c.logging || sc.HasLogging()
+	}
+	if failed {
+		// An upstream we could not probe may well have tools; say so, but
+		// promise no notifications for it.
+		c.tools = c.tools || len(infos) > 0
+		c.toolsChanged, c.promptsChanged, c.resourcesChanged, c.subscribe = false, false, false, false
+	}
+	c.subscribe = c.subscribe && c.resources
+	return c
 }
 
 func (c capabilities) MarshalJSON() ([]byte, error) {
@@ -202,12 +229,7 @@ func (c capabilities) MarshalJSON() ([]byte, error) {
 func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 	servers := g.visible(op)
 	infos := g.infos(ctx, op, servers)
-	var caps capabilities
-	for _, info := range infos {
-		if info != nil {
-			caps.add(info.Capabilities)
-		}
-	}
+	caps := aggregate(infos)
 	res := map[string]any{
 		"resultType":        mcp.ResultTypeComplete,
 		"supportedVersions": g.cfg.Advertised,
