@@ -15,6 +15,16 @@ import (
 type cache struct {
 	mu      sync.Mutex
 	entries map[string]cacheEntry
+	// gens counts each server/method's list changes, so that a fetch begun
+	// before a change cannot store what it fetched after it.
+	gens map[string]uint64
+}
+
+// generation returns the change count of a server's list method.
+func (c *cache) generation(server, method string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens[server+"\x00"+method]
 }
 
 type cacheEntry struct {
@@ -47,13 +57,16 @@ func (c *cache) get(server, method, binding, cred string, now time.Time) ([]json
 	return nil, false
 }
 
-func (c *cache) put(server, method, binding, cred string, private bool, items []json.RawMessage, expires time.Time, now time.Time) {
+func (c *cache) put(server, method, binding, cred string, private bool, items []json.RawMessage, expires time.Time, now time.Time, gen uint64) {
 	owner := ""
 	if private {
 		owner = binding
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gens[server+"\x00"+method] != gen {
+		return // the list changed while it was being fetched
+	}
 	if len(c.entries) >= maxCacheEntries {
 		for k, e := range c.entries {
 			if !now.Before(e.expires) {
@@ -102,6 +115,10 @@ func (c *cache) dropServer(server, method string) {
 	prefix := server + "\x00" + method + "\x00"
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gens == nil {
+		c.gens = map[string]uint64{}
+	}
+	c.gens[server+"\x00"+method]++
 	for k := range c.entries {
 		if strings.HasPrefix(k, prefix) {
 			delete(c.entries, k)

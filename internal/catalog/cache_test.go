@@ -216,9 +216,9 @@ func TestCacheBounded(t *testing.T) {
 		if i%2 == 0 {
 			exp = now.Add(-time.Second) // already expired
 		}
-		c.put("s", "m", "b", itoa(i), false, items, exp, now)
+		c.put("s", "m", "b", itoa(i), false, items, exp, now, 0)
 	}
-	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now)
+	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
 	if n := len(c.entries); n > maxCacheEntries/2+1 {
 		t.Fatalf("after a sweep %d entries remain, want the %d live ones and the new one", n, maxCacheEntries/2)
 	}
@@ -228,9 +228,9 @@ func TestCacheBounded(t *testing.T) {
 	// When nothing expired, the cache starts over rather than growing.
 	c.entries = map[string]cacheEntry{}
 	for i := range maxCacheEntries {
-		c.put("s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now)
+		c.put("s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now, 0)
 	}
-	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now)
+	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
 	if n := len(c.entries); n != 1 {
 		t.Fatalf("a full live cache holds %d entries after a put, want 1", n)
 	}
@@ -245,9 +245,9 @@ func TestListChangedDropsTheServersEntries(t *testing.T) {
 	cat := &Catalog{}
 	cat.cache.entries = map[string]cacheEntry{}
 	now := time.Now()
-	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now)
-	cat.cache.put("a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now)
-	cat.cache.put("ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now)
+	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	cat.cache.put("a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	cat.cache.put("ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
 	cat.ListChanged("a", "notifications/tools/list_changed")
 	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); ok {
 		t.Fatal("tools list of a still cached")
@@ -257,5 +257,21 @@ func TestListChangedDropsTheServersEntries(t *testing.T) {
 	}
 	if _, ok := cat.cache.get("ab", "tools/list", "b", "", now); !ok {
 		t.Fatal("another server's entry dropped")
+	}
+}
+
+func TestAFetchOlderThanAListChangeIsNotCached(t *testing.T) {
+	cat := &Catalog{}
+	cat.cache.entries = map[string]cacheEntry{}
+	now := time.Now()
+	gen := cat.cache.generation("a", "tools/list") // a fetch begins
+	cat.ListChanged("a", "notifications/tools/list_changed")
+	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, gen) // and ends
+	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); ok {
+		t.Fatal("a list fetched before the change was cached after it")
+	}
+	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, cat.cache.generation("a", "tools/list"))
+	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); !ok {
+		t.Fatal("a fresh fetch was not cached")
 	}
 }

@@ -177,13 +177,14 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	if q.Options != nil {
 		opts = q.Options(s.Name)
 	}
+	gen := c.cache.generation(s.Name, method)
 	res, err := s.Client.List(ctx, method, opts)
 	if err != nil {
 		return nil, err
 	}
 	if res.TTL > 0 {
 		now := c.now()
-		c.cache.put(s.Name, method, q.Binding, cred, res.Private, res.Items, now.Add(res.TTL), now)
+		c.cache.put(s.Name, method, q.Binding, cred, res.Private, res.Items, now.Add(res.TTL), now, gen)
 	}
 	return res.Items, nil
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -67,4 +68,24 @@ func (c *Catalog) Listed(q Query, server, method, bare string) (listed, known bo
 	}
 	_, listed = s.names[bare]
 	return listed, true
+}
+
+// Knows is Listed, fetching the server's list (from the cache when it may)
+// when the caller has no recent listing, so that a name no visible tool has
+// is refused without calling it. known is false only when the list could not
+// be fetched: then the upstream decides.
+func (c *Catalog) Knows(ctx context.Context, q Query, server, method, bare string) (listed, known bool) {
+	if listed, known := c.Listed(q, server, method, bare); known {
+		return listed, true
+	}
+	s := c.servers[server]
+	if s == nil {
+		return false, false
+	}
+	items, err := c.fetch(ctx, q, s, method)
+	if err != nil {
+		return false, false
+	}
+	c.seen.record(q, server, method, items, c.now())
+	return c.Listed(q, server, method, bare)
 }

@@ -36,7 +36,7 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if tool {
 		listMethod = mcp.MethodToolsList
 	}
-	if listed, known := g.cfg.Catalog.Listed(g.query(op, servers), server, listMethod, bare); known && !listed {
+	if listed, known := g.cfg.Catalog.Knows(ctx, g.query(op, servers), server, listMethod, bare); known && !listed {
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
 	}
 	if tool && op.Modern {

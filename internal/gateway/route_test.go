@@ -219,11 +219,9 @@ func TestUnprefixedScope(t *testing.T) {
 	if e["name"] != "search" {
 		t.Fatalf("upstream got %v", e["name"])
 	}
-	// A prefixed name is just a name there.
+	// A prefixed name is just a name there, and beta lists no such tool.
 	op.Params = json.RawMessage(`{"name":"beta-search"}`)
-	if e := echoed(t, do(t, r.g, op), "beta"); e["name"] != "beta-search" {
-		t.Fatalf("upstream got %v", e["name"])
-	}
+	wantError(t, do(t, r.g, op), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 	res := wantResult(t, do(t, r.g, Operation{Method: mcp.MethodToolsList, Scope: []string{"beta"}, Unprefixed: true}))
 	if names := itemNames(t, res, "tools"); !jsonEqual(t, names, `["search","drop"]`) {
 		t.Fatalf("unprefixed tools/list: %q", names)
@@ -397,7 +395,7 @@ func TestCallUpstreamFailure(t *testing.T) {
 	unauth := newFake(t, fakeOpts{Status: 401, Challenge: `Bearer resource_metadata="https://u.example/prm"`, Body: secret})
 	forbidden := newFake(t, fakeOpts{Legacy: true, Status: 403, Challenge: `Bearer error="insufficient_scope"`, Body: secret})
 	broken := newFake(t, fakeOpts{Status: 500, Body: secret})
-	rpc := newFake(t, fakeOpts{Handlers: map[string]handler{
+	rpc := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")}, Handlers: map[string]handler{
 		mcp.MethodToolsCall: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			return nil, &jsonrpc.Error{Code: -32001, Message: "upstream says no", Data: json.RawMessage(`{"why":"x"}`)}
 		},
@@ -431,15 +429,15 @@ func TestCallUpstreamFailure(t *testing.T) {
 	}
 }
 
-// A name the caller was just shown the list without is refused without an
-// upstream call; with no recent listing the upstream decides.
+// A name the caller's listing lacks is refused without an upstream call; with
+// no recent listing the gateway lists first.
 func TestUnlistedNameAfterListing(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
 	call := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-nonexistent","arguments":{}}`), Modern: true}
 	before := r.alpha.count(mcp.MethodToolsCall)
-	_ = do(t, r.g, call) // no listing yet: forwarded
-	if r.alpha.count(mcp.MethodToolsCall) != before+1 {
-		t.Fatal("without a listing the call should reach the upstream")
+	wantError(t, do(t, r.g, call), jsonrpc.CodeInvalidParams, http.StatusBadRequest) // no listing yet: the gateway lists first
+	if r.alpha.count(mcp.MethodToolsCall) != before {
+		t.Fatal("a tool the upstream does not list reached the upstream")
 	}
 	wantResult(t, do(t, r.g, Operation{Method: mcp.MethodToolsList, Modern: true}))
 	before = r.alpha.count(mcp.MethodToolsCall)
