@@ -119,12 +119,12 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	for _, s := range cfg.Servers {
 		uc := upstreamConfig(s, cfg, env, info, log)
 		name := s.Name
-		uc.OnNotification = func(method string, params json.RawMessage) {
+		uc.OnNotification = func(session, method string, params json.RawMessage) {
 			if cat := catRef.Load(); cat != nil {
 				cat.ListChanged(name, method)
 			}
 			if gw := gwRef.Load(); gw != nil {
-				gw.Notify(name, method, params)
+				gw.Notify(name, session, method, params)
 			}
 		}
 		c, err := upstream.New(uc)

@@ -50,6 +50,7 @@ type hub struct {
 }
 
 type hubSub struct {
+	cred   string // the upstream session's credentials it follows
 	filter *Filter
 	emit   func(method string, params json.RawMessage)
 }
@@ -72,12 +73,16 @@ func (h *hub) add(server string, s *hubSub) func() {
 }
 
 // Notify delivers a notification a server sent outside any request (list
-// changes, resource updates) to the listens interested in it.
-func (g *Gateway) Notify(server, method string, params json.RawMessage) {
+// changes, resource updates) on the upstream session named by session (see
+// upstream.CredentialKey) to the listens following that session: callers
+// with other credentials never see it.
+func (g *Gateway) Notify(server, session, method string, params json.RawMessage) {
 	g.hub.mu.Lock()
 	subs := make([]*hubSub, 0, len(g.hub.subs[server]))
 	for s := range g.hub.subs[server] {
-		subs = append(subs, s)
+		if s.cred == session {
+			subs = append(subs, s)
+		}
 	}
 	g.hub.mu.Unlock()
 	for _, s := range subs {
@@ -164,7 +169,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 			continue
 		}
 		followed++
-		remove := g.hub.add(name, &hubSub{filter: &part, emit: safeEmit})
+		remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(opts), filter: &part, emit: safeEmit})
 		defer remove()
 		for _, uri := range part.ResourceSubscriptions {
 			g.legacySubscribe(ctx, s, opts, uri)

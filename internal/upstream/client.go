@@ -437,6 +437,11 @@ func (c *Client) drop(s *session) {
 	}
 }
 
+// CredentialKey names the per-caller credentials of opts as the sessions
+// (and Config.OnNotification) name them: callers with equal keys share an
+// upstream session.
+func CredentialKey(opts Options) string { return credentialDigest(opts.Header, opts.Token) }
+
 // credentialDigest names per-caller headers and token without keeping them
 // in clear as a map key. It reads the map entries themselves, so a
 // non-canonical key (which auth.Policy.Apply forwards under its canonical

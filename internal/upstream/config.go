@@ -61,7 +61,9 @@ type Config struct {
 	OnLog func(params json.RawMessage)
 	// OnNotification receives other server notifications not tied to an
 	// operation (list_changed, resources/updated).
-	OnNotification func(method string, params json.RawMessage)
+	// session names the credentials of the upstream session it came on
+	// (see CredentialKey): it belongs to callers with those credentials.
+	OnNotification func(session, method string, params json.RawMessage)
 
 	ownHTTP bool // HTTPClient was built here, so Close releases its connections
 }

@@ -85,6 +85,7 @@ func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
 // exchange is one request in flight: it receives the server→client traffic the
 // upstream sends for that request.
 type exchange struct {
+	cred     string // names the session\'s credentials, for notifications
 	c        *Client
 	in       *Interactions
 	method   string
@@ -169,12 +170,12 @@ func (ex *exchange) notify(m *jsonrpc.Message) {
 		ex.in.Notify(m.Method, m.Params)
 		return
 	}
-	ex.c.deliver(m)
+	ex.c.deliver(m, ex.cred)
 }
 
 // deliver hands a notification that belongs to no request to the client's
 // callbacks.
-func (c *Client) deliver(m *jsonrpc.Message) {
+func (c *Client) deliver(m *jsonrpc.Message, cred string) {
 	switch m.Method {
 	case mcp.NotifMessage:
 		if c.cfg.OnLog != nil {
@@ -184,7 +185,7 @@ func (c *Client) deliver(m *jsonrpc.Message) {
 		// A progress notification for no live request is dropped.
 	default:
 		if c.cfg.OnNotification != nil {
-			c.cfg.OnNotification(m.Method, m.Params)
+			c.cfg.OnNotification(cred, m.Method, m.Params)
 		}
 	}
 }

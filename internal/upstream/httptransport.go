@@ -23,9 +23,10 @@ const maxResumes = 5
 // httpTransport is streamable HTTP: one POST per message, the answer as JSON
 // or as an SSE stream scoped to that request.
 type httpTransport struct {
-	c   *Client
-	url string
-	hdr headerFunc // this session's headers: static ones and credentials
+	c    *Client
+	url  string
+	hdr  headerFunc // this session's headers: static ones and credentials
+	cred string     // names those credentials, for notifications
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none

@@ -15,6 +15,7 @@ import (
 type mux struct {
 	c     *Client
 	write func(ctx context.Context, msg []byte) error
+	cred  string // names the session's credentials, for notifications
 
 	// ctx lives as long as the stream; server-request handlers derive from it.
 	ctx    context.Context
@@ -188,7 +189,7 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 				return
 			}
 		}
-		m.c.deliver(msg)
+		m.c.deliver(msg, m.cred)
 	case jsonrpc.KindRequest:
 		m.serveRequest(msg)
 	}

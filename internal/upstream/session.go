@@ -40,6 +40,7 @@ type session struct {
 	caps     json.RawMessage // ClientCapabilities offered
 	injected http.Header     // per-caller headers
 	token    string          // the caller's delegated credential, if any
+	cred     string          // names the credentials (see CredentialKey)
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
 	ephemeral bool
@@ -62,7 +63,7 @@ type session struct {
 func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
 	life, end := context.WithCancel(context.Background())
 	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
-		life: life, end: end, turn: make(chan struct{}, 1)}
+		cred: credentialDigest(opts.Header, opts.Token), life: life, end: end, turn: make(chan struct{}, 1)}
 }
 
 // gone reports whether the session was released.
@@ -179,7 +180,7 @@ func (s *session) open(ctx context.Context, v verdict) error {
 	case v == verdictSSE:
 		sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
-		t, err := startSSE(sctx, c, s.headers)
+		t, err := startSSE(sctx, c, s.headers, s.cred)
 		if err != nil {
 			if ctx.Err() == nil && sctx.Err() != nil {
 				return c.timedOut("SSE stream", c.cfg.RequestTimeout)
@@ -188,7 +189,7 @@ func (s *session) open(ctx context.Context, v verdict) error {
 		}
 		s.replaceTransport(t)
 	default:
-		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers})
+		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers, cred: s.cred})
 	}
 	return nil
 }
@@ -486,7 +487,7 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 		}
 	}
 	out.handshake = method == mcp.MethodInitialize
-	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken}
+	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken, cred: s.cred}
 	resp, err := tr.call(rctx, ex, out)
 	if err != nil {
 		return nil, s.callFailed(ctx, rctx, tr, out, err)

@@ -25,9 +25,10 @@ type sseTransport struct {
 }
 
 // startSSE opens the stream and waits (within ctx) for the endpoint event.
-func startSSE(ctx context.Context, c *Client, hdr headerFunc) (*sseTransport, error) {
+func startSSE(ctx context.Context, c *Client, hdr headerFunc, cred string) (*sseTransport, error) {
 	t := &sseTransport{hdr: hdr, readDone: make(chan struct{})}
 	t.mux = newMux(c, t.post)
+	t.mux.cred = cred
 	resp, err := t.open(ctx)
 	if err != nil {
 		t.fail(err)

@@ -113,7 +113,7 @@ func (t *httpTransport) readStandalone(ctx context.Context) {
 					continue
 				}
 			}
-			t.c.deliver(m)
+			t.c.deliver(m, t.cred)
 		case jsonrpc.KindRequest:
 			serving.Add(1)
 			go func() {
