@@ -620,3 +620,22 @@ func TestProbeRetriesWhenTheUpstreamNamesOurModernRevision(t *testing.T) {
 		t.Fatalf("requests = %v, want %v", got, want)
 	}
 }
+
+func TestLegacySSEEndpointOnAnotherOriginRefused(t *testing.T) {
+	other := newFake(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		t.Error("the other origin was contacted")
+	})
+	f := newFake(t, nil)
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/messages?s=1\n\n", other.srv.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	c := newClient(t, Config{Name: "up", Transport: TransportSSE, URL: f.srv.URL + "/sse"})
+	_, err := c.ListTools(context.Background(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Fatalf("err = %v", err)
+	}
+}

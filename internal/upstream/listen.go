@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // ErrNotModern is returned by Listen for an upstream that speaks a legacy
@@ -32,6 +33,18 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts Option
 	}
 	in.Notify = onEvent
 	opts.Interactions = in
+	// A minted credential is renewed while the listen lasts; a renewal that
+	// fails or narrows the scopes is reported, since this stream outlives
+	// any one request.
+	watch, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		c.WatchCredentials(watch, func(p auth.Problem) {
+			c.cfg.Logger.Warn("credential renewal problem on a long-lived upstream listen", "problem", p.Kind.String())
+		})
+	}()
+	defer func() { stopWatch(); <-watched }()
 	params := []byte(`{"notifications":`)
 	params = append(append(params, filter...), '}')
 	_, err = c.Call(ctx, mcp.MethodSubscriptionsListen, params, opts)
