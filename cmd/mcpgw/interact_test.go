@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -51,9 +53,7 @@ func resultOf(body map[string]any) map[string]any {
 
 func TestModernContinuations(t *testing.T) {
 	salt := map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}
-	a := interactionGateway(t, salt, "")
-	b := interactionGateway(t, salt, "") // another replica, same salt, its own fixtures
-	_ = b
+	a := interactionGateway(t, salt, "") // replicas: see TestContinuationsCrossReplicaAndTarget
 	const tool = "mod-test_input_required_result_elicitation"
 	status, _, body := rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
 	res := resultOf(body)
@@ -368,5 +368,95 @@ func TestLogsRelayedToLegacyCaller(t *testing.T) {
 	// another caller.
 	if len(lines) < 2 || lines[0] != "Tool execution started" || lines[1] != "Tool processing data" {
 		t.Fatalf("log lines relayed: %q", lines)
+	}
+}
+
+// countingProxy fronts an upstream and counts the JSON-RPC methods it is sent.
+type countingProxy struct {
+	url string
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newCountingProxy(t *testing.T, target string) *countingProxy {
+	p := &countingProxy{n: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		p.mu.Lock()
+		p.n[m.Method]++
+		p.mu.Unlock()
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			http.Error(w, "proxy", 502)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				_, _ = w.Write(buf[:n])
+				w.(http.Flusher).Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL + "/mcp"
+	return p
+}
+
+func (p *countingProxy) count(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n[method]
+}
+
+// Refused resumes never reach an upstream: not the original target, not
+// another one serving the same tool.
+func TestRefusedResumesContactNoUpstream(t *testing.T) {
+	fx := testpeers.StartGoFixtureHTTP(t, true)
+	mod, other := newCountingProxy(t, fx), newCountingProxy(t, fx)
+	salt := map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"}
+	cfg := func(modURL string) string {
+		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  mod:\n    url: %s\n    allow_elicitation: true\n  other:\n    url: %s\n    allow_elicitation: true\n", testKey, modURL, other.url)
+	}
+	a := startGateway(t, cfg(mod.url), salt)
+	changed := startGateway(t, cfg(mod.url+"?v=2"), salt)
+	const tool = "mod-test_input_required_result_elicitation"
+	_, _, body := rpc(t, a.url+"/mcp", modernHeaders("tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
+	tok, _ := resultOf(body)["requestState"].(string)
+	if !strings.HasPrefix(tok, "mcp_state_v1.") {
+		t.Fatalf("first call: %v", body)
+	}
+	calls := mod.count("tools/call")
+	for name, c := range map[string]struct {
+		url, tool, token string
+	}{
+		"tampered token":          {a.url, tool, tok[:len(tok)-2] + "AA"},
+		"another tool":            {a.url, "mod-test_input_required_result_request_state", tok},
+		"same tool, other server": {a.url, "other-test_input_required_result_elicitation", tok},
+		"changed target":          {changed.url, tool, tok},
+	} {
+		extra := `,"requestState":"` + c.token + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"X"}}}`
+		status, _, body := rpc(t, c.url+"/mcp", modernHeaders("tools/call", c.tool), callBody(c.tool, `{}`, elicitMeta, extra))
+		if status != 400 || errCode(body) != -32602 {
+			t.Fatalf("%s: %d %v", name, status, body)
+		}
+	}
+	if mod.count("tools/call") != calls || other.count("tools/call") != 0 {
+		t.Fatalf("a refused resume reached an upstream: mod %d → %d, other %d", calls, mod.count("tools/call"), other.count("tools/call"))
 	}
 }
