@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -637,5 +638,27 @@ func TestLegacySSEEndpointOnAnotherOriginRefused(t *testing.T) {
 	_, err := c.ListTools(context.Background(), Options{})
 	if err == nil || !strings.Contains(err.Error(), "another origin") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStreamedAnswersReuseConnections(t *testing.T) {
+	f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		writeSSE(w, toolsPage(m.ID, "a"))
+		time.Sleep(5 * time.Millisecond) // the stream's end comes a little after the answer
+	})
+	var conns atomic.Int32
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25"})
+	for range 20 {
+		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n > 3 {
+		t.Fatalf("%d connections for 20 sequential streamed answers: answers cut short are not reused", n)
 	}
 }

@@ -134,7 +134,12 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	drained := false
+	defer func() {
+		if !drained {
+			resp.Body.Close()
+		}
+	}()
 	if r.handshake {
 		if sid := resp.Header.Get(mcp.HeaderSessionID); sid != "" {
 			if !mcp.ValidSessionID(sid) {
@@ -155,7 +160,12 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	case "application/json":
 		return t.readJSON(resp, r.id)
 	case "text/event-stream":
-		return t.readStream(ctx, ex, resp, r)
+		m, err := t.readStream(ctx, ex, resp, r)
+		if err == nil {
+			drained = true
+			drain(resp.Body) // the answer is in: let the connection be reused
+		}
+		return m, err
 	default:
 		return nil, protoErr("unsupported content type from upstream", nil)
 	}
@@ -404,4 +414,19 @@ func (t *httpTransport) close(ctx context.Context) error {
 		return &StatusError{Status: resp.StatusCode}
 	}
 	return nil
+}
+
+// streamEndGrace bounds the wait for a response stream's end after its answer.
+const streamEndGrace = 20 * time.Millisecond
+
+// drain reads what is left of a response stream (normally just its end,
+// which follows the answer at once) so that the connection returns to the
+// pool instead of being closed: a stream cut short costs the next request a
+// new TCP connection. An upstream that keeps the stream open past its answer
+// is cut after streamEndGrace.
+func drain(body io.ReadCloser) {
+	timer := time.AfterFunc(streamEndGrace, func() { body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	timer.Stop()
+	body.Close()
 }
