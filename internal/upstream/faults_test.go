@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -646,13 +647,19 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 		writeSSE(w, toolsPage(m.ID, "a"))
 		time.Sleep(5 * time.Millisecond) // the stream's end comes a little after the answer
 	})
+	// The same handler on a server that counts its connections (set before
+	// it starts).
 	var conns atomic.Int32
-	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+	counted := &fakeUpstream{t: t, next: f.next}
+	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
+	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
 		}
 	}
-	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25"})
+	counted.srv.Start()
+	t.Cleanup(counted.srv.Close)
+	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
 	for range 20 {
 		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
 			t.Fatal(err)
