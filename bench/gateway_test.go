@@ -1,0 +1,235 @@
+// Package bench holds the gateway benchmarks: bench/run.sh (the table in
+// docs/benchmarks.md) and, here, an in-process tools/call benchmark to
+// profile the gateway's own work, which the mcpgw binary has no pprof
+// endpoint for.
+//
+//	MCPGW_REQUIRE_PEERS=1 go test -run='^$' -bench=. -benchmem -cpuprofile=/tmp/gw.cpu ./bench
+//	go tool pprof -top -focus='front\.' bench.test /tmp/gw.cpu
+//
+// The gateway is wired like cmd/mcpgw/wire.go does for one HTTP upstream
+// (master key, one server, default advertised revisions) and served on a
+// loopback httptest server; the upstream is the go-sdk fixture in its own
+// process. The "direct" sub-benchmark runs the same client against the
+// fixture, so the difference between the two is the gateway's hop: its
+// time, and (in this process) its bytes and allocations.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/testpeers"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+const (
+	benchKey  = "sk-bench-master-key-0123456789"
+	benchSalt = "6d6370677720626e6368206b657920666f722062656e63686d61726b73206f6e6c79"
+	simple    = "This is a simple text response for testing."
+)
+
+// countingClient is a pooled HTTP client (the upstream client's default
+// settings) that counts the connections it dials.
+func countingClient(dials *atomic.Int64) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 64, 256
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
+}
+
+// startGateway serves a gateway with n upstreams, fx (n = 1) or s1…sn, all
+// at upstreamURL; the gateway's upstream connections are counted in upDials.
+func startGateway(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64) string {
+	tb.Helper()
+	info := mcp.Implementation{Name: "mcpgw", Version: "bench"}
+	sealer, err := seal.New(benchSalt, front.SessionPurpose, catalog.SealPurpose)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	authn, err := identity.New(identity.Config{MasterKey: benchKey})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	httpClient := countingClient(upDials)
+	var (
+		gws  []*gateway.Server
+		cats []*catalog.Server
+		pols []policy.Server
+	)
+	names := map[string]bool{}
+	for i := 1; i <= n; i++ {
+		name := "fx"
+		if n > 1 {
+			name = "s" + strconv.Itoa(i)
+		}
+		c, err := upstream.New(upstream.Config{
+			Name: name, URL: upstreamURL, ClientInfo: info, HTTPClient: httpClient,
+			RequestTimeout: 60 * time.Second, ListTimeout: 30 * time.Second, MaxPages: 100,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = c.Close(context.Background()) })
+		gws = append(gws, &gateway.Server{Name: name, Client: c})
+		cats = append(cats, &catalog.Server{Name: name, Client: c})
+		pols = append(pols, policy.Server{Name: name})
+		names[name] = true
+	}
+	advertised := config.DefaultAdvertisedVersions()
+	cat := catalog.New(catalog.Config{Servers: cats, Separator: "-", Sealer: sealer})
+	gw := gateway.New(gateway.Config{
+		Servers: gws, Policy: policy.New(pols), Catalog: cat, Info: info, Advertised: advertised,
+		ListTimeout: 30 * time.Second,
+	})
+	m := front.NewMCP(front.MCPConfig{
+		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: advertised, Info: info, ScopedPrefix: true,
+		Resolve: func(seg string) (string, bool) { return seg, names[seg] },
+	})
+	mux := http.NewServeMux()
+	m.Register(mux)
+	srv := httptest.NewServer(mux)
+	tb.Cleanup(func() { m.Close(); srv.Close() })
+	return srv.URL + "/mcp"
+}
+
+// modernCall is one 2026-07-28 tools/call, as bench/loadgen sends it.
+func modernCall(tool string) ([]byte, http.Header) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("MCP-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", tool)
+	return body, h
+}
+
+func post(client *http.Client, url string, body []byte, h http.Header, buf *bytes.Buffer) error {
+	return postExpect(client, url, body, h, buf, simple)
+}
+
+func postExpect(client *http.Client, url string, body []byte, h http.Header, buf *bytes.Buffer, expect string) error {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header = h.Clone()
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := io.Copy(buf, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(buf.String(), expect) {
+		return &answerError{resp.StatusCode, buf.String()}
+	}
+	return nil
+}
+
+type answerError struct {
+	status int
+	body   string
+}
+
+func (e *answerError) Error() string {
+	return http.StatusText(e.status) + ": " + e.body
+}
+
+// BenchmarkToolsCall: one modern tools/call at a time, direct to the
+// stateless fixture and through the in-process gateway.
+func BenchmarkToolsCall(b *testing.B) {
+	fixture := testpeers.StartGoFixtureHTTP(b, true)
+	var upDials, clientDials atomic.Int64
+	gwURL := startGateway(b, fixture, 1, &upDials)
+	client := countingClient(&clientDials)
+	for _, tc := range []struct {
+		name, url, tool, key string
+	}{
+		{"direct", fixture, "test_simple_text", ""},
+		{"gateway", gwURL, "fx-test_simple_text", benchKey},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			body, h := modernCall(tc.tool)
+			if tc.key != "" {
+				h.Set("Authorization", "Bearer "+tc.key)
+			}
+			var buf bytes.Buffer
+			if err := post(client, tc.url, body, h, &buf); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			up0, cl0 := upDials.Load(), clientDials.Load()
+			n := 0
+			for b.Loop() {
+				if err := post(client, tc.url, body, h, &buf); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			// Connections dialed per call: ~0 when keep-alive works on both hops.
+			b.ReportMetric(float64(upDials.Load()-up0)/float64(n), "upstream-dials/op")
+			b.ReportMetric(float64(clientDials.Load()-cl0)/float64(n), "client-dials/op")
+		})
+	}
+}
+
+// BenchmarkToolsList: one modern tools/list (first page) through the
+// in-process gateway with 10 configured upstreams on one fixture process.
+// Nothing is cached (the fixture answers ttlMs 0), so every listing fans out.
+func BenchmarkToolsList(b *testing.B) {
+	fixture := testpeers.StartGoFixtureHTTP(b, true)
+	var upDials, clientDials atomic.Int64
+	const n = 10
+	gwURL := startGateway(b, fixture, n, &upDials)
+	client := countingClient(&clientDials)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("MCP-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", "tools/list")
+	h.Set("Authorization", "Bearer "+benchKey)
+	var buf bytes.Buffer
+	last := `"s` + strconv.Itoa(n) + `-test_simple_text"`
+	if err := postExpect(client, gwURL, body, h, &buf, last); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	up0 := upDials.Load()
+	calls := 0
+	for b.Loop() {
+		if err := postExpect(client, gwURL, body, h, &buf, last); err != nil {
+			b.Fatal(err)
+		}
+		calls++
+	}
+	b.ReportMetric(float64(upDials.Load()-up0)/float64(calls), "upstream-dials/op")
+}
