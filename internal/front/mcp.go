@@ -2,6 +2,7 @@ package front
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -48,6 +49,8 @@ type MCP struct {
 	// ctx ends at Close: long-lived streams end with it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// serverInfo is cfg.Info encoded once, for every modern result's _meta.
+	serverInfo json.RawMessage
 }
 
 // NewMCP returns the MCP endpoints.
@@ -59,7 +62,8 @@ func NewMCP(cfg MCPConfig) *MCP {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer), ctx: ctx, cancel: cancel}
+	info, _ := json.Marshal(cfg.Info)
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer), ctx: ctx, cancel: cancel, serverInfo: info}
 }
 
 // Register adds the MCP routes to mux.

@@ -104,12 +104,11 @@ func (h *MCP) modernResult(res json.RawMessage) json.RawMessage {
 			res = b
 		}
 	}
-	info, _ := json.Marshal(h.cfg.Info)
 	meta := jsonrpc.Member(res, "_meta")
 	if len(meta) == 0 || meta[0] != '{' {
 		meta = []byte(`{}`)
 	}
-	meta, err := jsonrpc.SetMember(meta, mcp.MetaServerInfo, info)
+	meta, err := jsonrpc.SetMember(meta, mcp.MetaServerInfo, h.serverInfo)
 	if err != nil {
 		return res
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -30,55 +31,65 @@ func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken js
 	if !bytes.Contains(trimmed, []byte(`"_meta"`)) {
 		return prepared{params: spliceMeta(trimmed, meta)}, nil
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &top); err != nil {
-		return prepared{}, fmt.Errorf("params: %w", err)
+	if !json.Valid(trimmed) {
+		return prepared{}, fmt.Errorf("params are not valid JSON")
 	}
-	rawMeta, ok := top["_meta"]
-	if !ok {
+	callerMeta := jsonrpc.Member(trimmed, "_meta")
+	if callerMeta == nil {
 		return prepared{params: spliceMeta(trimmed, meta)}, nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(rawMeta, &m); err != nil || m == nil {
+	if callerMeta[0] != '{' {
 		return prepared{}, fmt.Errorf("params._meta must be an object")
 	}
-	// The client owns the protocol keys: it sets them for modern upstreams
-	// and strips them for legacy ones.
-	for _, k := range [...]string{mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo} {
-		delete(m, k)
+	// The new _meta: the client's own protocol keys (modern upstreams), then
+	// every other key the caller sent, values as sent. The client owns the
+	// protocol keys: it sets them for modern upstreams and strips them for
+	// legacy ones. Only _meta is rebuilt; the rest of params is spliced.
+	out := make([]byte, 0, len(callerMeta)+len(meta)+16)
+	out = append(out, '{')
+	add := func(k string, v []byte) {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonrpc.AppendString(out, k)
+		out = append(out, ':')
+		out = append(out, v...)
 	}
 	if meta != nil {
-		var own map[string]json.RawMessage
-		if err := json.Unmarshal(meta, &own); err != nil {
-			return prepared{}, err
-		}
-		for k, v := range own {
-			m[k] = v
-		}
+		_ = jsonrpc.ObjectMembers(meta, func(k string, v []byte) error { add(k, v); return nil })
 	}
 	p := prepared{}
-	if tok, ok := m[mcp.MetaProgressToken]; ok {
-		p.callerToken, p.upToken = tok, tok
-		if rewriteToken != nil {
-			m[mcp.MetaProgressToken] = rewriteToken
-			p.upToken = rewriteToken
+	_ = jsonrpc.ObjectMembers(callerMeta, func(k string, v []byte) error {
+		switch k {
+		case mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo:
+			return nil
+		case mcp.MetaProgressToken:
+			p.callerToken, p.upToken = v, v
+			if rewriteToken != nil {
+				v, p.upToken = rewriteToken, rewriteToken
+			}
 		}
-	}
-	if len(m) == 0 {
-		delete(top, "_meta")
+		add(k, v)
+		return nil
+	})
+	out = append(out, '}')
+	var err error
+	if len(out) == 2 {
+		p.params, err = withoutMember(trimmed, "_meta")
 	} else {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return prepared{}, err
-		}
-		top["_meta"] = b
+		p.params, err = jsonrpc.SetMember(trimmed, "_meta", out)
 	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return prepared{}, err
+	return p, err
+}
+
+// withoutMember drops a top-level member of a JSON object.
+func withoutMember(obj json.RawMessage, key string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &m); err != nil {
+		return nil, err
 	}
-	p.params = out
-	return p, nil
+	delete(m, key)
+	return json.Marshal(m)
 }
 
 // spliceMeta inserts "_meta":meta as the first member of obj, which has no

@@ -1,0 +1,62 @@
+package upstream
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestPrepareParams(t *testing.T) {
+	meta := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`)
+	cases := []struct {
+		name, in     string
+		meta         json.RawMessage
+		rewrite      string
+		want         string
+		caller, upTo string
+	}{
+		{"no params, modern", ``, meta, "", `{"_meta":` + string(meta) + `}`, "", ""},
+		{"no _meta, legacy", `{"name":"t"}`, nil, "", `{"name":"t"}`, "", ""},
+		{"no _meta, modern", `{"name":"t","arguments":{"a":1}}`, meta, "", `{"_meta":` + string(meta) + `,"name":"t","arguments":{"a":1}}`, "", ""},
+		{"caller protocol keys replaced", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","traceparent":"00-x"}}`, meta,
+			"", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-x"}}`, "", ""},
+		{"legacy strips protocol keys", `{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c"},"progressToken":7},"name":"t"}`, nil,
+			"", `{"_meta":{"progressToken":7},"name":"t"}`, "7", "7"},
+		{"legacy, only protocol keys", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil, "", `{"name":"t"}`, "", ""},
+		{"token rewritten", `{"_meta":{"progressToken":"caller-1"},"name":"t"}`, nil, `"mcpgw-5"`, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"caller-1"`, `"mcpgw-5"`},
+		{"key text inside a string is not _meta", `{"arguments":{"q":"\"_meta\""}}`, nil, "", `{"arguments":{"q":"\"_meta\""}}`, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var rw json.RawMessage
+			if tc.rewrite != "" {
+				rw = json.RawMessage(tc.rewrite)
+			}
+			p, err := prepareParams(json.RawMessage(tc.in), tc.meta, rw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameJSON(t, p.params, tc.want) || string(p.callerToken) != tc.caller || string(p.upToken) != tc.upTo {
+				t.Fatalf("got %s (tokens %s → %s), want %s (tokens %s → %s)", p.params, p.callerToken, p.upToken, tc.want, tc.caller, tc.upTo)
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"_meta":3}`, `{"_meta":{`} {
+		if _, err := prepareParams(json.RawMessage(bad), meta, nil); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, got json.RawMessage, want string) bool {
+	t.Helper()
+	var a, b any
+	if err := json.Unmarshal(got, &a); err != nil {
+		t.Fatalf("invalid JSON %s", got)
+	}
+	if err := json.Unmarshal([]byte(want), &b); err != nil {
+		t.Fatalf("invalid want %s", want)
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
