@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -31,26 +32,26 @@ func TestListCache(t *testing.T) {
 		scope  string
 		steps  []cacheStep
 	}{
-		{"public: another binding with the same credentials hits", false, ttl(60_000), "public",
+		{"public: another binding with the same credentials hits", false, fakemcp.TTL(60_000), "public",
 			[]cacheStep{{a, "", 1}, {b, "", 1}, {a, "", 1}}},
-		{"public: shared by credentials, not across them", false, ttl(60_000), "public",
+		{"public: shared by credentials, not across them", false, fakemcp.TTL(60_000), "public",
 			[]cacheStep{{a, c1, 1}, {b, c1, 1}, {b, c2, 2}, {a, c2, 2}, {a, "", 3}, {b, "", 3}}},
-		{"private: the same binding hits, another misses", false, ttl(60_000), "private",
+		{"private: the same binding hits, another misses", false, fakemcp.TTL(60_000), "private",
 			[]cacheStep{{a, "", 1}, {a, "", 1}, {b, "", 2}, {b, "", 2}, {a, "", 2}}},
-		{"private: never across credentials of one binding", false, ttl(60_000), "private",
+		{"private: never across credentials of one binding", false, fakemcp.TTL(60_000), "private",
 			[]cacheStep{{a, c1, 1}, {a, c2, 2}, {a, c1, 2}, {b, c1, 3}}},
-		{"ttlMs 0: never cached", false, ttl(0), "public",
+		{"ttlMs 0: never cached", false, fakemcp.TTL(0), "public",
 			[]cacheStep{{a, "", 1}, {a, "", 2}, {b, "", 3}}},
 		{"ttlMs absent: never cached", false, nil, "public",
 			[]cacheStep{{a, "", 1}, {a, "", 2}}},
-		{"ttlMs negative: never cached", false, ttl(-5), "public",
+		{"ttlMs negative: never cached", false, fakemcp.TTL(-5), "public",
 			[]cacheStep{{a, "", 1}, {a, "", 2}}},
 		{"legacy upstream: never cached", true, nil, "",
 			[]cacheStep{{a, "", 1}, {a, "", 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, fakeOpts{Legacy: tc.legacy, TTLMs: tc.ttl, CacheScope: tc.scope,
-				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("x", "y")}})
+			f := fakemcp.New(t, fakemcp.Opts{Legacy: tc.legacy, TTLMs: tc.ttl, CacheScope: tc.scope,
+				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("x", "y")}})
 			cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: f})
 			for i, st := range tc.steps {
 				q := Query{Servers: []string{"s"}, Prefixed: true, Binding: st.binding,
@@ -62,7 +63,7 @@ func TestListCache(t *testing.T) {
 				if !jsonEqual(t, l.outcomes, `{"s":{"status":"ok","tool_count":2}}`) {
 					t.Fatalf("step %d: outcomes = %v", i, l.outcomes)
 				}
-				if got := f.count(mcp.MethodToolsList); got != st.want {
+				if got := f.Count(mcp.MethodToolsList); got != st.want {
 					t.Fatalf("step %d (%s, %q): upstream tools/list count = %d, want %d", i, st.binding, st.cred, got, st.want)
 				}
 			}
@@ -73,8 +74,8 @@ func TestListCache(t *testing.T) {
 // The cache holds the upstream's list; each caller's view (its filter, its
 // prefixing) is made afresh from it.
 func TestListCachePresentsPerCaller(t *testing.T) {
-	f := newFake(t, fakeOpts{TTLMs: ttl(60_000), CacheScope: "public",
-		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("x", "y")}})
+	f := fakemcp.New(t, fakemcp.Opts{TTLMs: fakemcp.TTL(60_000), CacheScope: "public",
+		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("x", "y")}})
 	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: f})
 	all := mustList(t, cat, Query{Servers: []string{"s"}, Prefixed: true, Binding: "a"}, mcp.MethodToolsList, "")
 	some := mustList(t, cat, Query{Servers: []string{"s"}, Prefixed: true, Binding: "b",
@@ -89,7 +90,7 @@ func TestListCachePresentsPerCaller(t *testing.T) {
 			t.Fatalf("tools = %q, want %q", got, tc.want)
 		}
 	}
-	if n := f.count(mcp.MethodToolsList); n != 1 {
+	if n := f.Count(mcp.MethodToolsList); n != 1 {
 		t.Fatalf("upstream tools/list count = %d, want 1", n)
 	}
 }
@@ -97,8 +98,8 @@ func TestListCachePresentsPerCaller(t *testing.T) {
 // The Options a query gives are what is sent upstream; the cache key is
 // what CredentialKey names.
 func TestListCacheSendsQueryOptions(t *testing.T) {
-	f := newFake(t, fakeOpts{TTLMs: ttl(60_000), CacheScope: "private",
-		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("x")}})
+	f := fakemcp.New(t, fakemcp.Opts{TTLMs: fakemcp.TTL(60_000), CacheScope: "private",
+		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("x")}})
 	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: f})
 	for i, tenant := range []string{"t1", "t1", "t2"} {
 		q := Query{Servers: []string{"s"}, Prefixed: true, Binding: "a",
@@ -107,9 +108,9 @@ func TestListCacheSendsQueryOptions(t *testing.T) {
 			},
 			CredentialKey: func(string) string { return "tenant=" + tenant },
 		}
-		before := len(f.requests(mcp.MethodToolsList))
+		before := len(f.Requests(mcp.MethodToolsList))
 		mustList(t, cat, q, mcp.MethodToolsList, "")
-		reqs := f.requests(mcp.MethodToolsList)
+		reqs := f.Requests(mcp.MethodToolsList)
 		if want := []int{1, 1, 2}[i]; len(reqs) != want {
 			t.Fatalf("step %d: tools/list count = %d, want %d", i, len(reqs), want)
 		}
@@ -142,8 +143,8 @@ func (c *fakeClock) set(t time.Time) {
 func TestListCacheExpiry(t *testing.T) {
 	for _, scope := range []string{"public", "private"} {
 		t.Run(scope, func(t *testing.T) {
-			f := newFake(t, fakeOpts{TTLMs: ttl(60_000), CacheScope: scope,
-				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("x")}})
+			f := fakemcp.New(t, fakemcp.Opts{TTLMs: fakemcp.TTL(60_000), CacheScope: scope,
+				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("x")}})
 			cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: f})
 			t0 := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 			clock := &fakeClock{t: t0}
@@ -163,7 +164,7 @@ func TestListCacheExpiry(t *testing.T) {
 			} {
 				clock.set(t0.Add(st.at))
 				mustList(t, cat, q, mcp.MethodToolsList, "")
-				if got := f.count(mcp.MethodToolsList); got != st.want {
+				if got := f.Count(mcp.MethodToolsList); got != st.want {
 					t.Fatalf("step %d (t0+%v): tools/list count = %d, want %d", i, st.at, got, st.want)
 				}
 			}
@@ -175,7 +176,7 @@ func TestListCacheExpiry(t *testing.T) {
 func TestListCacheSkipsFailures(t *testing.T) {
 	fail := true
 	var mu sync.Mutex
-	f := newFake(t, fakeOpts{TTLMs: ttl(60_000), CacheScope: "public",
+	f := fakemcp.New(t, fakemcp.Opts{TTLMs: fakemcp.TTL(60_000), CacheScope: "public",
 		Handlers: map[string]func(json.RawMessage) (json.RawMessage, *jsonrpc.Error){
 			mcp.MethodToolsList: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 				mu.Lock()
@@ -201,7 +202,7 @@ func TestListCacheSkipsFailures(t *testing.T) {
 			t.Fatalf("after recovery: %s", l.raw)
 		}
 	}
-	if n := f.count(mcp.MethodToolsList); n != 2 {
+	if n := f.Count(mcp.MethodToolsList); n != 2 {
 		t.Fatalf("tools/list count = %d, want 2 (failure not cached, success cached)", n)
 	}
 }

@@ -43,7 +43,8 @@ type Catalog struct {
 	log     *slog.Logger
 	cache   cache
 	now     func() time.Time
-	seen    names // what each caller was last shown
+	seen    names     // what each caller was last shown
+	snaps   snapshots // aggregates being paged through
 }
 
 // Config builds a Catalog.
@@ -193,13 +194,18 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 // caller's cursor ("" for the first page).
 func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (json.RawMessage, *Failure) {
 	key := listKey(method)
-	offset := 0
+	offset, snapID := 0, ""
 	if cursor != "" {
-		o, err := c.openCursor(cursor, method, q.Binding)
+		cur, err := c.openCursor(cursor, method, q.Binding)
 		if err != nil {
 			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid or expired cursor"), Status: 400}
 		}
-		offset = o
+		offset, snapID = cur.Offset, cur.Snapshot
+		if sn, ok := c.snaps.get(snapID, q.Binding, c.now()); ok {
+			// The walk started on this replica: later pages come from the
+			// list its first page was cut from, not from a new fan-out.
+			return c.page(key, method, q.Binding, sn.items, sn.outcomes, offset, snapID)
+		}
 	}
 	results := c.gather(ctx, q, method)
 	var items []json.RawMessage
@@ -237,6 +243,14 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	if method == mcp.MethodResourcesList {
 		c.reportDuplicateURIs(q, results)
 	}
+	if len(items)-offset > PageSize && snapID == "" {
+		snapID = c.snaps.put(q.Binding, items, outcomes, c.now().Add(snapshotTTL))
+	}
+	return c.page(key, method, q.Binding, items, outcomes, offset, snapID)
+}
+
+// page encodes one page of an aggregate, with the cursor of the next.
+func (c *Catalog) page(key, method, binding string, items []json.RawMessage, outcomes map[string]Outcome, offset int, snapID string) (json.RawMessage, *Failure) {
 	if offset > len(items) {
 		offset = len(items)
 	}
@@ -245,7 +259,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	if len(page) > PageSize {
 		page = page[:PageSize]
 		var err error
-		if next, err = c.sealCursor(method, q.Binding, offset+PageSize); err != nil {
+		if next, err = c.sealNext(cursor{Method: method, Binding: binding, Offset: offset + PageSize, Snapshot: snapID}); err != nil {
 			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot paginate: %v", err), Status: 500}
 		}
 	}
@@ -399,33 +413,39 @@ func authFailure(results []fetched) *Failure {
 
 // cursor is the sealed content of an aggregate cursor.
 type cursor struct {
-	Method  string `json:"m"`
-	Binding string `json:"b"`
-	Offset  int    `json:"o"`
+	Method   string `json:"m"`
+	Binding  string `json:"b"`
+	Offset   int    `json:"o"`
+	Snapshot string `json:"s,omitempty"` // the walk's list on the replica that began it
 }
 
-func (c *Catalog) sealCursor(method, binding string, offset int) (string, error) {
+func (c *Catalog) sealNext(cur cursor) (string, error) {
 	if c.sealer == nil {
 		return "", errors.New("no sealer")
 	}
-	b, _ := json.Marshal(cursor{Method: method, Binding: binding, Offset: offset})
+	b, _ := json.Marshal(cur)
 	return c.sealer.Seal(SealPurpose, b, cursorTTL)
 }
 
-func (c *Catalog) openCursor(tok, method, binding string) (int, error) {
+// sealCursor seals a cursor with no snapshot.
+func (c *Catalog) sealCursor(method, binding string, offset int) (string, error) {
+	return c.sealNext(cursor{Method: method, Binding: binding, Offset: offset})
+}
+
+func (c *Catalog) openCursor(tok, method, binding string) (cursor, error) {
+	var cur cursor
 	if c.sealer == nil {
-		return 0, errors.New("no sealer")
+		return cur, errors.New("no sealer")
 	}
 	b, err := c.sealer.Open(SealPurpose, tok)
 	if err != nil {
-		return 0, err
+		return cur, err
 	}
-	var cur cursor
 	if err := json.Unmarshal(b, &cur); err != nil {
-		return 0, err
+		return cur, err
 	}
 	if cur.Method != method || cur.Binding != binding || cur.Offset < 0 {
-		return 0, errors.New("cursor bound to another caller or method")
+		return cur, errors.New("cursor bound to another caller or method")
 	}
-	return cur.Offset, nil
+	return cur, nil
 }

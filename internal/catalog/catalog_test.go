@@ -8,24 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // twoServers is alpha (modern) and beta (legacy) with one of everything.
-func twoServers(t *testing.T) (*fakeUpstream, *fakeUpstream, []upSpec) {
-	alpha := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
-		mcp.MethodToolsList:              tools("search", "web-fetch"),
-		mcp.MethodPromptsList:            prompts("greet"),
-		mcp.MethodResourcesList:          resources("file:///a.txt"),
-		mcp.MethodResourcesTemplatesList: templates("file:///docs/{name}"),
+func twoServers(t *testing.T) (*fakemcp.Server, *fakemcp.Server, []upSpec) {
+	alpha := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
+		mcp.MethodToolsList:              fakemcp.Tools("search", "web-fetch"),
+		mcp.MethodPromptsList:            fakemcp.Prompts("greet"),
+		mcp.MethodResourcesList:          fakemcp.Resources("file:///a.txt"),
+		mcp.MethodResourcesTemplatesList: fakemcp.Templates("file:///docs/{name}"),
 	}})
-	beta := newFake(t, fakeOpts{Legacy: true, Lists: map[string][]json.RawMessage{
-		mcp.MethodToolsList:              tools("search"),
-		mcp.MethodPromptsList:            prompts("summarise", "greet"),
-		mcp.MethodResourcesList:          resources("db://rows/1"),
-		mcp.MethodResourcesTemplatesList: templates("db://rows/{id}"),
+	beta := fakemcp.New(t, fakemcp.Opts{Legacy: true, Lists: map[string][]json.RawMessage{
+		mcp.MethodToolsList:              fakemcp.Tools("search"),
+		mcp.MethodPromptsList:            fakemcp.Prompts("summarise", "greet"),
+		mcp.MethodResourcesList:          fakemcp.Resources("db://rows/1"),
+		mcp.MethodResourcesTemplatesList: fakemcp.Templates("db://rows/{id}"),
 	}})
 	return alpha, beta, []upSpec{{name: "alpha", fake: alpha}, {name: "beta", fake: beta}}
 }
@@ -127,21 +128,21 @@ func TestListAllowTool(t *testing.T) {
 	if len(l.items) != 0 {
 		t.Fatalf("tools = %q, want none", l.field("name"))
 	}
-	if alpha.count(mcp.MethodToolsList) != 2 || beta.count(mcp.MethodToolsList) != 2 {
-		t.Fatalf("tools/list counts alpha=%d beta=%d", alpha.count(mcp.MethodToolsList), beta.count(mcp.MethodToolsList))
+	if alpha.Count(mcp.MethodToolsList) != 2 || beta.Count(mcp.MethodToolsList) != 2 {
+		t.Fatalf("tools/list counts alpha=%d beta=%d", alpha.Count(mcp.MethodToolsList), beta.Count(mcp.MethodToolsList))
 	}
 }
 
 func TestListOutcomesIsolateFailures(t *testing.T) {
 	const secret = "SECRET-UPSTREAM-TEXT"
-	ok := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
-		mcp.MethodToolsList:   tools("a", "b"),
-		mcp.MethodPromptsList: prompts("p"),
+	ok := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
+		mcp.MethodToolsList:   fakemcp.Tools("a", "b"),
+		mcp.MethodPromptsList: fakemcp.Prompts("p"),
 	}})
-	status := func(code int, challenge string) *fakeUpstream {
-		return newFake(t, fakeOpts{Status: code, Challenge: challenge, Body: secret})
+	status := func(code int, challenge string) *fakemcp.Server {
+		return fakemcp.New(t, fakemcp.Opts{Status: code, Challenge: challenge, Body: secret})
 	}
-	rpcFail := newFake(t, fakeOpts{Handlers: map[string]func(json.RawMessage) (json.RawMessage, *jsonrpc.Error){
+	rpcFail := fakemcp.New(t, fakemcp.Opts{Handlers: map[string]func(json.RawMessage) (json.RawMessage, *jsonrpc.Error){
 		mcp.MethodToolsList: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: db password is hunter2", secret)
 		},
@@ -149,13 +150,13 @@ func TestListOutcomesIsolateFailures(t *testing.T) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", secret)
 		},
 	}})
-	slow := newFake(t, fakeOpts{Delay: map[string]time.Duration{mcp.MethodToolsList: 5 * time.Second, mcp.MethodPromptsList: 5 * time.Second}})
-	gone := newFake(t, fakeOpts{})
-	goneURL := gone.url()
-	gone.srv.Close()
+	slow := fakemcp.New(t, fakemcp.Opts{Delay: map[string]time.Duration{mcp.MethodToolsList: 5 * time.Second, mcp.MethodPromptsList: 5 * time.Second}})
+	gone := fakemcp.New(t, fakemcp.Opts{})
+	goneURL := gone.URL()
+	gone.Close()
 
-	var logs logBuffer
-	cat := newTestCatalog(t, Config{Logger: logs.logger()},
+	var logs fakemcp.LogBuffer
+	cat := newTestCatalog(t, Config{Logger: logs.Logger()},
 		upSpec{name: "ok", fake: ok},
 		upSpec{name: "e500", fake: status(500, "")},
 		upSpec{name: "e503", fake: status(503, "")},
@@ -202,10 +203,10 @@ func TestListOutcomesIsolateFailures(t *testing.T) {
 }
 
 func TestListEveryServerUnauthorized(t *testing.T) {
-	a := newFake(t, fakeOpts{Status: 401, Challenge: `Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource"`, Body: "SECRET"})
-	b := newFake(t, fakeOpts{Legacy: true, Status: 401, Challenge: `Bearer realm="b"`, Body: "SECRET"})
-	f := newFake(t, fakeOpts{Status: 403, Challenge: `Bearer error="insufficient_scope"`})
-	ok := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")}})
+	a := fakemcp.New(t, fakemcp.Opts{Status: 401, Challenge: `Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource"`, Body: "SECRET"})
+	b := fakemcp.New(t, fakemcp.Opts{Legacy: true, Status: 401, Challenge: `Bearer realm="b"`, Body: "SECRET"})
+	f := fakemcp.New(t, fakemcp.Opts{Status: 403, Challenge: `Bearer error="insufficient_scope"`})
+	ok := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")}})
 	cat := newTestCatalog(t, Config{}, upSpec{name: "a", fake: a}, upSpec{name: "b", fake: b}, upSpec{name: "f", fake: f}, upSpec{name: "ok", fake: ok})
 
 	for _, tc := range []struct {
@@ -253,8 +254,8 @@ func TestListFanOutIsConcurrent(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	var ups []upSpec
 	for _, name := range []string{"a", "b", "c"} {
-		f := newFake(t, fakeOpts{
-			Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")},
+		f := fakemcp.New(t, fakemcp.Opts{
+			Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")},
 			Delay: map[string]time.Duration{mcp.MethodToolsList: delay},
 		})
 		ups = append(ups, upSpec{name: name, fake: f})
@@ -273,17 +274,17 @@ func TestListFanOutIsConcurrent(t *testing.T) {
 }
 
 func TestResourceOwner(t *testing.T) {
-	alpha := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
-		mcp.MethodResourcesList:          resources("file:///shared", "file:///a"),
-		mcp.MethodResourcesTemplatesList: templates("file:///docs/{name}", "mem://{key}"),
+	alpha := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
+		mcp.MethodResourcesList:          fakemcp.Resources("file:///shared", "file:///a"),
+		mcp.MethodResourcesTemplatesList: fakemcp.Templates("file:///docs/{name}", "mem://{key}"),
 	}})
-	beta := newFake(t, fakeOpts{Legacy: true, Lists: map[string][]json.RawMessage{
-		mcp.MethodResourcesList:          resources("file:///shared", "file:///b", "mem://listed"),
-		mcp.MethodResourcesTemplatesList: templates("db://rows/{id}"),
+	beta := fakemcp.New(t, fakemcp.Opts{Legacy: true, Lists: map[string][]json.RawMessage{
+		mcp.MethodResourcesList:          fakemcp.Resources("file:///shared", "file:///b", "mem://listed"),
+		mcp.MethodResourcesTemplatesList: fakemcp.Templates("db://rows/{id}"),
 	}})
-	broken := newFake(t, fakeOpts{Status: 500})
-	var logs logBuffer
-	cat := newTestCatalog(t, Config{Logger: logs.logger()}, upSpec{name: "alpha", fake: alpha}, upSpec{name: "beta", fake: beta}, upSpec{name: "broken", fake: broken})
+	broken := fakemcp.New(t, fakemcp.Opts{Status: 500})
+	var logs fakemcp.LogBuffer
+	cat := newTestCatalog(t, Config{Logger: logs.Logger()}, upSpec{name: "alpha", fake: alpha}, upSpec{name: "beta", fake: beta}, upSpec{name: "broken", fake: broken})
 
 	ab := Query{Servers: []string{"alpha", "beta"}, Binding: "b", Prefixed: true}
 	l := mustList(t, cat, ab, mcp.MethodResourcesList, "")
@@ -291,7 +292,7 @@ func TestResourceOwner(t *testing.T) {
 		t.Fatalf("resources = %q", l.field("uri"))
 	}
 	var dups []map[string]any
-	for _, r := range logs.records(t) {
+	for _, r := range logs.Records(t) {
 		if r["level"] == "ERROR" && strings.Contains(r["msg"].(string), "two upstreams") {
 			dups = append(dups, r)
 		}
@@ -422,7 +423,7 @@ func TestIsList(t *testing.T) {
 // An item without a name cannot be served under a prefix; it is dropped,
 // not served bare.
 func TestListDropsNamelessItems(t *testing.T) {
-	f := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
+	f := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
 		mcp.MethodToolsList: {json.RawMessage(`{"inputSchema":{}}`), json.RawMessage(`{"name":7}`), json.RawMessage(`{"name":"ok"}`)},
 	}})
 	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: f})

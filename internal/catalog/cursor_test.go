@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
@@ -58,7 +59,7 @@ func TestListPagination(t *testing.T) {
 			for i, n := range tc.sizes {
 				name := fmt.Sprintf("s%d", i)
 				names := numbered("t", n)
-				ups = append(ups, upSpec{name: name, fake: newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools(names...)}})})
+				ups = append(ups, upSpec{name: name, fake: fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools(names...)}})})
 				servers = append(servers, name)
 				for _, n := range names {
 					want = append(want, name+"-"+n)
@@ -99,9 +100,9 @@ func TestListPagination(t *testing.T) {
 }
 
 func TestListCursorRefused(t *testing.T) {
-	f := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
-		mcp.MethodToolsList:   tools(numbered("t", PageSize+10)...),
-		mcp.MethodPromptsList: prompts(numbered("p", PageSize+10)...),
+	f := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
+		mcp.MethodToolsList:   fakemcp.Tools(numbered("t", PageSize+10)...),
+		mcp.MethodPromptsList: fakemcp.Prompts(numbered("p", PageSize+10)...),
 	}})
 	sealer, err := seal.New(testSaltKey, SealPurpose, "mcp-session")
 	if err != nil {
@@ -149,7 +150,7 @@ func TestListCursorRefused(t *testing.T) {
 		{"no sealer", unsealed, qa, mcp.MethodToolsList, first.next},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := f.count(tc.method)
+			before := f.Count(tc.method)
 			raw, fail := tc.cat.List(context.Background(), tc.q, tc.method, tc.cursor)
 			if fail == nil {
 				t.Fatalf("cursor accepted: %.200s", raw)
@@ -160,7 +161,7 @@ func TestListCursorRefused(t *testing.T) {
 			if fail.Err.Message != "invalid or expired cursor" {
 				t.Fatalf("message = %q", fail.Err.Message)
 			}
-			if n := f.count(tc.method); n != before {
+			if n := f.Count(tc.method); n != before {
 				t.Fatalf("an invalid cursor contacted the upstream (%s %d → %d)", tc.method, before, n)
 			}
 		})
@@ -207,4 +208,45 @@ func (c *Catalog) serverList() []*Server {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Later pages of a walk come from the aggregate its first page was cut from:
+// no new fan-out, and an upstream that changes mid-walk does not shift them.
+// On another replica (no snapshot) the cursor still works, by a fresh fan-out.
+func TestLaterPagesComeFromTheSnapshot(t *testing.T) {
+	var ups []upSpec
+	var servers []string
+	var fakes []*fakemcp.Server
+	for i := range 3 {
+		name := fmt.Sprintf("s%d", i)
+		f := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools(numbered("t", 400)...)}})
+		ups = append(ups, upSpec{name: name, fake: f})
+		servers = append(servers, name)
+		fakes = append(fakes, f)
+	}
+	cat := newTestCatalog(t, Config{}, ups...)
+	q := Query{Servers: servers, Prefixed: true, Binding: "v1;u=alice|"}
+	lists := func() int {
+		n := 0
+		for _, f := range fakes {
+			n += f.Count(mcp.MethodToolsList)
+		}
+		return n
+	}
+	pages := walk(t, cat, q, mcp.MethodToolsList)
+	if len(pages) != 3 || lists() != 3 {
+		t.Fatalf("%d pages with %d upstream tools/list calls, want 3 pages with one call per upstream", len(pages), lists())
+	}
+	// Another replica with the same salt has no snapshot: it fans out again.
+	other := newTestCatalog(t, Config{}, ups...)
+	first := mustList(t, cat, q, mcp.MethodToolsList, "")
+	before := lists()
+	second := mustList(t, other, q, mcp.MethodToolsList, first.next)
+	if len(second.items) != PageSize || lists() != before+3 {
+		t.Fatalf("page on another replica: %d items, %d upstream calls", len(second.items), lists()-before)
+	}
+	// Another caller cannot reach this caller's snapshot.
+	if _, fail := cat.List(context.Background(), Query{Servers: servers, Prefixed: true, Binding: "v1;u=bob|"}, mcp.MethodToolsList, first.next); fail == nil {
+		t.Fatal("another caller used this caller's cursor")
+	}
 }

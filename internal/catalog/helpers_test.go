@@ -1,16 +1,13 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"reflect"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -20,8 +17,8 @@ const testSaltKey = "catalog-test-salt-key-0123456789abcdef"
 // upSpec is one upstream of a test catalog.
 type upSpec struct {
 	name string
-	fake *fakeUpstream
-	url  string // overrides fake.url() (e.g. a closed server)
+	fake *fakemcp.Server
+	url  string // overrides fake.URL() (e.g. a closed server)
 	// tweak adjusts the client configuration.
 	tweak func(*upstream.Config)
 }
@@ -39,8 +36,8 @@ func newClient(t *testing.T, u upSpec) *upstream.Client {
 	t.Helper()
 	cfg := upstream.Config{Name: u.name, ProtocolVersion: "2026-07-28", RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
 	if u.fake != nil {
-		cfg.URL = u.fake.url()
-		if u.fake.opts.Legacy {
+		cfg.URL = u.fake.URL()
+		if u.fake.Legacy() {
 			cfg.ProtocolVersion = "2025-11-25"
 		}
 	}
@@ -139,43 +136,4 @@ func jsonEqual(t *testing.T, got any, want string) bool {
 	var g any
 	_ = json.Unmarshal(b, &g)
 	return reflect.DeepEqual(g, w)
-}
-
-// logBuffer captures slog JSON lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// records decodes every captured line.
-func (b *logBuffer) records(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line is not JSON: %q", line)
-		}
-		out = append(out, m)
-	}
-	return out
 }

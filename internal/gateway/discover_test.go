@@ -5,20 +5,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 func TestDiscover(t *testing.T) {
-	alpha := newFake(t, fakeOpts{Caps: `{"tools":{"listChanged":true},"logging":{}}`})
-	beta := newFake(t, fakeOpts{Legacy: true, Caps: `{"prompts":{"listChanged":false},"resources":{"subscribe":true,"listChanged":true},"completions":{}}`})
+	alpha := fakemcp.New(t, fakemcp.Opts{Caps: `{"tools":{"listChanged":true},"logging":{}}`})
+	beta := fakemcp.New(t, fakemcp.Opts{Legacy: true, Caps: `{"prompts":{"listChanged":false},"resources":{"subscribe":true,"listChanged":true},"completions":{}}`})
 	// These would add prompts.listChanged and completions if they answered.
-	broken := newFake(t, fakeOpts{Status: 500, Caps: `{"prompts":{"listChanged":true}}`})
-	slow := newFake(t, fakeOpts{Caps: `{"prompts":{"listChanged":true},"completions":{}}`,
+	broken := fakemcp.New(t, fakemcp.Opts{Status: 500, Caps: `{"prompts":{"listChanged":true}}`})
+	slow := fakemcp.New(t, fakemcp.Opts{Caps: `{"prompts":{"listChanged":true},"completions":{}}`,
 		Delay: map[string]time.Duration{mcp.MethodDiscover: 10 * time.Second}})
-	var logs logBuffer
-	g := newTestGateway(t, Config{ListTimeout: 300 * time.Millisecond, Logger: logs.logger(), Advertised: []string{"2026-07-28", "2025-11-25"}},
+	var logs fakemcp.LogBuffer
+	g := newTestGateway(t, Config{ListTimeout: 300 * time.Millisecond, Logger: logs.Logger(), Advertised: []string{"2026-07-28", "2025-11-25"}},
 		upSpec{name: "alpha", fake: alpha}, upSpec{name: "beta", fake: beta},
 		upSpec{name: "broken", fake: broken}, upSpec{name: "slow", fake: slow})
 
@@ -51,10 +52,10 @@ func TestDiscover(t *testing.T) {
 	if elapsed > 3*time.Second {
 		t.Fatalf("discovery took %v despite a 300ms listing timeout", elapsed)
 	}
-	if slow.count(mcp.MethodDiscover) == 0 {
+	if slow.Count(mcp.MethodDiscover) == 0 {
 		t.Fatal("the slow upstream was never probed")
 	}
-	if broken.count(mcp.MethodDiscover) == 0 {
+	if broken.Count(mcp.MethodDiscover) == 0 {
 		t.Fatal("the broken upstream was never probed")
 	}
 

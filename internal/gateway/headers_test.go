@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -16,14 +17,14 @@ import (
 // beta forwards nothing, del delegates the caller's bearer token.
 type forwarding struct {
 	g                *Gateway
-	alpha, beta, del *fakeUpstream
+	alpha, beta, del *fakemcp.Server
 }
 
 func newForwarding(t *testing.T) forwarding {
-	mk := func(name string, legacy bool) *fakeUpstream {
-		return newFake(t, fakeOpts{Legacy: legacy,
-			Lists:    map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")},
-			Handlers: map[string]handler{mcp.MethodToolsCall: echo(name)},
+	mk := func(name string, legacy bool) *fakemcp.Server {
+		return fakemcp.New(t, fakemcp.Opts{Legacy: legacy,
+			Lists:    map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")},
+			Handlers: map[string]fakemcp.Handler{mcp.MethodToolsCall: echo(name)},
 		})
 	}
 	f := forwarding{alpha: mk("alpha", false), beta: mk("beta", true), del: mk("del", false)}
@@ -49,7 +50,7 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		tool       string
-		up         *fakeUpstream
+		up         *fakemcp.Server
 		caller     *identity.Caller
 		scope      []string
 		keyInAuthz bool
@@ -73,7 +74,7 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 			op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `"}`),
 				Caller: tc.caller, Scope: tc.scope, Header: callerHeader(tc.authz), KeyInAuthorization: tc.keyInAuthz, Modern: true}
 			wantResult(t, do(t, f.g, op))
-			h := tc.up.last(t, mcp.MethodToolsCall).Header
+			h := tc.up.Last(t, mcp.MethodToolsCall).Header
 			if got := h.Get("X-Tenant"); got != tc.wantTenant {
 				t.Fatalf("X-Tenant = %q, want %q", got, tc.wantTenant)
 			}
@@ -88,21 +89,21 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 			// Lists carry the same options as calls.
 			wantResult(t, do(t, f.g, Operation{Method: mcp.MethodToolsList, Caller: tc.caller, Scope: tc.scope,
 				Header: callerHeader(tc.authz), KeyInAuthorization: tc.keyInAuthz, Modern: true}))
-			h = tc.up.last(t, mcp.MethodToolsList).Header
+			h = tc.up.Last(t, mcp.MethodToolsList).Header
 			if h.Get("X-Tenant") != tc.wantTenant || h.Get("Authorization") != tc.wantAuthz {
 				t.Fatalf("tools/list headers: X-Tenant %q Authorization %q", h.Get("X-Tenant"), h.Get("Authorization"))
 			}
 		})
 	}
 	// The other servers never saw the tenant header or the caller's token.
-	for _, up := range []*fakeUpstream{f.beta, f.del} {
-		for _, r := range append(up.requests(mcp.MethodToolsCall), up.requests(mcp.MethodToolsList)...) {
+	for _, up := range []*fakemcp.Server{f.beta, f.del} {
+		for _, r := range append(up.Requests(mcp.MethodToolsCall), up.Requests(mcp.MethodToolsList)...) {
 			if r.Header.Get("X-Tenant") != "" {
 				t.Fatal("X-Tenant reached a server that did not ask for it")
 			}
 		}
 	}
-	for _, r := range f.beta.requests(mcp.MethodToolsCall) {
+	for _, r := range f.beta.Requests(mcp.MethodToolsCall) {
 		if r.Header.Get("Authorization") != "" {
 			t.Fatal("Authorization reached a server that neither forwards nor delegates it")
 		}
@@ -113,7 +114,7 @@ func TestDiscoverForwardsOptions(t *testing.T) {
 	f := newForwarding(t)
 	op := Operation{Method: mcp.MethodDiscover, Scope: []string{"del"}, Header: header("Authorization", "Bearer caller-tok")}
 	wantResult(t, do(t, f.g, op))
-	if got := f.del.last(t, mcp.MethodDiscover).Header.Get("Authorization"); got != "Bearer caller-tok" {
+	if got := f.del.Last(t, mcp.MethodDiscover).Header.Get("Authorization"); got != "Bearer caller-tok" {
 		t.Fatalf("server/discover Authorization = %q", got)
 	}
 }
@@ -137,8 +138,8 @@ func TestListCacheAcrossCallers(t *testing.T) {
 		{"private", []cacheStep{{"k1", "t1", 1}, {"k1", "t1", 1}, {"k2", "t1", 2}, {"k1", "t2", 3}, {"k2", "t1", 3}}},
 	} {
 		t.Run(tc.scope, func(t *testing.T) {
-			up := newFake(t, fakeOpts{TTLMs: ttl(60_000), CacheScope: tc.scope,
-				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")}})
+			up := fakemcp.New(t, fakemcp.Opts{TTLMs: fakemcp.TTL(60_000), CacheScope: tc.scope,
+				Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")}})
 			g := newTestGateway(t, Config{}, upSpec{name: "s", fake: up, server: Server{ExtraHeaders: []string{"X-Tenant"}}})
 			for i, st := range tc.steps {
 				c := &identity.Caller{KeyHash: st.key, UserID: "u-" + st.key}
@@ -150,7 +151,7 @@ func TestListCacheAcrossCallers(t *testing.T) {
 				if len(res["tools"].([]any)) != 1 {
 					t.Fatalf("step %d: %v", i, res)
 				}
-				if got := up.count(mcp.MethodToolsList); got != st.want {
+				if got := up.Count(mcp.MethodToolsList); got != st.want {
 					t.Fatalf("step %d (%s, %q): tools/list count = %d, want %d", i, st.key, st.tenant, got, st.want)
 				}
 			}
@@ -163,9 +164,9 @@ func TestListCursorBoundToCallerAndScope(t *testing.T) {
 	for i := range 510 {
 		names = append(names, fmt.Sprintf("t%03d", i))
 	}
-	up := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{
-		mcp.MethodToolsList:   tools(names...),
-		mcp.MethodPromptsList: prompts(names...),
+	up := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{
+		mcp.MethodToolsList:   fakemcp.Tools(names...),
+		mcp.MethodPromptsList: fakemcp.Prompts(names...),
 	}})
 	g := newTestGateway(t, Config{}, upSpec{name: "s", fake: up})
 	alice := &identity.Caller{KeyHash: "ka", UserID: "alice"}
@@ -198,15 +199,15 @@ func TestListCursorBoundToCallerAndScope(t *testing.T) {
 }
 
 func TestListEveryUpstreamUnauthorized(t *testing.T) {
-	a := newFake(t, fakeOpts{Status: 401, Challenge: `Bearer resource_metadata="https://a.example/prm"`})
-	b := newFake(t, fakeOpts{Status: 401, Challenge: `Bearer realm="b"`})
+	a := fakemcp.New(t, fakemcp.Opts{Status: 401, Challenge: `Bearer resource_metadata="https://a.example/prm"`})
+	b := fakemcp.New(t, fakemcp.Opts{Status: 401, Challenge: `Bearer realm="b"`})
 	g := newTestGateway(t, Config{}, upSpec{name: "a", fake: a}, upSpec{name: "b", fake: b})
 	out := do(t, g, Operation{Method: mcp.MethodToolsList})
 	if out.Err == nil || out.Status != http.StatusUnauthorized || out.Challenge != `Bearer resource_metadata="https://a.example/prm"` {
 		t.Fatalf("outcome = %+v", out)
 	}
 	// One upstream in scope that works is enough.
-	ok := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")}})
+	ok := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")}})
 	g = newTestGateway(t, Config{}, upSpec{name: "a", fake: a}, upSpec{name: "ok", fake: ok})
 	res := wantResult(t, do(t, g, Operation{Method: mcp.MethodToolsList}))
 	meta := res["_meta"].(map[string]any)["litellm.ai/server_outcomes"]

@@ -1,17 +1,15 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -24,7 +22,7 @@ import (
 // upSpec is one upstream of a test gateway.
 type upSpec struct {
 	name string
-	fake *fakeUpstream
+	fake *fakemcp.Server
 	// server carries the gateway.Server settings (ExtraHeaders, Delegate);
 	// Name and Client are filled in.
 	server Server
@@ -44,9 +42,9 @@ func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
 		pols []policy.Server
 	)
 	for _, u := range ups {
-		ucfg := upstream.Config{Name: u.name, URL: u.fake.url(), ProtocolVersion: "2026-07-28", Auth: u.auth,
+		ucfg := upstream.Config{Name: u.name, URL: u.fake.URL(), ProtocolVersion: "2026-07-28", Auth: u.auth,
 			RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
-		if u.fake.opts.Legacy {
+		if u.fake.Legacy() {
 			ucfg.ProtocolVersion = "2025-11-25"
 		}
 		c, err := upstream.New(ucfg)
@@ -149,7 +147,7 @@ func jsonEqual(t *testing.T, got any, want string) bool {
 }
 
 // paramsOf decodes a recorded request's params.
-func paramsOf(t *testing.T, r fakeRequest) map[string]any {
+func paramsOf(t *testing.T, r fakemcp.Request) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Params, &m); err != nil {
@@ -158,54 +156,13 @@ func paramsOf(t *testing.T, r fakeRequest) map[string]any {
 	return m
 }
 
-// total counts every JSON-RPC message the fake got.
-func (f *fakeUpstream) total() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.reqs)
-}
-
-// last returns the last request of method, failing when there is none.
-func (f *fakeUpstream) last(t *testing.T, method string) fakeRequest {
-	t.Helper()
-	rs := f.requests(method)
-	if len(rs) == 0 {
-		t.Fatalf("upstream got no %s", method)
-	}
-	return rs[len(rs)-1]
-}
-
-type handler = func(json.RawMessage) (json.RawMessage, *jsonrpc.Error)
-
 // echo answers with {"content":[{"type":"text","text":"<server>"}],"echo":<params>}.
-func echo(server string) handler {
+func echo(server string) fakemcp.Handler {
 	return func(p json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 		b := []byte(`{"resultType":"complete","content":[{"type":"text","text":` + string(jsonrpc.AppendString(nil, server)) + `}],"echo":`)
 		b = append(b, p...)
 		return append(b, '}'), nil
 	}
-}
-
-// logBuffer captures slog output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func header(kv ...string) http.Header {

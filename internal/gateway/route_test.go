@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -15,12 +16,12 @@ import (
 // routed is the usual pair: alpha speaks 2026-07-28, beta 2025-11-25.
 type routed struct {
 	g           *Gateway
-	alpha, beta *fakeUpstream
+	alpha, beta *fakemcp.Server
 }
 
-func (r routed) both() []*fakeUpstream { return []*fakeUpstream{r.alpha, r.beta} }
+func (r routed) both() []*fakemcp.Server { return []*fakemcp.Server{r.alpha, r.beta} }
 
-func notFoundRead(server string) handler {
+func notFoundRead(server string) fakemcp.Handler {
 	return func(p json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 		if uri, _ := jsonrpc.StringMember(p, "uri"); strings.HasSuffix(uri, "/404") {
 			return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFoundLegacy, Message: "Resource not found", Data: json.RawMessage(`{"uri":"` + uri + `"}`)}
@@ -30,29 +31,29 @@ func notFoundRead(server string) handler {
 }
 
 func newRouted(t *testing.T, alphaPolicy, betaPolicy policy.Server) routed {
-	alpha := newFake(t, fakeOpts{
+	alpha := fakemcp.New(t, fakemcp.Opts{
 		Lists: map[string][]json.RawMessage{
-			mcp.MethodToolsList:              tools("search", "web-fetch", "delete"),
-			mcp.MethodPromptsList:            prompts("greet"),
-			mcp.MethodResourcesList:          resources("file:///a", "file:///shared"),
-			mcp.MethodResourcesTemplatesList: templates("file:///docs/{name}"),
+			mcp.MethodToolsList:              fakemcp.Tools("search", "web-fetch", "delete"),
+			mcp.MethodPromptsList:            fakemcp.Prompts("greet"),
+			mcp.MethodResourcesList:          fakemcp.Resources("file:///a", "file:///shared"),
+			mcp.MethodResourcesTemplatesList: fakemcp.Templates("file:///docs/{name}"),
 		},
-		Handlers: map[string]handler{
+		Handlers: map[string]fakemcp.Handler{
 			mcp.MethodToolsCall:          echo("alpha"),
 			mcp.MethodPromptsGet:         echo("alpha"),
 			mcp.MethodResourcesRead:      notFoundRead("alpha"),
 			mcp.MethodCompletionComplete: echo("alpha"),
 		},
 	})
-	beta := newFake(t, fakeOpts{
+	beta := fakemcp.New(t, fakemcp.Opts{
 		Legacy: true,
 		Lists: map[string][]json.RawMessage{
-			mcp.MethodToolsList:              tools("search", "drop"),
-			mcp.MethodPromptsList:            prompts("greet", "summarise"),
-			mcp.MethodResourcesList:          resources("file:///b", "file:///shared"),
-			mcp.MethodResourcesTemplatesList: templates("db://rows/{id}"),
+			mcp.MethodToolsList:              fakemcp.Tools("search", "drop"),
+			mcp.MethodPromptsList:            fakemcp.Prompts("greet", "summarise"),
+			mcp.MethodResourcesList:          fakemcp.Resources("file:///b", "file:///shared"),
+			mcp.MethodResourcesTemplatesList: fakemcp.Templates("db://rows/{id}"),
 		},
-		Handlers: map[string]handler{
+		Handlers: map[string]fakemcp.Handler{
 			mcp.MethodToolsCall:          echo("beta"),
 			mcp.MethodPromptsGet:         echo("beta"),
 			mcp.MethodResourcesRead:      notFoundRead("beta"),
@@ -102,10 +103,10 @@ func TestUnknownNameNoUpstreamContact(t *testing.T) {
 		{"prompt outside the scope", mcp.MethodPromptsGet, `{"name":"beta-greet"}`, nil, []string{"alpha"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := r.alpha.total() + r.beta.total()
+			before := r.alpha.Total() + r.beta.Total()
 			out := do(t, r.g, Operation{Method: tc.method, Params: json.RawMessage(tc.params), Caller: tc.caller, Scope: tc.scope, Modern: true})
 			wantError(t, out, jsonrpc.CodeInvalidParams, http.StatusBadRequest)
-			if after := r.alpha.total() + r.beta.total(); after != before {
+			if after := r.alpha.Total() + r.beta.Total(); after != before {
 				t.Fatalf("an unknown name contacted an upstream (%d → %d messages)", before, after)
 			}
 		})
@@ -138,7 +139,7 @@ func TestToolRefusedByPolicy(t *testing.T) {
 		})
 	}
 	for _, f := range r.both() {
-		if n := f.count(mcp.MethodToolsCall); n != 0 {
+		if n := f.Count(mcp.MethodToolsCall); n != 0 {
 			t.Fatalf("a refused call reached an upstream (%d tools/call)", n)
 		}
 	}
@@ -163,7 +164,7 @@ func TestToolsCallForwarding(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		tool     string
-		f        *fakeUpstream
+		f        *fakemcp.Server
 		server   string
 		bare     string
 		token    string
@@ -178,13 +179,13 @@ func TestToolsCallForwarding(t *testing.T) {
 				`"_meta":{"progressToken":` + tc.token + `,"example.com/trace":"abc",` +
 				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
 			for _, modern := range []bool{true, false} {
-				before := tc.f.count(mcp.MethodToolsCall)
+				before := tc.f.Count(mcp.MethodToolsCall)
 				out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(params), Modern: modern})
 				echoed(t, out, tc.server)
-				if tc.f.count(mcp.MethodToolsCall) != before+1 {
+				if tc.f.Count(mcp.MethodToolsCall) != before+1 {
 					t.Fatalf("want exactly one tools/call on %s", tc.server)
 				}
-				req := tc.f.last(t, mcp.MethodToolsCall)
+				req := tc.f.Last(t, mcp.MethodToolsCall)
 				p := paramsOf(t, req)
 				if p["name"] != tc.bare {
 					t.Fatalf("upstream got name %v, want %q", p["name"], tc.bare)
@@ -207,8 +208,8 @@ func TestToolsCallForwarding(t *testing.T) {
 		})
 	}
 	// The other upstream never heard of these calls.
-	if r.alpha.count(mcp.MethodToolsCall) != 4 || r.beta.count(mcp.MethodToolsCall) != 2 {
-		t.Fatalf("tools/call counts alpha=%d beta=%d", r.alpha.count(mcp.MethodToolsCall), r.beta.count(mcp.MethodToolsCall))
+	if r.alpha.Count(mcp.MethodToolsCall) != 4 || r.beta.Count(mcp.MethodToolsCall) != 2 {
+		t.Fatalf("tools/call counts alpha=%d beta=%d", r.alpha.Count(mcp.MethodToolsCall), r.beta.Count(mcp.MethodToolsCall))
 	}
 }
 
@@ -235,7 +236,7 @@ func TestPromptsGetRouted(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
 	for _, tc := range []struct {
 		name   string
-		f      *fakeUpstream
+		f      *fakemcp.Server
 		server string
 	}{
 		{"beta-greet", r.beta, "beta"},
@@ -246,17 +247,17 @@ func TestPromptsGetRouted(t *testing.T) {
 		if tc.f == r.alpha {
 			other = r.beta
 		}
-		otherBefore := other.count(mcp.MethodPromptsGet)
+		otherBefore := other.Count(mcp.MethodPromptsGet)
 		out := do(t, r.g, Operation{Method: mcp.MethodPromptsGet, Params: json.RawMessage(`{"name":"` + tc.name + `","arguments":{"lang":"en"}}`), Modern: true})
 		e := echoed(t, out, tc.server)
 		bare := strings.TrimPrefix(tc.name, tc.server+"-")
 		if e["name"] != bare || !jsonEqual(t, e["arguments"], `{"lang":"en"}`) {
 			t.Fatalf("%s: upstream got %v", tc.name, e)
 		}
-		if p := paramsOf(t, tc.f.last(t, mcp.MethodPromptsGet)); p["name"] != bare {
+		if p := paramsOf(t, tc.f.Last(t, mcp.MethodPromptsGet)); p["name"] != bare {
 			t.Fatalf("%s: upstream got name %v", tc.name, p["name"])
 		}
-		if other.count(mcp.MethodPromptsGet) != otherBefore {
+		if other.Count(mcp.MethodPromptsGet) != otherBefore {
 			t.Fatalf("%s reached the other upstream", tc.name)
 		}
 	}
@@ -278,12 +279,12 @@ func TestResourcesRead(t *testing.T) {
 		{"file:///docs/readme", "alpha"},
 	} {
 		for _, modern := range []bool{true, false} {
-			counts := [2]int{r.alpha.count(mcp.MethodResourcesRead), r.beta.count(mcp.MethodResourcesRead)}
+			counts := [2]int{r.alpha.Count(mcp.MethodResourcesRead), r.beta.Count(mcp.MethodResourcesRead)}
 			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(`{"uri":"` + tc.uri + `"}`), Modern: modern})
 			if e := echoed(t, out, tc.server); e["uri"] != tc.uri {
 				t.Fatalf("%s: upstream got uri %v", tc.uri, e["uri"])
 			}
-			got := [2]int{r.alpha.count(mcp.MethodResourcesRead) - counts[0], r.beta.count(mcp.MethodResourcesRead) - counts[1]}
+			got := [2]int{r.alpha.Count(mcp.MethodResourcesRead) - counts[0], r.beta.Count(mcp.MethodResourcesRead) - counts[1]}
 			want := [2]int{1, 0}
 			if tc.server == "beta" {
 				want = [2]int{0, 1}
@@ -313,10 +314,10 @@ func TestResourcesRead(t *testing.T) {
 		{"upstream -32002, legacy caller", `{"uri":"db://rows/404"}`, false, mcp.CodeResourceNotFoundLegacy, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := r.alpha.count(mcp.MethodResourcesRead) + r.beta.count(mcp.MethodResourcesRead)
+			before := r.alpha.Count(mcp.MethodResourcesRead) + r.beta.Count(mcp.MethodResourcesRead)
 			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(tc.params), Modern: tc.modern})
 			wantError(t, out, tc.code, tc.status)
-			reads := r.alpha.count(mcp.MethodResourcesRead) + r.beta.count(mcp.MethodResourcesRead) - before
+			reads := r.alpha.Count(mcp.MethodResourcesRead) + r.beta.Count(mcp.MethodResourcesRead) - before
 			if (reads == 1) != tc.upstream || reads > 1 {
 				t.Fatalf("%d upstream reads", reads)
 			}
@@ -370,10 +371,10 @@ func TestCompletionRouted(t *testing.T) {
 		{"ref not an object", `{"ref":"beta-greet",` + arg + `}`, true, jsonrpc.CodeInvalidParams},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := r.alpha.count(mcp.MethodCompletionComplete) + r.beta.count(mcp.MethodCompletionComplete)
+			before := r.alpha.Count(mcp.MethodCompletionComplete) + r.beta.Count(mcp.MethodCompletionComplete)
 			out := do(t, r.g, Operation{Method: mcp.MethodCompletionComplete, Params: json.RawMessage(tc.params), Modern: tc.modern})
 			wantError(t, out, tc.code, http.StatusBadRequest)
-			if after := r.alpha.count(mcp.MethodCompletionComplete) + r.beta.count(mcp.MethodCompletionComplete); after != before {
+			if after := r.alpha.Count(mcp.MethodCompletionComplete) + r.beta.Count(mcp.MethodCompletionComplete); after != before {
 				t.Fatal("the completion reached an upstream")
 			}
 		})
@@ -385,23 +386,23 @@ func TestUnknownMethod(t *testing.T) {
 	for _, m := range []string{"tools/delete", mcp.MethodPing, mcp.MethodInitialize, ""} {
 		wantError(t, do(t, r.g, Operation{Method: m}), jsonrpc.CodeMethodNotFound, http.StatusNotFound)
 	}
-	if r.alpha.total()+r.beta.total() != 0 {
+	if r.alpha.Total()+r.beta.Total() != 0 {
 		t.Fatal("an unknown method contacted an upstream")
 	}
 }
 
 func TestCallUpstreamFailure(t *testing.T) {
 	const secret = "SECRET-BODY"
-	unauth := newFake(t, fakeOpts{Status: 401, Challenge: `Bearer resource_metadata="https://u.example/prm"`, Body: secret})
-	forbidden := newFake(t, fakeOpts{Legacy: true, Status: 403, Challenge: `Bearer error="insufficient_scope"`, Body: secret})
-	broken := newFake(t, fakeOpts{Status: 500, Body: secret})
-	rpc := newFake(t, fakeOpts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: tools("t")}, Handlers: map[string]handler{
+	unauth := fakemcp.New(t, fakemcp.Opts{Status: 401, Challenge: `Bearer resource_metadata="https://u.example/prm"`, Body: secret})
+	forbidden := fakemcp.New(t, fakemcp.Opts{Legacy: true, Status: 403, Challenge: `Bearer error="insufficient_scope"`, Body: secret})
+	broken := fakemcp.New(t, fakemcp.Opts{Status: 500, Body: secret})
+	rpc := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")}, Handlers: map[string]fakemcp.Handler{
 		mcp.MethodToolsCall: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			return nil, &jsonrpc.Error{Code: -32001, Message: "upstream says no", Data: json.RawMessage(`{"why":"x"}`)}
 		},
 	}})
-	var logs logBuffer
-	g := newTestGateway(t, Config{Logger: logs.logger()},
+	var logs fakemcp.LogBuffer
+	g := newTestGateway(t, Config{Logger: logs.Logger()},
 		upSpec{name: "unauth", fake: unauth}, upSpec{name: "forbidden", fake: forbidden},
 		upSpec{name: "broken", fake: broken}, upSpec{name: "rpc", fake: rpc})
 	for _, tc := range []struct {
@@ -434,20 +435,20 @@ func TestCallUpstreamFailure(t *testing.T) {
 func TestUnlistedNameAfterListing(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
 	call := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-nonexistent","arguments":{}}`), Modern: true}
-	before := r.alpha.count(mcp.MethodToolsCall)
+	before := r.alpha.Count(mcp.MethodToolsCall)
 	wantError(t, do(t, r.g, call), jsonrpc.CodeInvalidParams, http.StatusBadRequest) // no listing yet: the gateway lists first
-	if r.alpha.count(mcp.MethodToolsCall) != before {
+	if r.alpha.Count(mcp.MethodToolsCall) != before {
 		t.Fatal("a tool the upstream does not list reached the upstream")
 	}
 	wantResult(t, do(t, r.g, Operation{Method: mcp.MethodToolsList, Modern: true}))
-	before = r.alpha.count(mcp.MethodToolsCall)
+	before = r.alpha.Count(mcp.MethodToolsCall)
 	wantError(t, do(t, r.g, call), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
-	if r.alpha.count(mcp.MethodToolsCall) != before {
+	if r.alpha.Count(mcp.MethodToolsCall) != before {
 		t.Fatal("an unlisted tool reached the upstream")
 	}
 	listed := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-search","arguments":{}}`), Modern: true}
 	wantResult(t, do(t, r.g, listed))
-	if r.alpha.count(mcp.MethodToolsCall) != before+1 {
+	if r.alpha.Count(mcp.MethodToolsCall) != before+1 {
 		t.Fatal("a listed tool did not reach the upstream")
 	}
 }

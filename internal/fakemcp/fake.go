@@ -1,4 +1,4 @@
-package catalog
+package fakemcp
 
 import (
 	"encoding/json"
@@ -14,8 +14,11 @@ import (
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
-// fakeOpts configures a fakeUpstream; it is fixed once the fake starts.
-type fakeOpts struct {
+// Handler answers one JSON-RPC request's params with a result or an error.
+type Handler = func(params json.RawMessage) (json.RawMessage, *jsonrpc.Error)
+
+// Opts configures a Server; it is fixed once the fake starts.
+type Opts struct {
 	// Legacy makes the fake speak 2025-11-25 (initialize, session ids, 202
 	// for notifications); otherwise it speaks 2026-07-28 (server/discover,
 	// per-request _meta and headers).
@@ -39,35 +42,37 @@ type fakeOpts struct {
 	// is abandoned).
 	Delay map[string]time.Duration
 	// Handlers answer other methods (or override the built-in ones).
-	Handlers map[string]func(params json.RawMessage) (json.RawMessage, *jsonrpc.Error)
+	Handlers map[string]Handler
 }
 
-// fakeRequest is one JSON-RPC message as the fake saw it.
-type fakeRequest struct {
+// Request is one JSON-RPC message as the fake saw it.
+type Request struct {
 	Method string
 	Header http.Header
 	Params json.RawMessage
 }
 
-// fakeUpstream is an in-process MCP server over streamable HTTP that counts
+// Server is an in-process MCP server over streamable HTTP that counts
 // requests per method and records their headers and params.
-type fakeUpstream struct {
-	opts fakeOpts
+type Server struct {
+	opts Opts
 	srv  *httptest.Server
 
 	mu         sync.Mutex
 	counts     map[string]int
-	reqs       []fakeRequest
+	reqs       []Request
 	sessions   int
 	violations []string
 }
 
-func newFake(t *testing.T, opts fakeOpts) *fakeUpstream {
+// New starts a fake upstream for the test; it is closed, and its protocol
+// violations reported with t.Errorf, when the test ends.
+func New(t *testing.T, opts Opts) *Server {
 	t.Helper()
 	if opts.Caps == "" {
 		opts.Caps = `{"tools":{},"prompts":{},"resources":{},"completions":{}}`
 	}
-	f := &fakeUpstream{opts: opts, counts: map[string]int{}}
+	f := &Server{opts: opts, counts: map[string]int{}}
 	// Registered first so it runs last, once the server is closed.
 	t.Cleanup(func() {
 		f.mu.Lock()
@@ -81,18 +86,21 @@ func newFake(t *testing.T, opts fakeOpts) *fakeUpstream {
 	return f
 }
 
-func (f *fakeUpstream) url() string { return f.srv.URL + "/mcp" }
+// URL is the fake's MCP endpoint.
+func (f *Server) URL() string { return f.srv.URL + "/mcp" }
 
-func (f *fakeUpstream) count(method string) int {
+// Count is how many messages of method the fake got.
+func (f *Server) Count(method string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[method]
 }
 
-func (f *fakeUpstream) requests(method string) []fakeRequest {
+// Requests returns the recorded messages of method, oldest first.
+func (f *Server) Requests(method string) []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []fakeRequest
+	var out []Request
 	for _, r := range f.reqs {
 		if r.Method == method {
 			out = append(out, r)
@@ -101,13 +109,37 @@ func (f *fakeUpstream) requests(method string) []fakeRequest {
 	return out
 }
 
-func (f *fakeUpstream) violate(format string, args ...any) {
+// Total counts every JSON-RPC message the fake got.
+func (f *Server) Total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
+}
+
+// Last returns the last request of method, failing when there is none.
+func (f *Server) Last(t *testing.T, method string) Request {
+	t.Helper()
+	rs := f.Requests(method)
+	if len(rs) == 0 {
+		t.Fatalf("upstream got no %s", method)
+	}
+	return rs[len(rs)-1]
+}
+
+// Legacy reports whether the fake speaks 2025-11-25 (Opts.Legacy).
+func (f *Server) Legacy() bool { return f.opts.Legacy }
+
+// Close shuts the fake down early (e.g. to test an unreachable upstream);
+// closing again at the end of the test is harmless.
+func (f *Server) Close() { f.srv.Close() }
+
+func (f *Server) violate(format string, args ...any) {
 	f.mu.Lock()
 	f.violations = append(f.violations, fmt.Sprintf(format, args...))
 	f.mu.Unlock()
 }
 
-func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodDelete:
@@ -129,7 +161,7 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.counts[m.Method]++
-	f.reqs = append(f.reqs, fakeRequest{Method: m.Method, Header: r.Header.Clone(), Params: append(json.RawMessage(nil), m.Params...)})
+	f.reqs = append(f.reqs, Request{Method: m.Method, Header: r.Header.Clone(), Params: append(json.RawMessage(nil), m.Params...)})
 	f.mu.Unlock()
 	if d := f.opts.Delay[m.Method]; d > 0 {
 		select {
@@ -165,7 +197,7 @@ func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // check records protocol violations of the gateway's client.
-func (f *fakeUpstream) check(r *http.Request, m *jsonrpc.Message) {
+func (f *Server) check(r *http.Request, m *jsonrpc.Message) {
 	if f.opts.Legacy {
 		if m.Method != mcp.MethodInitialize && r.Header.Get(mcp.HeaderSessionID) == "" {
 			f.violate("legacy %s without a session id", m.Method)
@@ -186,7 +218,7 @@ func (f *fakeUpstream) check(r *http.Request, m *jsonrpc.Message) {
 	}
 }
 
-func (f *fakeUpstream) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
+func (f *Server) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
 	if h := f.opts.Handlers[m.Method]; h != nil {
 		return h(m.Params)
 	}
@@ -208,7 +240,7 @@ func (f *fakeUpstream) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.R
 		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":` + f.opts.Caps +
 			`,"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake-modern","version":"1"}}}`), nil
 	}
-	if key := listKey(m.Method); key != "" {
+	if key := ListKey(m.Method); key != "" {
 		items := f.opts.Lists[m.Method]
 		if items == nil {
 			items = []json.RawMessage{}
@@ -229,9 +261,11 @@ func (f *fakeUpstream) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.R
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", m.Method)
 }
 
-func ttl(ms int64) *int64 { return &ms }
+// TTL returns a pointer to ms, for Opts.TTLMs.
+func TTL(ms int64) *int64 { return &ms }
 
-func tools(names ...string) []json.RawMessage {
+// Tools builds tools/list items named names.
+func Tools(names ...string) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(names))
 	for _, n := range names {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"tool %s","inputSchema":{"type":"object"}}`, n, n)))
@@ -239,7 +273,8 @@ func tools(names ...string) []json.RawMessage {
 	return out
 }
 
-func prompts(names ...string) []json.RawMessage {
+// Prompts builds prompts/list items named names.
+func Prompts(names ...string) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(names))
 	for _, n := range names {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"prompt %s"}`, n, n)))
@@ -247,7 +282,8 @@ func prompts(names ...string) []json.RawMessage {
 	return out
 }
 
-func resources(uris ...string) []json.RawMessage {
+// Resources builds resources/list items with the given URIs.
+func Resources(uris ...string) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(uris))
 	for i, u := range uris {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"uri":%q,"name":"res%d"}`, u, i)))
@@ -255,10 +291,26 @@ func resources(uris ...string) []json.RawMessage {
 	return out
 }
 
-func templates(ts ...string) []json.RawMessage {
+// Templates builds resources/templates/list items with the given URI templates.
+func Templates(ts ...string) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(ts))
 	for i, u := range ts {
 		out = append(out, json.RawMessage(fmt.Sprintf(`{"uriTemplate":%q,"name":"tpl%d"}`, u, i)))
 	}
 	return out
+}
+
+// ListKey names the array member of each list method's result ("" for other methods).
+func ListKey(method string) string {
+	switch method {
+	case mcp.MethodToolsList:
+		return "tools"
+	case mcp.MethodPromptsList:
+		return "prompts"
+	case mcp.MethodResourcesList:
+		return "resources"
+	case mcp.MethodResourcesTemplatesList:
+		return "resourceTemplates"
+	}
+	return ""
 }
