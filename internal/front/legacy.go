@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
@@ -263,8 +264,11 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	defer sess.detach(st)
 	st.open(w)
 	ctx, cancel := context.WithCancel(r.Context())
+	var rechecked sync.WaitGroup
+	rechecked.Add(1)
+	go func() { defer rechecked.Done(); h.recheck(ctx, cancel, r, caller) }()
+	defer rechecked.Wait()
 	defer cancel()
-	go h.recheck(ctx, cancel, r, caller)
 	// While the stream is open, list changes of the caller's upstreams
 	// follow it (the gateway advertised listChanged at initialize).
 	_, keyInAuth := identity.Credential(r)

@@ -115,6 +115,7 @@ func (h *MCP) follow(sess *live, op gateway.Operation, filter gateway.Filter) (a
 func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter, honoured chan<- bool) (acked <-chan struct{}, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	ack := make(chan struct{})
+	op.Header = op.Header.Clone() // the follow outlives the request it came with
 	raw, _ := json.Marshal(filter)
 	sess.work.Add(1)
 	go func() {
