@@ -129,6 +129,7 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 	case msg.Kind() != jsonrpc.KindRequest:
 		h.legacyNotification(sess, msg)
 	default:
+		req.r = r.Clone(conn.ctx) // the answer outlives this POST
 		conn.work.Add(1)
 		go func() {
 			defer conn.work.Done()
