@@ -261,3 +261,22 @@ func TestSetMember(t *testing.T) {
 		}
 	}
 }
+
+func TestEachElement(t *testing.T) {
+	for in, want := range map[string]string{
+		`[]`:                           "",
+		` [ 1 , "a,b" , {"x":[1,2]} ]`: `1|"a,b"|{"x":[1,2]}`,
+		`[[],[[]],null]`:               `[]|[[]]|null`,
+	} {
+		var got []string
+		if err := EachElement([]byte(in), func(e []byte) error { got = append(got, string(e)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "|") != want {
+			t.Errorf("EachElement(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if err := EachElement([]byte(`{}`), func([]byte) error { return nil }); err == nil {
+		t.Fatal("an object taken for an array")
+	}
+}

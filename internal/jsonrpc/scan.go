@@ -176,3 +176,35 @@ func StringMember(obj []byte, key string) (string, bool) {
 	}
 	return unquote(raw)
 }
+
+// EachMember calls fn for each top-level member of the JSON object obj, like
+// ObjectMembers, without validating obj first: obj must come from a message
+// Decode accepted (or be otherwise known valid).
+func EachMember(obj []byte, fn func(key string, val []byte) error) error {
+	return scanObject(obj, fn)
+}
+
+// EachElement calls fn with the raw bytes of each element of the JSON array
+// arr (sub-slices of arr, nothing copied or decoded). arr must be valid JSON.
+func EachElement(arr []byte, fn func(elem []byte) error) error {
+	i := skipWS(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return fmt.Errorf("not a JSON array")
+	}
+	i = skipWS(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	for i < len(arr) {
+		end := skipValue(arr, i)
+		if err := fn(arr[i:end]); err != nil {
+			return err
+		}
+		i = skipWS(arr, end)
+		if i >= len(arr) || arr[i] == ']' {
+			return nil
+		}
+		i = skipWS(arr, i+1) // ','
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -203,31 +204,53 @@ type page struct {
 // parsePage splits one list result into its items, next cursor and caching
 // hints.
 func parsePage(raw json.RawMessage, key string) (page, error) {
-	var hdr struct {
-		NextCursor *string `json:"nextCursor"`
-		TTLMs      *int64  `json:"ttlMs"`
-		CacheScope string  `json:"cacheScope"`
-	}
+	// raw is a result from a message the decoder already validated: its
+	// members are located, and the items are sub-slices of it, not decoded.
 	pg := page{ttl: -1}
-	if err := json.Unmarshal(raw, &hdr); err != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return pg, protoErr("invalid MCP response: list result is not an object", nil)
 	}
-	if v := jsonrpc.Member(raw, key); v != nil && string(v) != "null" {
-		if err := json.Unmarshal(v, &pg.items); err != nil {
-			return pg, protoErr("invalid MCP response: "+key+" is not an array", nil)
+	var bad string
+	err := jsonrpc.EachMember(raw, func(k string, v []byte) error {
+		switch k {
+		case key:
+			if string(v) == "null" {
+				return nil
+			}
+			if v[0] != '[' {
+				bad = key + " is not an array"
+				return errors.New(bad)
+			}
+			return jsonrpc.EachElement(v, func(it []byte) error {
+				if it[0] != '{' {
+					bad = key + " holds a non-object"
+					return errors.New(bad)
+				}
+				pg.items = append(pg.items, it)
+				return nil
+			})
+		case "nextCursor":
+			if string(v) == "null" {
+				return nil
+			}
+			if err := json.Unmarshal(v, &pg.next); err != nil {
+				bad = "nextCursor is not a string"
+				return err
+			}
+		case "ttlMs":
+			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 0 {
+				pg.ttl = time.Duration(n) * time.Millisecond
+			}
+		case "cacheScope":
+			pg.private = string(v) == `"`+mcp.CacheScopePrivate+`"`
 		}
-	}
-	for _, it := range pg.items {
-		if len(it) == 0 || it[0] != '{' {
-			return pg, protoErr("invalid MCP response: "+key+" holds a non-object", nil)
+		return nil
+	})
+	if err != nil {
+		if bad == "" {
+			bad = "list result is not an object"
 		}
+		return page{ttl: -1}, protoErr("invalid MCP response: "+bad, nil)
 	}
-	if hdr.NextCursor != nil {
-		pg.next = *hdr.NextCursor
-	}
-	if hdr.TTLMs != nil && *hdr.TTLMs >= 0 {
-		pg.ttl = time.Duration(*hdr.TTLMs) * time.Millisecond
-	}
-	pg.private = hdr.CacheScope == mcp.CacheScopePrivate
 	return pg, nil
 }
