@@ -399,7 +399,7 @@ func (s *session) initialize(ctx context.Context) error {
 	}
 	if ht, ok := s.transport().(*httpTransport); ok {
 		if sid, _ := ht.state(); sid != "" {
-			ht.openStandalone()
+			ht.openStandalone(ctx)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -38,21 +39,31 @@ func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 	}
 }
 
-// openStandalone starts reading the session's GET stream, once. An upstream
+// openStandalone opens the session's GET stream, once, and returns when the
+// upstream has answered it (so a request the upstream sends there for the
+// session's first call finds it open), or after a short bound. An upstream
 // that does not offer one (405) is fine: it has nothing to send there.
-func (t *httpTransport) openStandalone() {
+func (t *httpTransport) openStandalone(ctx context.Context) {
 	t.side.mu.Lock()
 	if t.side.done != nil {
 		t.side.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	life, cancel := context.WithCancel(context.Background())
 	t.side.cancel, t.side.done = cancel, make(chan struct{})
 	t.side.mu.Unlock()
+	opened := make(chan struct{})
 	go func() {
 		defer close(t.side.done)
-		t.readStandalone(ctx)
+		t.readStandalone(life, opened)
 	}()
+	wait := time.NewTimer(min(t.c.cfg.RequestTimeout, 5*time.Second))
+	defer wait.Stop()
+	select {
+	case <-opened:
+	case <-wait.C:
+	case <-ctx.Done():
+	}
 }
 
 // stopStandalone ends the GET stream and waits for its reader.
@@ -67,12 +78,18 @@ func (t *httpTransport) stopStandalone() {
 	<-done
 }
 
-func (t *httpTransport) readStandalone(ctx context.Context) {
+// readStandalone reads the GET stream until ctx ends; opened is closed once
+// the upstream has answered the GET, whatever it answered.
+func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct{}) {
+	var once sync.Once
+	answered := func() { once.Do(func() { close(opened) }) }
+	defer answered()
 	req, _, err := t.newRequest(ctx, http.MethodGet, nil)
 	if err != nil {
 		return
 	}
 	resp, err := t.do(req)
+	answered()
 	if err != nil {
 		t.c.cfg.Logger.Debug("upstream GET stream not opened", "err", err)
 		return
