@@ -104,6 +104,8 @@ type Operation struct {
 	// Log relays the upstream's log notifications (notifications/message)
 	// to the caller; nil drops them.
 	Log func(params json.RawMessage)
+	// bound is the caller's binding and scope, computed once (see bound()).
+	bound string
 	// ClientCaps are the caller's declared ClientCapabilities (modern:
 	// from _meta; legacy: from initialize).
 	ClientCaps json.RawMessage
@@ -159,7 +161,7 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 	return catalog.Query{
 		Servers:  servers,
 		Prefixed: !op.Unprefixed,
-		Binding:  op.Caller.Binding() + "|" + strings.Join(op.Scope, ","),
+		Binding:  op.binding(),
 		Options: func(name string) upstream.Options {
 			return g.options(g.servers[name], op, multi)
 		},
@@ -238,3 +240,13 @@ func credentialKey(o upstream.Options) string {
 // Visible lists the servers op's caller may use in op's scope, in config
 // order.
 func (g *Gateway) Visible(op Operation) []string { return g.visible(&op) }
+
+// binding names the caller and the scope it selected: what cursors, private
+// cache entries and continuations are bound to. It is computed once per
+// operation.
+func (op *Operation) binding() string {
+	if op.bound == "" {
+		op.bound = op.Caller.Binding() + "|" + strings.Join(op.Scope, ",")
+	}
+	return op.bound
+}

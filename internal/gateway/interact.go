@@ -58,11 +58,6 @@ type continuation struct {
 	Expires   int64                      `json:"e"`           // unix ms of the first seal
 }
 
-// principal binds a continuation to the caller and the scope it selected.
-func principal(op *Operation) string {
-	return op.Caller.Binding() + "|" + strings.Join(op.Scope, ",")
-}
-
 // operationDigest hashes the method and the params without _meta,
 // inputResponses and requestState, in canonical form.
 func operationDigest(method string, params json.RawMessage) (string, error) {
@@ -141,7 +136,7 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 		return invalidContinuation()
 	}
 	c, err := g.open(tok)
-	if err != nil || c.Principal != principal(op) {
+	if err != nil || c.Principal != op.binding() {
 		return invalidContinuation()
 	}
 	digest, err := operationDigest(op.Method, op.Params)
@@ -465,7 +460,7 @@ func (g *Gateway) suspend(op *Operation, s *Server, raw json.RawMessage, state s
 	if err != nil {
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params")
 	}
-	c := continuation{Principal: principal(op), Operation: digest, Server: s.Name, Target: s.TargetDigest,
+	c := continuation{Principal: op.binding(), Operation: digest, Server: s.Name, Target: s.TargetDigest,
 		State: state, Responses: answers, Expires: prev.Expires}
 	if c.Expires == 0 {
 		c.Expires = time.Now().Add(continuationTTL).UnixMilli()
