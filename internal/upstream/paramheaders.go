@@ -111,15 +111,7 @@ func (p *paramHeaders) headersFor(tool string, args json.RawMessage) http.Header
 	}
 	var h http.Header
 	for _, sp := range specs {
-		v := args
-		for _, k := range sp.path {
-			if len(v) == 0 || v[0] != '{' {
-				v = nil
-				break
-			}
-			v = jsonrpc.Member(v, k)
-		}
-		text, ok := headerText(v, sp.typ)
+		text, ok := headerText(sp.value(args), sp.typ)
 		if !ok {
 			continue
 		}
@@ -169,15 +161,7 @@ func (c *Client) CheckParamHeaders(tool string, args json.RawMessage, h http.Hea
 	specs := c.params.tools[tool]
 	c.params.mu.RUnlock()
 	for _, sp := range specs {
-		v := args
-		for _, k := range sp.path {
-			if len(v) == 0 || v[0] != '{' {
-				v = nil
-				break
-			}
-			v = jsonrpc.Member(v, k)
-		}
-		want, present := headerText(v, sp.typ)
+		want, present := headerText(sp.value(args), sp.typ)
 		got, sent := h[http.CanonicalHeaderKey(sp.header)]
 		if !present {
 			continue // no value, no header expected
@@ -202,4 +186,16 @@ func (c *Client) CheckParamHeaders(tool string, args json.RawMessage, h http.Hea
 		}
 	}
 	return ""
+}
+
+// value returns the annotated argument in args, or nil when absent.
+func (sp paramHeader) value(args json.RawMessage) json.RawMessage {
+	v := args
+	for _, k := range sp.path {
+		if len(v) == 0 || v[0] != '{' {
+			return nil
+		}
+		v = jsonrpc.Member(v, k)
+	}
+	return v
 }
