@@ -172,10 +172,10 @@ func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) (bool, str
 		return false, "too many subscriptions on this session"
 	}
 	if sess.subs == nil {
-		sess.subs = map[string]context.CancelFunc{}
+		sess.subs = map[string]*subscription{}
 	}
-	pending := func() {}
-	sess.subs[uri] = pending // hold the place while the upstreams answer
+	mine := &subscription{}
+	sess.subs[uri] = mine // hold the place while the upstreams answer
 	sess.subMu.Unlock()
 
 	honoured := make(chan bool, 1)
@@ -184,23 +184,27 @@ func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) (bool, str
 	ok := <-honoured
 	sess.subMu.Lock()
 	defer sess.subMu.Unlock()
+	if sess.subs[uri] != mine {
+		stop() // unsubscribed while it was being set up
+		return true, ""
+	}
 	if !ok {
 		delete(sess.subs, uri)
 		stop()
 		return false, "no upstream available to this caller supports subscribing to this resource"
 	}
-	sess.subs[uri] = stop
+	mine.stop = stop
 	return true, ""
 }
 
 // unsubscribe ends a legacy resources/subscribe.
 func (h *MCP) unsubscribe(sess *live, uri string) {
 	sess.subMu.Lock()
-	stop := sess.subs[uri]
+	sub := sess.subs[uri]
 	delete(sess.subs, uri)
 	sess.subMu.Unlock()
-	if stop != nil {
-		stop()
+	if sub != nil && sub.stop != nil {
+		sub.stop()
 	}
 }
 

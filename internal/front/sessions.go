@@ -45,7 +45,7 @@ type live struct {
 	// stream, resources/subscribe), ended with the session.
 	work  sync.WaitGroup
 	subMu sync.Mutex
-	subs  map[string]context.CancelFunc // subscribed URI → stop
+	subs  map[string]*subscription // subscribed URI → its follow
 
 	// Requests this gateway sent to the caller, waiting for its answers.
 	pmu     sync.Mutex
@@ -239,3 +239,7 @@ func (l *live) currentStream() *streamSink {
 	defer l.inflight.mu.Unlock()
 	return l.stream
 }
+
+// subscription is one resources/subscribe of a session; stop is nil while
+// the upstreams are still answering it.
+type subscription struct{ stop context.CancelFunc }

@@ -47,6 +47,9 @@ func (f *Filter) wants(method string, params json.RawMessage) bool {
 type hub struct {
 	mu   sync.Mutex
 	subs map[string]map[*hubSub]struct{}
+	// upstreamSubs counts the listens that need a legacy upstream session
+	// subscribed to a URI (server, credentials, URI).
+	upstreamSubs map[string]int
 }
 
 type hubSub struct {
@@ -192,15 +195,41 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 }
 
 // legacySubscribe subscribes a legacy upstream session to uri until ctx
-// ends, then unsubscribes within a short bound.
+// ends. Listens with the same credentials share the upstream session, so
+// subscriptions are counted: the first subscribes, the last to end
+// unsubscribes (within a short bound).
 func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) {
 	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 	params = append(params, '}')
-	if _, err := s.Client.Call(ctx, mcp.MethodResourcesSubscribe, params, opts); err != nil {
-		g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
-		return
+	key := s.Name + "\x00" + upstream.CredentialKey(opts) + "\x00" + uri
+	g.hub.mu.Lock()
+	if g.hub.upstreamSubs == nil {
+		g.hub.upstreamSubs = map[string]int{}
+	}
+	g.hub.upstreamSubs[key]++
+	first := g.hub.upstreamSubs[key] == 1
+	g.hub.mu.Unlock()
+	release := func() bool {
+		g.hub.mu.Lock()
+		defer g.hub.mu.Unlock()
+		g.hub.upstreamSubs[key]--
+		if g.hub.upstreamSubs[key] > 0 {
+			return false
+		}
+		delete(g.hub.upstreamSubs, key)
+		return true
+	}
+	if first {
+		if _, err := s.Client.Call(ctx, mcp.MethodResourcesSubscribe, params, opts); err != nil {
+			g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
+			release()
+			return
+		}
 	}
 	context.AfterFunc(ctx, func() {
+		if !release() {
+			return // another listen still follows this URI on that session
+		}
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)

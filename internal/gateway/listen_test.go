@@ -1,10 +1,16 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 func TestNotifyReachesOnlyTheSessionsCallers(t *testing.T) {
@@ -33,4 +39,47 @@ func TestFilterWants(t *testing.T) {
 			t.Errorf("wants(%q) = %v, want %v", uri, got, want)
 		}
 	}
+}
+
+func TestLegacySubscriptionsAreCounted(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Handlers: map[string]fakemcp.Handler{
+		mcp.MethodResourcesSubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			mu.Lock()
+			seen["subscribe"]++
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		},
+		mcp.MethodResourcesUnsubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			mu.Lock()
+			seen["unsubscribe"]++
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		},
+	}})
+	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
+	s := g.servers["fs"]
+	first, endFirst := context.WithCancel(context.Background())
+	second, endSecond := context.WithCancel(context.Background())
+	g.legacySubscribe(first, s, upstream.Options{}, "file:///x")
+	g.legacySubscribe(second, s, upstream.Options{}, "file:///x")
+	endFirst()
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if seen["subscribe"] != 1 || seen["unsubscribe"] != 0 {
+		mu.Unlock()
+		t.Fatalf("after one of two listens ended: %v", seen)
+	}
+	mu.Unlock()
+	endSecond()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := seen["unsubscribe"]
+		mu.Unlock()
+		if n == 1 {
+			return
+		}
+	}
+	t.Fatalf("the last listen to end did not unsubscribe: %v", seen)
 }

@@ -115,7 +115,13 @@ func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
 }
 
 func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Message, error) {
-	defer t.track(ctx, ex)()
+	release := t.track(ctx, ex)
+	defer func() {
+		// Stop taking requests from the GET stream for this call before
+		// waiting for the ones it took.
+		release()
+		ex.handlers.Wait()
+	}()
 	req, minted, err := t.newRequest(ctx, http.MethodPost, r.body)
 	if err != nil {
 		return nil, err

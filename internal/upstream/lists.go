@@ -214,6 +214,7 @@ func parsePage(raw json.RawMessage, key string) (page, error) {
 	err := jsonrpc.EachMember(raw, func(k string, v []byte) error {
 		switch k {
 		case key:
+			pg.items = pg.items[:0] // a repeated member replaces, as in encoding/json
 			if string(v) == "null" {
 				return nil
 			}
@@ -242,7 +243,9 @@ func parsePage(raw json.RawMessage, key string) (page, error) {
 				pg.ttl = time.Duration(n) * time.Millisecond
 			}
 		case "cacheScope":
-			pg.private = string(v) == `"`+mcp.CacheScopePrivate+`"`
+			var scope string
+			_ = json.Unmarshal(v, &scope)
+			pg.private = scope == mcp.CacheScopePrivate
 		}
 		return nil
 	})

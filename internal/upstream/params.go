@@ -28,13 +28,27 @@ func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken js
 	if trimmed[0] != '{' {
 		return prepared{}, fmt.Errorf("params must be a JSON object")
 	}
-	if !bytes.Contains(trimmed, []byte(`"_meta"`)) {
+	if !bytes.Contains(trimmed, []byte(`"_meta"`)) && bytes.IndexByte(trimmed, '\\') < 0 {
+		// No _meta member, not even spelled with escapes: splice ours in.
 		return prepared{params: spliceMeta(trimmed, meta)}, nil
 	}
 	if !json.Valid(trimmed) {
 		return prepared{}, fmt.Errorf("params are not valid JSON")
 	}
-	callerMeta := jsonrpc.Member(trimmed, "_meta")
+	var callerMeta []byte
+	metas := 0
+	_ = jsonrpc.EachMember(trimmed, func(k string, v []byte) error {
+		if k == "_meta" {
+			metas++
+			callerMeta = v
+		}
+		return nil
+	})
+	if metas > 1 {
+		// Parsers disagree on which copy wins; the protocol keys and the
+		// progress token must not be smuggled past the rewrite.
+		return prepared{}, fmt.Errorf("params carry _meta more than once")
+	}
 	if callerMeta == nil {
 		return prepared{params: spliceMeta(trimmed, meta)}, nil
 	}

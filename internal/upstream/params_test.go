@@ -24,6 +24,7 @@ func TestPrepareParams(t *testing.T) {
 		{"legacy, only protocol keys", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil, "", `{"name":"t"}`, "", ""},
 		{"token rewritten", `{"_meta":{"progressToken":"caller-1"},"name":"t"}`, nil, `"mcpgw-5"`, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"caller-1"`, `"mcpgw-5"`},
 		{"key text inside a string is not _meta", `{"arguments":{"q":"\"_meta\""}}`, nil, "", `{"arguments":{"q":"\"_meta\""}}`, "", ""},
+		{"an escaped _meta key is still _meta", `{"\u005fmeta":{"progressToken":"mcpgw-9"},"name":"t"}`, nil, `"mcpgw-5"`, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"mcpgw-9"`, `"mcpgw-5"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestPrepareParams(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{`[1]`, `{"_meta":3}`, `{"_meta":{`} {
+	for _, bad := range []string{`[1]`, `{"_meta":3}`, `{"_meta":{`, `{"_meta":{},"\u005fmeta":{"progressToken":1}}`} {
 		if _, err := prepareParams(json.RawMessage(bad), meta, nil); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -176,10 +176,14 @@ func (t *httpTransport) serveStandalone(ctx context.Context, m *jsonrpc.Message)
 				target, tctx = ex, c
 			}
 		}
+		if n == 1 {
+			target.handlers.Add(1) // the call waits for this answer before it returns
+		}
 		t.side.mu.Unlock()
 		switch {
 		case n == 1:
 			reply = target.serveRequest(tctx, m)
+			target.handlers.Done()
 		case n > 1:
 			reply = jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s cannot be attributed to one request on this session", m.Method))
 		default:
