@@ -330,3 +330,78 @@ func TestElicitationMatrixCallCounts(t *testing.T) {
 		}
 	})
 }
+
+// A legacy caller's notifications/cancelled stops its call and reaches the
+// upstream as notifications/cancelled for the gateway's own request id.
+func TestLegacyCancelReachesUpstream(t *testing.T) {
+	cancelled := make(chan string, 1)
+	var mu sync.Mutex
+	callID := ""
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		m, err := jsonrpc.Decode(body)
+		if err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "up-1")
+			_, _ = w.Write(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}`)))
+		case "tools/list":
+			_, _ = w.Write(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"tools":[{"name":"slow","inputSchema":{"type":"object"}}]}`)))
+		case "tools/call":
+			mu.Lock()
+			callID = m.ID.String()
+			mu.Unlock()
+			<-r.Context().Done() // never answers
+		case "notifications/cancelled":
+			cancelled <- string(jsonrpc.Member(m.Params, "requestId"))
+			w.WriteHeader(202)
+		default:
+			w.WriteHeader(202)
+		}
+	}))
+	defer up.Close()
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  s:\n    url: %s/mcp\n    protocol_version: 2025-11-25\n", testKey, up.URL), nil)
+	sid := initLegacy(t, gw.url+"/mcp", testKey)
+	done := make(chan int, 1)
+	go func() {
+		status, _, _ := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","id":"caller-7","method":"tools/call","params":{"name":"s-slow","arguments":{}}}`)
+		done <- status
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		started := callID != ""
+		mu.Unlock()
+		if started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the upstream")
+		}
+	}
+	if status, _, _ := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"caller-7","reason":"user"}}`); status != 202 {
+		t.Fatalf("notifications/cancelled: %d", status)
+	}
+	select {
+	case id := <-cancelled:
+		mu.Lock()
+		defer mu.Unlock()
+		if id != callID {
+			t.Fatalf("upstream told to cancel %s, its call was %s", id, callID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream was not told the call was cancelled")
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+}
