@@ -19,8 +19,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // Pinned MCP Inspector; test/clients/package.json installs it.
@@ -31,41 +29,18 @@ const (
 )
 
 // inspectorCLI returns the node binary and the absolute path of the inspector's launcher (its
-// package.json bin entry, run with node rather than through the .bin shim). Like tsClients, a
-// missing piece fails the test under MCPGW_REQUIRE_PEERS=1 and skips it otherwise.
+// package.json bin entry, run with node rather than through the .bin shim). A missing piece fails
+// the test under MCPGW_REQUIRE_PEERS=1 and skips it otherwise.
 func inspectorCLI(t *testing.T) (node, entry string) {
 	t.Helper()
-	missing := func(what, hint string) {
-		t.Helper()
-		if os.Getenv(testpeers.EnvRequirePeers) == "1" {
-			t.Fatalf("%s is not installed (%s=1): %s", what, testpeers.EnvRequirePeers, hint)
-		}
-		t.Skipf("%s is not installed; %s", what, hint)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node", "install Node.js (apt-get install -y nodejs npm; scripts/test.sh does this)")
-	}
-	dir := filepath.Join(testpeers.RepoRoot(t), "test", "clients")
-	hint := "install it with: npm ci --prefix " + dir + " --no-audit --no-fund (scripts/test.sh does this)"
-	pkgDir := filepath.Join(dir, "node_modules", filepath.FromSlash(inspectorPackage))
-	raw, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
-	if err != nil {
-		missing(inspectorPackage+"@"+inspectorVersion, hint)
-	}
-	var meta struct {
-		Version string            `json:"version"`
-		Bin     map[string]string `json:"bin"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != inspectorVersion {
-		missing(inspectorPackage+"@"+inspectorVersion+" (found "+meta.Version+")", hint)
-	}
+	node, dir := nodeBinary(t)
+	pkgDir, meta := nodePackage(t, dir, inspectorPackage, inspectorVersion)
 	rel := meta.Bin["mcp-inspector"]
 	if rel == "" {
 		rel = meta.Bin["inspector"]
 	}
 	if rel == "" {
-		missing(inspectorPackage+"@"+inspectorVersion+" with a bin entry", hint)
+		peerMissing(t, inspectorPackage+"@"+inspectorVersion+" with a bin entry", npmInstallHint(dir))
 	}
 	return node, filepath.Join(pkgDir, filepath.FromSlash(rel))
 }

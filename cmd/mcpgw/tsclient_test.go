@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // Pinned client versions; test/clients/package.json installs these.
@@ -32,31 +29,9 @@ const (
 // MCPGW_REQUIRE_PEERS=1 and skips it otherwise.
 func tsClients(t *testing.T) (node, dir string) {
 	t.Helper()
-	missing := func(what, hint string) {
-		t.Helper()
-		if os.Getenv(testpeers.EnvRequirePeers) == "1" {
-			t.Fatalf("%s is not installed (%s=1): %s", what, testpeers.EnvRequirePeers, hint)
-		}
-		t.Skipf("%s is not installed; %s", what, hint)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node", "install Node.js (apt-get install -y nodejs npm; scripts/test.sh does this)")
-	}
-	dir = filepath.Join(testpeers.RepoRoot(t), "test", "clients")
-	hint := "install it with: npm ci --prefix " + dir + " --no-audit --no-fund (scripts/test.sh does this)"
+	node, dir = nodeBinary(t)
 	for _, p := range tsClientPackages {
-		pkg, want := p[0], p[1]
-		raw, err := os.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
-		if err != nil {
-			missing(pkg+"@"+want, hint)
-		}
-		var meta struct {
-			Version string `json:"version"`
-		}
-		if err := json.Unmarshal(raw, &meta); err != nil || meta.Version != want {
-			missing(pkg+"@"+want+" (found "+meta.Version+")", hint)
-		}
+		nodePackage(t, dir, p[0], p[1])
 	}
 	return node, dir
 }

@@ -427,11 +427,6 @@ func (c *Catalog) sealNext(cur cursor) (string, error) {
 	return c.sealer.Seal(SealPurpose, b, cursorTTL)
 }
 
-// sealCursor seals a cursor with no snapshot.
-func (c *Catalog) sealCursor(method, binding string, offset int) (string, error) {
-	return c.sealNext(cursor{Method: method, Binding: binding, Offset: offset})
-}
-
 func (c *Catalog) openCursor(tok, method, binding string) (cursor, error) {
 	var cur cursor
 	if c.sealer == nil {

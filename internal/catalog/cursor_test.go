@@ -123,7 +123,7 @@ func TestListCursorRefused(t *testing.T) {
 	}
 	foreign := mustList(t, other, qa, mcp.MethodToolsList, "").next
 	wrongPurpose, _ := sealer.Seal("mcp-session", []byte(`{"m":"tools/list","b":"v1;u=alice|","o":500}`), time.Minute)
-	negative, _ := cat.sealCursor(mcp.MethodToolsList, alice, -1)
+	negative, _ := cat.sealNext(cursor{Method: mcp.MethodToolsList, Binding: alice, Offset: -1})
 	tampered := []byte(first.next)
 	tampered[len(tampered)/2] ^= 1
 	if string(tampered) == first.next {
@@ -184,7 +184,7 @@ func TestListCursorRefused(t *testing.T) {
 		}
 	})
 	t.Run("past the end", func(t *testing.T) {
-		far, err := cat.sealCursor(mcp.MethodToolsList, alice, 10*PageSize)
+		far, err := cat.sealNext(cursor{Method: mcp.MethodToolsList, Binding: alice, Offset: 10 * PageSize})
 		if err != nil {
 			t.Fatal(err)
 		}
