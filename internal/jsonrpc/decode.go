@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // DecodeError says precisely why bytes are not one valid JSON-RPC message.
@@ -26,8 +27,8 @@ func shapeErr(id ID, format string, args ...any) *DecodeError {
 // Decode parses exactly one JSON-RPC 2.0 message. Params, Result and Error.Data
 // alias data: the caller must not modify data while the message is in use.
 func Decode(data []byte) (*Message, error) {
-	if !json.Valid(data) {
-		return nil, &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
+	if err := checkJSON(data); err != nil {
+		return nil, err
 	}
 	data = bytes.TrimSpace(data)
 	switch data[0] {
@@ -47,8 +48,8 @@ func Decode(data []byte) (*Message, error) {
 // DecodeBatch parses either one message or a JSON array of messages (the
 // 2025-03-26 batch form). An empty array is an error.
 func DecodeBatch(data []byte) ([]*Message, error) {
-	if !json.Valid(data) {
-		return nil, &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
+	if err := checkJSON(data); err != nil {
+		return nil, err
 	}
 	trimmed := bytes.TrimSpace(data)
 	if trimmed[0] != '[' {
@@ -77,6 +78,19 @@ func DecodeBatch(data []byte) ([]*Message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// checkJSON refuses bytes that are not one valid JSON text in UTF-8. json.Valid
+// alone lets invalid UTF-8 through inside strings, and a later json.Unmarshal
+// silently turns it into U+FFFD, so a name would not survive a round trip.
+func checkJSON(data []byte) *DecodeError {
+	if !json.Valid(data) {
+		return &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
+	}
+	if !utf8.Valid(data) {
+		return &DecodeError{Code: CodeParseError, Reason: "body is not valid UTF-8"}
+	}
+	return nil
 }
 
 // fields collects the top-level members of a message.

@@ -48,6 +48,9 @@ func TestDecodeShapes(t *testing.T) {
 		{name: "not object", in: `"hello"`, wantErr: "JSON object", code: CodeInvalidRequest},
 		{name: "invalid json", in: `{"jsonrpc":"2.0",`, wantErr: "not valid JSON", code: CodeParseError},
 		{name: "empty", in: ``, wantErr: "not valid JSON", code: CodeParseError},
+		{name: "invalid UTF-8 in method", in: "{\"jsonrpc\":\"2.0\",\"method\":\"\xcd\"}", wantErr: "UTF-8", code: CodeParseError},
+		{name: "invalid UTF-8 in params", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\xff\xfe\"}}", wantErr: "UTF-8", code: CodeParseError},
+		{name: "invalid UTF-8 in key", in: "{\"jsonrpc\":\"2.0\",\"\xc0\":1,\"method\":\"x\"}", wantErr: "UTF-8", code: CodeParseError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,6 +189,7 @@ func FuzzDecode(f *testing.F) {
 		`[{"jsonrpc":"2.0","method":"n"}]`,
 		`{"jsonrpc":"2.0","\u006dethod":"m"}`,
 		`{}`, `[]`, `null`, `{"jsonrpc":"2.0","id":-0,"method":"x"}`,
+		"{\"jsonrpc\":\"2.0\",\"method\":\"\xcd\"}",
 	} {
 		f.Add([]byte(s))
 	}
