@@ -31,6 +31,14 @@ type Config struct {
 	PermitWeak bool
 	// Logger receives warnings; nil discards them. Keys are never logged.
 	Logger *slog.Logger
+	// MaxWebhookCalls bounds concurrent webhook calls; zero or negative means DefaultMaxWebhookCalls.
+	MaxWebhookCalls int
+	// NegativeCacheTTL is how long a 401/403 is remembered; zero means DefaultNegativeCacheTTL,
+	// negative disables the cache.
+	NegativeCacheTTL time.Duration
+	// NegativeCacheSize bounds the remembered refusals; zero means DefaultNegativeCacheSize,
+	// negative disables the cache.
+	NegativeCacheSize int
 }
 
 // Authenticator establishes the caller of each request; it is safe for concurrent use.
@@ -42,6 +50,8 @@ type Authenticator struct {
 	client       *http.Client
 	timeout      time.Duration
 	log          *slog.Logger
+	calls        chan struct{} // one token per webhook call in flight
+	refused      *negCache     // recent 401/403 answers by credential digest
 }
 
 // New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see
@@ -74,6 +84,12 @@ func New(cfg Config) (*Authenticator, error) {
 		}
 		a.webhook = cfg.CustomAuthURL
 		a.client = webhookClient(cfg.HTTPClient)
+		maxCalls := cfg.MaxWebhookCalls
+		if maxCalls <= 0 {
+			maxCalls = DefaultMaxWebhookCalls
+		}
+		a.calls = make(chan struct{}, maxCalls)
+		a.refused = newNegCache(cfg.NegativeCacheSize, cfg.NegativeCacheTTL)
 	}
 	if !a.hasMaster && a.webhook == "" {
 		a.open = true
@@ -130,7 +146,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 	if a.webhook == "" {
 		return nil, errInvalid()
 	}
-	c, err := a.callWebhook(ctx, r, key, method)
+	c, err := a.askWebhook(ctx, r, key, negKey(digest), method)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package identity
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -55,16 +57,41 @@ func isCredentialHeader(name string) bool {
 	return false
 }
 
+// Bounds on the headers posted to the webhook.
+const (
+	maxWebhookHeaders     = 64       // headers forwarded at most
+	maxWebhookHeaderBytes = 16 << 10 // names plus values, in bytes
+)
+
 // webhookHeaders returns the request's non-credential headers, names lower-cased and repeated
-// values joined with ", ".
+// values joined with ", ". At most maxWebhookHeaders headers totalling maxWebhookHeaderBytes are
+// kept, the smallest first (ties by name), so a flood of large headers cannot crowd out the
+// small ones webhooks key on; the rest are dropped.
 func webhookHeaders(h http.Header) map[string]string {
-	out := make(map[string]string, len(h))
+	type kv struct{ name, val string }
+	kept := make([]kv, 0, min(len(h), maxWebhookHeaders*2))
 	for name, vals := range h {
 		lname := strings.ToLower(name)
 		if isCredentialHeader(lname) {
 			continue
 		}
-		out[lname] = strings.Join(vals, ", ")
+		kept = append(kept, kv{lname, strings.Join(vals, ", ")})
+	}
+	slices.SortFunc(kept, func(a, b kv) int {
+		if c := cmp.Compare(len(a.name)+len(a.val), len(b.name)+len(b.val)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make(map[string]string, min(len(kept), maxWebhookHeaders))
+	budget := maxWebhookHeaderBytes
+	for _, e := range kept {
+		n := len(e.name) + len(e.val)
+		if len(out) == maxWebhookHeaders || n > budget {
+			break
+		}
+		budget -= n
+		out[e.name] = e.val
 	}
 	return out
 }

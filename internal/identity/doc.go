@@ -45,6 +45,9 @@
 //     harmless idempotency-key and x-idempotency-key. A denylist by word was preferred over an
 //     allowlist because webhooks routinely key on custom headers (tenant, end-user id) that an
 //     allowlist could not anticipate; the words cover every credential header in LiteLLM's docs.
+//     The remaining headers are bounded: at most 64 headers and 16 KiB of names plus values,
+//     smallest first (ties by name), so a caller's flood of large headers costs the webhook
+//     little and cannot crowd out the small tenant or end-user headers; the rest are dropped.
 //   - Webhook answer: 200 is the identity, decoded with exact key matching; unknown keys are
 //     ignored; string fields may be null; lists must be lists of strings. 401 and 403 are passed
 //     through. Every other status (including other 2xx and 3xx: redirects are never followed, so
@@ -54,8 +57,17 @@
 //     rather than being locked out; the explicit deny is the no-mcp-servers sentinel). The
 //     decoder turns [] into nil and drops empty mcp_tool_permissions entries, so nil is the only
 //     spelling of "no restriction" a Caller from this package carries.
-//   - Every request calls the webhook; results are not cached. Rejected: caching, which would
-//     delay revocation and need a key-derived cache key held in memory.
+//   - Every request with a key the webhook admitted calls the webhook again: successes are not
+//     cached, so revocation takes effect on the next request. Refusals are remembered briefly so
+//     an unknown key repeated in a flood costs one call: a 401 for the key's SHA-256 digest, a
+//     403 for a digest of the key's digest, method and path (a webhook may forbid one operation
+//     and allow another). Bounded LRU: Config.NegativeCacheTTL (default 5s) and
+//     Config.NegativeCacheSize (default 10000 entries, least recently used evicted); a negative
+//     value disables it. The cache holds digests only, never a key; the price is that a key
+//     minted right after being refused is accepted up to the TTL later.
+//   - Concurrent webhook calls are bounded by Config.MaxWebhookCalls (default 64). A request
+//     waits for a slot within its webhook timeout and then gets 503, so a flood of unknown keys
+//     cannot open unbounded connections to the webhook.
 //   - Nothing the webhook sends (body, status text) and no key appears in an error or a log line;
 //     errors are fixed texts, transport failures are logged by class (timeout, network error
 //     (dial)), and the webhook URL is not logged (it may hold a secret in its query).

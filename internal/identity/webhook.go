@@ -23,6 +23,38 @@ type webhookRequest struct {
 	Headers map[string]string `json:"headers"`
 }
 
+// askWebhook answers a remembered refusal for the credential without a call; otherwise it calls
+// the webhook within the concurrency bound and remembers a 401 (per credential) or a 403 (per
+// credential, method and path). Successes are never remembered.
+func (a *Authenticator) askWebhook(ctx context.Context, r *http.Request, key string, digest negKey, method string) (*Caller, error) {
+	if a.refused.get(digest) == http.StatusUnauthorized {
+		return nil, errInvalid()
+	}
+	fk := forbiddenKey(digest, method, r.URL.Path)
+	if a.refused.get(fk) == http.StatusForbidden {
+		return nil, errForbidden()
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	select {
+	case a.calls <- struct{}{}:
+		defer func() { <-a.calls }()
+	case <-ctx.Done():
+		return nil, a.unavailable(ctx, "too many concurrent webhook calls")
+	}
+	c, err := a.callWebhook(ctx, r, key, method)
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Status {
+		case http.StatusUnauthorized:
+			a.refused.put(digest, e.Status)
+		case http.StatusForbidden:
+			a.refused.put(fk, e.Status)
+		}
+	}
+	return c, err
+}
+
 // callWebhook asks custom_auth who holds key. 200 yields the identity; 401/403 are passed
 // through; anything else is 503.
 func (a *Authenticator) callWebhook(ctx context.Context, r *http.Request, key, method string) (*Caller, error) {
