@@ -22,9 +22,8 @@ import (
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
 	filter := jsonrpc.Member(msg.Params, "notifications")
-	var check gateway.Filter
-	if len(filter) == 0 || filter[0] != '{' || json.Unmarshal(filter, &check) != nil {
-		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.notifications must be a SubscriptionFilter object"))
+	if _, rpcErr := gateway.ParseFilter(filter); rpcErr != nil {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
 	if !acceptsSSE(r) {

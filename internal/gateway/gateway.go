@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -125,6 +126,19 @@ type Outcome struct {
 
 func errOutcome(code int64, status int, format string, args ...any) Outcome {
 	return Outcome{Err: jsonrpc.Errorf(code, format, args...), Status: status}
+}
+
+// recovered, deferred first thing in a goroutine the gateway starts (or a
+// callback that runs on someone else's), turns a panic into an ERROR log
+// line and, when cancel is set, ends the work it belongs to. The panic value
+// is not logged: it may quote arguments or tokens; the stack names the place.
+func (g *Gateway) recovered(where string, cancel context.CancelFunc) {
+	if r := recover(); r != nil {
+		g.cfg.Logger.Error("recovered from a panic; the gateway keeps serving", "in", where, "stack", string(debug.Stack()))
+		if cancel != nil {
+			cancel()
+		}
+	}
 }
 
 // visible lists the servers this operation may use, in config order.

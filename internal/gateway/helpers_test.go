@@ -29,6 +29,8 @@ type upSpec struct {
 	// policy carries the policy.Server settings; Name is filled in.
 	policy policy.Server
 	auth   auth.PolicyConfig
+	// url, when set, replaces the fake's URL (a test server in front of it).
+	url string
 }
 
 var testInfo = mcp.Implementation{Name: "mcpgw", Version: "test"}
@@ -42,7 +44,11 @@ func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
 		pols []policy.Server
 	)
 	for _, u := range ups {
-		ucfg := upstream.Config{Name: u.name, URL: u.fake.URL(), ProtocolVersion: "2026-07-28", Auth: u.auth,
+		url := u.fake.URL()
+		if u.url != "" {
+			url = u.url
+		}
+		ucfg := upstream.Config{Name: u.name, URL: url, ProtocolVersion: "2026-07-28", Auth: u.auth,
 			RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
 		if u.fake.Legacy() {
 			ucfg.ProtocolVersion = "2025-11-25"

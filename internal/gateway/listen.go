@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +24,48 @@ type Filter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
+// Bounds on a SubscriptionFilter.
+const (
+	// MaxResourceSubscriptions bounds the resourceSubscriptions of one filter.
+	MaxResourceSubscriptions = 64
+	// maxSubscriptionURI bounds the length of one subscribed URI.
+	maxSubscriptionURI = 4096
+)
+
+// ParseFilter decodes a SubscriptionFilter and validates it: at most
+// MaxResourceSubscriptions resource subscriptions, each an absolute URI.
+// The error is an Invalid Params error to answer with.
+func ParseFilter(raw json.RawMessage) (Filter, *jsonrpc.Error) {
+	var f Filter
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &f) != nil {
+		return Filter{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.notifications must be a SubscriptionFilter object")
+	}
+	if n := len(f.ResourceSubscriptions); n > MaxResourceSubscriptions {
+		return Filter{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams,
+			"params.notifications.resourceSubscriptions has %d entries; at most %d are allowed", n, MaxResourceSubscriptions)
+	}
+	for i, uri := range f.ResourceSubscriptions {
+		if msg := checkSubscriptionURI(uri); msg != "" {
+			return Filter{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.notifications.resourceSubscriptions[%d] %s", i, msg)
+		}
+	}
+	return f, nil
+}
+
+// checkSubscriptionURI says what is wrong with a subscribed URI ("" when nothing).
+func checkSubscriptionURI(uri string) string {
+	switch {
+	case uri == "":
+		return "must not be empty"
+	case len(uri) > maxSubscriptionURI:
+		return fmt.Sprintf("is longer than %d bytes", maxSubscriptionURI)
+	}
+	if u, err := url.Parse(uri); err != nil || u.Scheme == "" {
+		return "is not an absolute URI"
+	}
+	return ""
+}
+
 // wants reports whether the filter asks for a notification.
 func (f *Filter) wants(method string, params json.RawMessage) bool {
 	switch method {
@@ -34,6 +78,9 @@ func (f *Filter) wants(method string, params json.RawMessage) bool {
 	case mcp.NotifResourcesUpdated:
 		uri, _ := stringMember(params, "uri")
 		for _, u := range f.ResourceSubscriptions {
+			if u == "" {
+				continue // refused by ParseFilter; never a prefix of everything
+			}
 			if uri == u || (len(uri) > len(u) && uri[:len(u)] == u && (u[len(u)-1] == '/' || uri[len(u)] == '/')) {
 				return true
 			}
@@ -101,10 +148,12 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 // upstreams get a listen of their own; legacy ones are followed through their
 // sessions, with resources/subscribe for the URIs they serve.
 func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
-	var want Filter
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &want) != nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.notifications must be a SubscriptionFilter object")
+	want, perr := ParseFilter(raw)
+	if perr != nil {
+		return Outcome{Err: perr, Status: http.StatusBadRequest}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	servers := g.visible(&op)
 	multi := len(servers) > 1
 	infos := g.infos(ctx, &op, servers)
@@ -135,6 +184,9 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 
 	var mu sync.Mutex // emit is called from many goroutines
 	safeEmit := func(method string, params json.RawMessage) {
+		// Events arrive on upstream goroutines: a panic here ends this
+		// listen, not the process.
+		defer g.recovered("listen event", cancel)
 		if !honoured.wants(method, params) {
 			return
 		}
@@ -160,6 +212,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer g.recovered("upstream listen", cancel)
 				err := s.Client.Listen(ctx, pb, opts, func(method string, params json.RawMessage) {
 					if method != mcp.NotifSubscriptionsAcknowledged {
 						safeEmit(method, params)
@@ -182,7 +235,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 		// Only modern upstreams: when the last of their listens ends, so
 		// does this one (the caller may listen again).
 		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
+		go func() { defer g.recovered("listen wait", cancel); wg.Wait(); close(done) }()
 		select {
 		case <-ctx.Done():
 		case <-done:
@@ -248,6 +301,7 @@ func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.recovered("discovery probe", nil)
 			info, err := s.Client.Info(ctx, g.options(s, op, len(servers) > 1))
 			if err != nil {
 				g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", string(upstream.Classify(err).Fault))

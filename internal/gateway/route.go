@@ -271,6 +271,7 @@ func (g *Gateway) setLevel(ctx context.Context, op *Operation) Outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer g.recovered("logging/setLevel", nil)
 			info, err := s.Client.Info(ctx, opts)
 			if err != nil || info.Era != mcp.EraLegacy || !info.Capabilities.HasLogging() {
 				return
