@@ -1,13 +1,12 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -45,6 +44,10 @@ type Catalog struct {
 	now     func() time.Time
 	seen    names     // what each caller was last shown
 	snaps   snapshots // aggregates being paged through
+
+	breakers   *breakers     // per-server listing breakers
+	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
+	background chan struct{} // one token per fetch running on after its aggregate answered
 }
 
 // Config builds a Catalog.
@@ -53,6 +56,18 @@ type Config struct {
 	Separator string       // tool prefix separator; default "-"
 	Sealer    *seal.Sealer // seals cursors; must know SealPurpose
 	Logger    *slog.Logger
+	// BreakerThreshold is how many consecutive listing failures open a
+	// server's breaker; zero means DefaultBreakerThreshold.
+	BreakerThreshold int
+	// BreakerCoolOff and BreakerMaxCoolOff are the first and the largest
+	// cool-off of an open breaker; zero means the defaults.
+	BreakerCoolOff, BreakerMaxCoolOff time.Duration
+	// Patience is how long an aggregate waits for one server; zero means
+	// DefaultPatience, negative waits the whole listing timeout.
+	Patience time.Duration
+	// MaxBackground bounds fetches left running after their aggregate
+	// answered; zero means DefaultMaxBackground.
+	MaxBackground int
 }
 
 // New returns a catalog over the given servers.
@@ -67,6 +82,14 @@ func New(cfg Config) *Catalog {
 	for _, s := range cfg.Servers {
 		c.servers[s.Name] = s
 	}
+	c.breakers = newBreakers(cfg.BreakerThreshold, cfg.BreakerCoolOff, cfg.BreakerMaxCoolOff)
+	switch {
+	case cfg.Patience == 0:
+		c.patience = DefaultPatience
+	case cfg.Patience > 0:
+		c.patience = cfg.Patience
+	}
+	c.background = make(chan struct{}, cmp.Or(max(cfg.MaxBackground, 0), DefaultMaxBackground))
 	c.cache.entries = map[string]cacheEntry{}
 	c.seen.lists = map[string]shown{}
 	return c
@@ -144,26 +167,6 @@ type fetched struct {
 	err   error
 }
 
-// gather lists method on every server of q concurrently.
-func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched {
-	out := make([]fetched, len(q.Servers))
-	var wg sync.WaitGroup
-	for i, name := range q.Servers {
-		s := c.servers[name]
-		if s == nil {
-			out[i].err = fmt.Errorf("unknown server %q", name)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i].items, out[i].err = c.fetch(ctx, q, s, method)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
 // fetch returns one server's list, from the cache when the upstream allowed
 // it.
 func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) ([]json.RawMessage, error) {
@@ -178,8 +181,13 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	if q.Options != nil {
 		opts = q.Options(s.Name)
 	}
+	done, ok := c.Admit(s.Name)
+	if !ok {
+		return nil, errSkipped
+	}
 	gen := c.cache.generation(s.Name, method)
 	res, err := s.Client.List(ctx, method, opts)
+	done(ctx, err)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +221,15 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	var authFails []upstream.Classified
 	for i, name := range q.Servers {
 		r := results[i]
+		if o, ok := unasked(r.err); ok {
+			outcomes[name] = o
+			level := slog.LevelDebug // skipped: its failure was logged when it happened
+			if o.Status != OutcomeSkipped {
+				level = slog.LevelWarn
+			}
+			c.log.Log(ctx, level, "upstream left out of an aggregate list", "server", name, "method", method, "status", o.Status)
+			continue
+		}
 		if r.err != nil {
 			cl := upstream.Classify(r.err)
 			o := Outcome{Status: string(cl.Fault)}
@@ -247,6 +264,18 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		snapID = c.snaps.put(q.Binding, items, outcomes, c.now().Add(snapshotTTL))
 	}
 	return c.page(key, method, q.Binding, items, outcomes, offset, snapID)
+}
+
+// unasked is the outcome of a server the aggregate did not wait for: skipped
+// by its breaker, or slower than the aggregate's patience.
+func unasked(err error) (Outcome, bool) {
+	switch {
+	case errors.Is(err, errSkipped):
+		return Outcome{Status: OutcomeSkipped}, true
+	case errors.Is(err, errImpatient):
+		return Outcome{Status: string(upstream.FaultTimeout)}, true
+	}
+	return Outcome{}, false
 }
 
 // page encodes one page of an aggregate, with the cursor of the next.
