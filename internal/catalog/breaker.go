@@ -31,8 +31,8 @@ const (
 // the aggregate did not ask it, because it recently failed or timed out.
 const OutcomeSkipped = "skipped"
 
-// errSkipped is a listing the breaker did not let through.
-var errSkipped = errors.New("server skipped: it recently failed or timed out")
+// ErrSkipped is a listing or probe a server's open breaker did not let through.
+var ErrSkipped = errors.New("server skipped: it recently failed or timed out")
 
 // errImpatient is a listing the aggregate stopped waiting for.
 var errImpatient = errors.New("server did not answer within the aggregate's patience")

@@ -183,7 +183,7 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	}
 	done, ok := c.Admit(s.Name)
 	if !ok {
-		return nil, errSkipped
+		return nil, ErrSkipped
 	}
 	gen := c.cache.generation(s.Name, method)
 	res, err := s.Client.List(ctx, method, opts)
@@ -232,10 +232,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		}
 		if r.err != nil {
 			cl := upstream.Classify(r.err)
-			o := Outcome{Status: string(cl.Fault)}
-			if cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden || cl.HTTPStatus == 429 || cl.HTTPStatus == 503 {
-				o.HTTPStatus = cl.HTTPStatus
-			}
+			o := OutcomeOf(r.err)
 			if cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden {
 				authFails = append(authFails, cl)
 			}
@@ -270,12 +267,27 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 // by its breaker, or slower than the aggregate's patience.
 func unasked(err error) (Outcome, bool) {
 	switch {
-	case errors.Is(err, errSkipped):
+	case errors.Is(err, ErrSkipped):
 		return Outcome{Status: OutcomeSkipped}, true
 	case errors.Is(err, errImpatient):
 		return Outcome{Status: string(upstream.FaultTimeout)}, true
 	}
 	return Outcome{}, false
+}
+
+// OutcomeOf is a failed server's outcome in an aggregate: skipped (its
+// breaker is open), the fault class, and the HTTP status for refusals and
+// rate limits.
+func OutcomeOf(err error) Outcome {
+	if o, ok := unasked(err); ok {
+		return o
+	}
+	cl := upstream.Classify(err)
+	o := Outcome{Status: string(cl.Fault)}
+	if cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden || cl.HTTPStatus == 429 || cl.HTTPStatus == 503 {
+		o.HTTPStatus = cl.HTTPStatus
+	}
+	return o
 }
 
 // page encodes one page of an aggregate, with the cursor of the next.

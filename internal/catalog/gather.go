@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -21,41 +22,54 @@ type fetchJob struct {
 	bg     bool // holds a background slot
 }
 
-// gather lists method on every server of q concurrently. It waits for each
-// server at most the catalog's patience: a server still listing then is
-// reported as errImpatient and, when a background slot is free, its fetch
-// goes on (bounded by the upstream's listing timeout) to fill the cache and
-// inform the breaker; otherwise it is cancelled.
+// gather lists method on every server of q concurrently, with the
+// catalog's patience (see Patiently).
 func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched {
 	out := make([]fetched, len(q.Servers))
-	type result struct {
-		i int
-		f fetched
-	}
-	results := make(chan result, len(q.Servers)) // never blocks a fetch
-	jobs := make([]*fetchJob, len(q.Servers))
-	pending := 0
-	for i, name := range q.Servers {
-		s := c.servers[name]
+	items, errs := Patiently(ctx, c, len(q.Servers), func(ctx context.Context, i int) ([]json.RawMessage, error) {
+		s := c.servers[q.Servers[i]]
 		if s == nil {
-			out[i].err = fmt.Errorf("unknown server %q", name)
-			continue
+			return nil, fmt.Errorf("unknown server %q", q.Servers[i])
 		}
+		return c.fetch(ctx, q, s, method)
+	})
+	for i := range out {
+		out[i] = fetched{items: items[i], err: errs[i]}
+	}
+	return out
+}
+
+// Patiently runs fn(ctx, i) for every i below n concurrently and waits for
+// each at most the catalog's patience. A call still running then has
+// errImpatient as its error (OutcomeOf reports it as a timeout) and, when a
+// background slot is free, runs on without its caller (bounded by the
+// upstream's own timeouts) so that what it learns fills caches and
+// breakers; otherwise it is cancelled. A panic in fn is recovered, logged
+// and reported as an error.
+func Patiently[T any](ctx context.Context, c *Catalog, n int, fn func(ctx context.Context, i int) (T, error)) ([]T, []error) {
+	type result struct {
+		i   int
+		v   T
+		err error
+	}
+	vals, errs := make([]T, n), make([]error, n)
+	results := make(chan result, n) // never blocks a call
+	jobs := make([]*fetchJob, n)
+	for i := range n {
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		j := &fetchJob{cancel: cancel, stop: context.AfterFunc(ctx, cancel)}
 		jobs[i] = j
-		pending++
 		go func() {
-			var f fetched
+			r := result{i: i}
 			defer func() {
-				if r := recover(); r != nil {
-					c.log.Error("recovered from a panic while listing; the gateway keeps serving", "server", name, "method", method, "stack", string(debug.Stack()))
-					f = fetched{err: errPanic}
+				if p := recover(); p != nil {
+					c.log.Error("recovered from a panic in an upstream fan-out; the gateway keeps serving", "stack", string(debug.Stack()))
+					r.err = errPanic
 				}
 				j.finish(c)
-				results <- result{i, f}
+				results <- r
 			}()
-			f.items, f.err = c.fetch(fctx, q, s, method)
+			r.v, r.err = fn(fctx, i)
 		}()
 	}
 	var patience <-chan time.Time
@@ -64,23 +78,23 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 		defer t.Stop()
 		patience = t.C
 	}
-	for pending > 0 {
+	for pending := n; pending > 0; {
 		select {
 		case r := <-results:
-			out[r.i] = r.f
+			vals[r.i], errs[r.i] = r.v, r.err
 			jobs[r.i] = nil
 			pending--
 		case <-patience:
 			for i, j := range jobs {
 				if j != nil {
-					out[i].err = errImpatient
+					errs[i] = errImpatient
 					j.detach(c)
 				}
 			}
-			return out
+			return vals, errs
 		}
 	}
-	return out
+	return vals, errs
 }
 
 // finish ends a fetch: its context is released and its background slot, if

@@ -41,7 +41,10 @@ func TestDiscover(t *testing.T) {
 		},
 		"ttlMs":0,
 		"cacheScope":"private",
-		"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcpgw","version":"test"}}
+		"_meta":{
+			"io.modelcontextprotocol/serverInfo":{"name":"mcpgw","version":"test"},
+			"litellm.ai/server_outcomes":{"alpha":{"status":"ok"},"beta":{"status":"ok"},"broken":{"status":"upstream_error"},"slow":{"status":"timeout"}}
+		}
 	}`
 	if !jsonEqual(t, out.Result, want) {
 		t.Fatalf("discover = %s\nwant %s", out.Result, want)
@@ -127,5 +130,54 @@ func TestAggregateCapabilities(t *testing.T) {
 		if !jsonEqual(t, json.RawMessage(b), tc.want) {
 			t.Errorf("%s: %s, want %s", tc.name, b, tc.want)
 		}
+	}
+}
+
+// A hung upstream used to make every aggregate tools/list and server/discover
+// wait the whole listing timeout. Once it timed out, its breaker skips it:
+// the next aggregate list and discovery answer at once, reporting it as
+// skipped, while a direct call to it still goes through.
+func TestAggregatesSkipHungServer(t *testing.T) {
+	healthy := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("a")}})
+	hung := fakemcp.New(t, fakemcp.Opts{Delay: map[string]time.Duration{mcp.MethodToolsList: time.Minute}})
+	const listTimeout = 400 * time.Millisecond
+	g := newTestGateway(t, Config{ListTimeout: listTimeout}, upSpec{name: "healthy", fake: healthy}, upSpec{name: "hung", fake: hung})
+	outcome := func(res json.RawMessage) string {
+		var oc map[string]struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(jsonMember(t, jsonMember(t, res, "_meta"), "litellm.ai/server_outcomes"), &oc); err != nil {
+			t.Fatalf("%v: %s", err, res)
+		}
+		return oc["hung"].Status
+	}
+	timed := func(op Operation) (Outcome, time.Duration) {
+		start := time.Now()
+		out := do(t, g, op)
+		return out, time.Since(start)
+	}
+	list := Operation{Method: mcp.MethodToolsList, Params: json.RawMessage(`{}`), Modern: true}
+	if out, _ := timed(list); outcome(out.Result) != "timeout" {
+		t.Fatalf("first list: %s", out.Result)
+	}
+	out, took := timed(list)
+	res := wantResult(t, out)
+	if took > listTimeout/2 || outcome(out.Result) != "skipped" {
+		t.Fatalf("second list took %v: %s", took, out.Result)
+	}
+	if names := itemNames(t, res, "tools"); len(names) != 1 || names[0] != "healthy-a" {
+		t.Fatalf("tools = %v", names)
+	}
+	if n := hung.Count(mcp.MethodToolsList); n != 1 {
+		t.Fatalf("hung asked %d times, want 1", n)
+	}
+	out, took = timed(Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Modern: true})
+	if took > listTimeout/2 || outcome(out.Result) != "skipped" {
+		t.Fatalf("discover took %v: %s", took, out.Result)
+	}
+	// A direct call is not blocked by the listing breaker: the upstream decides.
+	do(t, g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"hung-x","arguments":{}}`), Modern: true})
+	if n := hung.Count(mcp.MethodToolsCall); n != 1 {
+		t.Fatalf("tools/call reached the hung server %d times, want 1", n)
 	}
 }

@@ -50,6 +50,9 @@ func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
 		}
 		ucfg := upstream.Config{Name: u.name, URL: url, ProtocolVersion: "2026-07-28", Auth: u.auth,
 			RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second}
+		if cfg.ListTimeout > 0 {
+			ucfg.ListTimeout = cfg.ListTimeout // as cmd/mcpgw wires LITELLM_MCP_TOOL_LISTING_TIMEOUT
+		}
 		if u.fake.Legacy() {
 			ucfg.ProtocolVersion = "2025-11-25"
 		}

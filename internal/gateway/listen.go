@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -156,7 +157,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 	defer cancel()
 	servers := g.visible(&op)
 	multi := len(servers) > 1
-	infos := g.infos(ctx, &op, servers)
+	infos, _ := g.infos(ctx, &op, servers)
 	var honoured Filter
 	owners := map[string][]string{} // server → the subscribed URIs it serves
 	for i := range servers {
@@ -289,29 +290,39 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 	})
 }
 
-// infos asks each server what it is, concurrently, under the listing timeout;
-// a server that fails is nil.
-func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) []*upstream.Info {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
-	defer cancel()
-	out := make([]*upstream.Info, len(servers))
-	var wg sync.WaitGroup
+// infos asks each server what it is, concurrently, each under the listing
+// timeout and within the catalog's patience and breakers; a server that
+// fails, is skipped or is too slow is nil, and its outcome says why.
+func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) ([]*upstream.Info, map[string]catalog.Outcome) {
+	multi := len(servers) > 1
+	out, errs := catalog.Patiently(ctx, g.cfg.Catalog, len(servers), func(ctx context.Context, i int) (*upstream.Info, error) {
+		s := g.servers[servers[i]]
+		done, ok := g.cfg.Catalog.Admit(s.Name)
+		if !ok {
+			return nil, catalog.ErrSkipped
+		}
+		ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
+		defer cancel()
+		info, err := s.Client.Info(ctx, g.options(s, op, multi))
+		done(ctx, err)
+		if err != nil {
+			return nil, err
+		}
+		return &info, nil
+	})
+	outcomes := make(map[string]catalog.Outcome, len(servers))
 	for i, name := range servers {
-		s := g.servers[name]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer g.recovered("discovery probe", nil)
-			info, err := s.Client.Info(ctx, g.options(s, op, len(servers) > 1))
-			if err != nil {
-				g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", string(upstream.Classify(err).Fault))
-				return
-			}
-			out[i] = &info
-		}()
+		if errs[i] == nil {
+			outcomes[name] = catalog.Outcome{Status: "ok"}
+			continue
+		}
+		o := catalog.OutcomeOf(errs[i])
+		outcomes[name] = o
+		if o.Status != catalog.OutcomeSkipped {
+			g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", o.Status)
+		}
 	}
-	wg.Wait()
-	return out
+	return out, outcomes
 }
 
 // withoutSubscriptionID drops an upstream listen's own subscriptionId from

@@ -228,7 +228,7 @@ func (c capabilities) MarshalJSON() ([]byte, error) {
 // contributes nothing, so its flags degrade instead of failing discovery.
 func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 	servers := g.visible(op)
-	infos := g.infos(ctx, op, servers)
+	infos, outcomes := g.infos(ctx, op, servers)
 	caps := aggregate(infos)
 	res := map[string]any{
 		"resultType":        mcp.ResultTypeComplete,
@@ -236,7 +236,7 @@ func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 		"capabilities":      caps,
 		"ttlMs":             0,
 		"cacheScope":        mcp.CacheScopePrivate,
-		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info},
+		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, catalog.MetaServerOutcomes: outcomes},
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
