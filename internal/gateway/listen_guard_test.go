@@ -115,3 +115,33 @@ func TestListenRecoversPanic(t *testing.T) {
 		t.Fatalf("want an ERROR log without the panic value, got %s", l)
 	}
 }
+
+// FuzzParseFilter: a filter from outside either is refused with Invalid
+// Params or holds only entries that match safely.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{
+		`{"resourceSubscriptions":[""]}`, `{"resourceSubscriptions":["file:///a/"]}`, `{"toolsListChanged":true}`,
+		`{"resourceSubscriptions":["x:"]}`, `[]`, `{"resourceSubscriptions":null}`,
+	} {
+		f.Add([]byte(s), "file:///a/b")
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, uri string) {
+		filter, err := ParseFilter(raw)
+		if err != nil {
+			if err.Code != jsonrpc.CodeInvalidParams {
+				t.Fatalf("code %d", err.Code)
+			}
+			return
+		}
+		if len(filter.ResourceSubscriptions) > MaxResourceSubscriptions {
+			t.Fatalf("%d entries accepted", len(filter.ResourceSubscriptions))
+		}
+		for _, u := range filter.ResourceSubscriptions {
+			if u == "" {
+				t.Fatal("empty entry accepted")
+			}
+		}
+		params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
+		filter.wants(mcp.NotifResourcesUpdated, append(params, '}'))
+	})
+}

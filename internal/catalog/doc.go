@@ -1,0 +1,36 @@
+// Package catalog aggregates the tools, prompts, resources and resource templates of many
+// upstreams for one caller at a time: <server><sep><name> naming, tool filtering, caching by the
+// upstreams' ttlMs/cacheScope, sealed cursors, and per-server outcomes in the result's _meta
+// (MetaServerOutcomes).
+//
+// Design decisions:
+//
+//   - One server's failure never fails an aggregate: its outcome names the fault class
+//     (timeout, unreachable, upstream_error, auth_required, forbidden), and only when every
+//     server refused the caller's credentials is the aggregate itself refused.
+//   - Breaker per server (not per caller, not per method): consecutive listing or discovery-probe
+//     failures that say the server itself is not answering (timeout, unreachable) open it after
+//     Config.BreakerThreshold failures (default 1) for Config.BreakerCoolOff (default 30s),
+//     doubling after every failed probe up to Config.BreakerMaxCoolOff (default 5m). While open,
+//     aggregates and discovery skip the server at once and report status "skipped"
+//     (OutcomeSkipped); a fresh cached list is still served. After the cool-off exactly one
+//     request probes it (half-open) while the others keep skipping; any answer (even an error
+//     or a refusal of the caller's credentials) closes the breaker. Answers that depend on the
+//     caller (401/403, JSON-RPC errors, HTTP errors) never open it, so one caller cannot lock
+//     others out of a server; a caller going away gives no verdict. The state is one small
+//     record per configured server.
+//   - Direct calls (tools/call, prompts/get, resources/read through a scoped route or a
+//     prefixed name) are not blocked by the breaker: the upstream's own request timeout bounds
+//     them. While the breaker is open, the pre-call check that a tool name is listed is skipped
+//     (the upstream decides), as when the list cannot be fetched.
+//   - Aggregate patience: an aggregate (and discovery) waits at most Config.Patience (default
+//     5s; negative: the whole listing timeout) for each server, then answers with the others and
+//     reports the slow server as "timeout". Its fetch runs on in the background, bounded by the
+//     upstream's listing timeout, to fill the cache and inform the breaker; at most
+//     Config.MaxBackground (default 64) such fetches run at once, beyond that an unfinished fetch
+//     is cancelled. A panic in a fan-out goroutine is recovered and logged at ERROR (stack only,
+//     never the panic value) and reported as that server's failure.
+//   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
+//     over); "what each caller was last shown" at most 10000 records; paging snapshots at most
+//     256, for 10 minutes like the cursors.
+package catalog
