@@ -31,6 +31,6 @@
 //     is cancelled. A panic in a fan-out goroutine is recovered and logged at ERROR (stack only,
 //     never the panic value) and reported as that server's failure.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
-//     over); "what each caller was last shown" at most 10000 records; paging snapshots at most
-//     256, for 10 minutes like the cursors.
+//     over); "what each caller was last shown" at most 10000 records for a minute (then started
+//     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.
 package catalog

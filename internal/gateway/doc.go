@@ -17,5 +17,5 @@
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are
 //     guarded the same way and a panic ends that listen.
-//   - Interaction rounds per request are bounded (10).
+//   - The input rounds the gateway drives itself for one request are bounded (10).
 package gateway
