@@ -281,6 +281,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		}
 	}
 	context.AfterFunc(ctx, func() {
+		defer g.recovered("legacy unsubscribe", nil)
 		if !release() {
 			return // another listen still follows this URI on that session
 		}

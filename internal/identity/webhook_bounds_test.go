@@ -194,7 +194,8 @@ func TestWebhookNegativeCacheExpires(t *testing.T) {
 	}
 }
 
-// With every webhook slot taken, a further caller waits at most the webhook timeout and gets 503.
+// With every webhook slot taken, a further caller waits at most its deadline (and the webhook
+// timeout) for a slot, then gets 503.
 func TestWebhookBusyIs503(t *testing.T) {
 	release := make(chan struct{})
 	w := newWebhook(t, func(rw http.ResponseWriter, r *http.Request) {
@@ -205,7 +206,7 @@ func TestWebhookBusyIs503(t *testing.T) {
 		rw.WriteHeader(401)
 	})
 	a, err := New(Config{MasterKey: strongKey, CustomAuthURL: w.srv.URL, HTTPClient: w.srv.Client(),
-		MaxWebhookCalls: 1, Timeout: 200 * time.Millisecond})
+		MaxWebhookCalls: 1, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,9 @@ func TestWebhookBusyIs503(t *testing.T) {
 	for w.calls.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	_, err = a.Authenticate(context.Background(), request(map[string]string{"Authorization": "Bearer second-key"}), "tools/list")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = a.Authenticate(ctx, request(map[string]string{"Authorization": "Bearer second-key"}), "tools/list")
 	if e := authErr(t, err); e.Status != 503 {
 		t.Fatalf("busy webhook: %+v, want 503", e)
 	}
