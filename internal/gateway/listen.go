@@ -158,28 +158,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 	servers := g.visible(&op)
 	multi := len(servers) > 1
 	infos, _ := g.infos(ctx, &op, servers)
-	var honoured Filter
-	owners := map[string][]string{} // server → the subscribed URIs it serves
-	for i := range servers {
-		info := infos[i]
-		if info == nil {
-			continue
-		}
-		caps := info.Capabilities
-		honoured.ToolsListChanged = honoured.ToolsListChanged || (want.ToolsListChanged && caps.ToolsListChanged())
-		honoured.PromptsListChanged = honoured.PromptsListChanged || (want.PromptsListChanged && caps.PromptsListChanged())
-		honoured.ResourcesListChanged = honoured.ResourcesListChanged || (want.ResourcesListChanged && caps.ResourcesListChanged())
-	}
-	if len(want.ResourceSubscriptions) > 0 {
-		q := g.query(&op, servers)
-		for _, uri := range want.ResourceSubscriptions {
-			owner, _ := g.cfg.Catalog.ResourceOwner(ctx, q, uri)
-			if i := slices.Index(servers, owner); i >= 0 && infos[i] != nil && infos[i].Capabilities.ResourcesSubscribe() {
-				owners[owner] = append(owners[owner], uri)
-				honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, uri)
-			}
-		}
-	}
+	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
 	b, _ := json.Marshal(honoured)
 	ack(b)
 
@@ -246,6 +225,34 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 	}
 	wg.Wait()
 	return Outcome{Result: json.RawMessage(`{}`)}
+}
+
+// honour is the part of want the servers can honour (those that answered
+// their probe, per infos), with the subscribed URIs each server serves.
+func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
+	var honoured Filter
+	owners := map[string][]string{} // server → the subscribed URIs it serves
+	for _, info := range infos {
+		if info == nil {
+			continue
+		}
+		caps := info.Capabilities
+		honoured.ToolsListChanged = honoured.ToolsListChanged || (want.ToolsListChanged && caps.ToolsListChanged())
+		honoured.PromptsListChanged = honoured.PromptsListChanged || (want.PromptsListChanged && caps.PromptsListChanged())
+		honoured.ResourcesListChanged = honoured.ResourcesListChanged || (want.ResourcesListChanged && caps.ResourcesListChanged())
+	}
+	if len(want.ResourceSubscriptions) == 0 {
+		return honoured, owners
+	}
+	q := g.query(op, servers)
+	for _, uri := range want.ResourceSubscriptions {
+		owner, _ := g.cfg.Catalog.ResourceOwner(ctx, q, uri)
+		if i := slices.Index(servers, owner); i >= 0 && infos[i] != nil && infos[i].Capabilities.ResourcesSubscribe() {
+			owners[owner] = append(owners[owner], uri)
+			honoured.ResourceSubscriptions = append(honoured.ResourceSubscriptions, uri)
+		}
+	}
+	return honoured, owners
 }
 
 // legacySubscribe subscribes a legacy upstream session to uri until ctx
