@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +53,7 @@ type Authenticator struct {
 	log          *slog.Logger
 	calls        chan struct{} // one token per webhook call in flight
 	refused      *negCache     // recent 401/403 answers by credential digest
+	busyLogged   atomic.Int64  // when "webhook busy" was last logged at WARN (unix ns)
 }
 
 // New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see

@@ -67,7 +67,8 @@
 //     minted right after being refused is accepted up to the TTL later.
 //   - Concurrent webhook calls are bounded by Config.MaxWebhookCalls (default 64). A request
 //     waits for a slot within its webhook timeout and then gets 503, so a flood of unknown keys
-//     cannot open unbounded connections to the webhook.
+//     cannot open unbounded connections to the webhook; "webhook busy" is logged at WARN at most
+//     once a second.
 //   - Nothing the webhook sends (body, status text) and no key appears in an error or a log line;
 //     errors are fixed texts, transport failures are logged by class (timeout, network error
 //     (dial)), and the webhook URL is not logged (it may hold a secret in its query).

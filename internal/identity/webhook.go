@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // maxWebhookBody caps the identity document read from the webhook.
@@ -40,7 +41,8 @@ func (a *Authenticator) askWebhook(ctx context.Context, r *http.Request, key str
 	case a.calls <- struct{}{}:
 		defer func() { <-a.calls }()
 	case <-ctx.Done():
-		return nil, a.unavailable(ctx, "too many concurrent webhook calls")
+		a.busy(ctx)
+		return nil, errUnavailable()
 	}
 	c, err := a.callWebhook(ctx, r, key, method)
 	var e *Error
@@ -103,6 +105,18 @@ func (a *Authenticator) callWebhook(ctx context.Context, r *http.Request, key, m
 		return nil, a.unavailable(ctx, "invalid identity document: "+err.Error())
 	}
 	return c, nil
+}
+
+// busy logs that a caller found every webhook slot taken: at WARN at most once a second (a
+// flood must not flood the log too), else at DEBUG.
+func (a *Authenticator) busy(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := a.busyLogged.Load()
+	level := slog.LevelDebug
+	if now-last >= int64(time.Second) && a.busyLogged.CompareAndSwap(last, now) {
+		level = slog.LevelWarn
+	}
+	a.log.Log(context.WithoutCancel(ctx), level, "custom_auth webhook busy: every call slot taken; refusing with 503")
 }
 
 // unavailable logs a webhook failure and returns the 503 error. reason is always the package's
