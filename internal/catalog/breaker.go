@@ -54,6 +54,9 @@ type breaker struct {
 	openUntil time.Time
 	cool      time.Duration // the current cool-off, doubled by each failed probe
 	probing   bool
+	// slowOK: the server answered after an aggregate stopped waiting for it;
+	// aggregates wait for it until it fails.
+	slowOK bool
 }
 
 func newBreakers(threshold int, coolOff, maxCool time.Duration) *breakers {
@@ -105,17 +108,38 @@ func (b *breakers) record(ctx context.Context, server string, probe bool, err er
 	case errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, errImpatient):
 		// no verdict; an interrupted probe lets the next one try
 	case err == nil || !serverFault(err):
-		*br = breaker{}
+		*br = breaker{slowOK: br.slowOK}
 	case probe:
+		br.slowOK = false
 		br.cool = min(2*br.cool, b.maxCool)
 		br.openUntil = now.Add(br.cool)
 	default:
+		br.slowOK = false
 		br.fails++
 		if br.fails >= b.threshold && br.openUntil.IsZero() {
 			br.cool = b.coolOff
 			br.openUntil = now.Add(br.cool)
 		}
 	}
+}
+
+// markSlow records that server answered, but only after an aggregate had
+// stopped waiting for it: later aggregates wait for it (up to the listing
+// timeout) until it fails.
+func (b *breakers) markSlow(server string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if br := b.m[server]; br != nil && br.openUntil.IsZero() {
+		br.slowOK = true
+	}
+}
+
+// slow reports whether aggregates wait for server beyond their patience.
+func (b *breakers) slow(server string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[server]
+	return br != nil && br.slowOK
 }
 
 // serverFault reports whether err says the server itself is not answering.

@@ -137,6 +137,27 @@ func TestListPatienceAnswersWithoutSlowServer(t *testing.T) {
 	}
 }
 
+// A server slower than the patience but alive is not left out for good: once
+// its background fetch answered, later aggregates wait for it.
+func TestListPatienceLearnsSlowServer(t *testing.T) {
+	slow := fakemcp.New(t, fakemcp.Opts{
+		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("s")},
+		Delay: map[string]time.Duration{mcp.MethodToolsList: 300 * time.Millisecond},
+	})
+	cat := newTestCatalog(t, Config{Patience: 50 * time.Millisecond}, upSpec{name: "slow", fake: slow})
+	q := Query{Servers: []string{"slow"}, Prefixed: true, Binding: "b"}
+	if l := mustList(t, cat, q, mcp.MethodToolsList, ""); !jsonEqual(t, l.outcomes, `{"slow":{"status":"timeout"}}`) {
+		t.Fatalf("first aggregate: %v", l.outcomes)
+	}
+	for deadline := time.Now().Add(3 * time.Second); !cat.breakers.slow("slow") && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	l := mustList(t, cat, q, mcp.MethodToolsList, "")
+	if got := l.field("name"); !slices.Equal(got, []string{"slow-s"}) {
+		t.Fatalf("second aggregate: tools %q, outcomes %v", got, l.outcomes)
+	}
+}
+
 // Fetches left running in the background are bounded: beyond the slots, an
 // unfinished fetch is cancelled.
 func TestListBackgroundBounded(t *testing.T) {

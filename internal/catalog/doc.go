@@ -28,7 +28,9 @@
 //     reports the slow server as "timeout". Its fetch runs on in the background, bounded by the
 //     upstream's listing timeout, to fill the cache and inform the breaker; at most
 //     Config.MaxBackground (default 64) such fetches run at once, beyond that an unfinished fetch
-//     is cancelled. A panic in a fan-out goroutine is recovered and logged at ERROR (stack only,
+//     is cancelled. When such a background fetch succeeds, the server is known to be slow but
+//     alive and later aggregates wait for it (up to the listing timeout) until it fails, so a
+//     server that always takes longer than the patience is left out of one aggregate, not all. A panic in a fan-out goroutine is recovered and logged at ERROR (stack only,
 //     never the panic value) and reported as that server's failure.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started

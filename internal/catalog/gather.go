@@ -26,7 +26,7 @@ type fetchJob struct {
 // catalog's patience (see Patiently).
 func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched {
 	out := make([]fetched, len(q.Servers))
-	items, errs := Patiently(ctx, c, len(q.Servers), func(ctx context.Context, i int) ([]json.RawMessage, error) {
+	items, errs := Patiently(ctx, c, q.Servers, func(ctx context.Context, i int) ([]json.RawMessage, error) {
 		s := c.servers[q.Servers[i]]
 		if s == nil {
 			return nil, fmt.Errorf("unknown server %q", q.Servers[i])
@@ -39,22 +39,24 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 	return out
 }
 
-// Patiently runs fn(ctx, i) for every i below n concurrently and waits for
-// each at most the catalog's patience. A call still running then has
+// Patiently runs fn(ctx, i) for every server i concurrently and waits for
+// each at most the catalog's patience, except for a server known to be slow
+// but alive, which is waited for. A call still running then has
 // errImpatient as its error (OutcomeOf reports it as a timeout) and, when a
 // background slot is free, runs on without its caller (bounded by the
 // upstream's own timeouts) so that what it learns fills caches and
-// breakers; otherwise it is cancelled. A panic in fn is recovered, logged
-// and reported as an error.
-func Patiently[T any](ctx context.Context, c *Catalog, n int, fn func(ctx context.Context, i int) (T, error)) ([]T, []error) {
+// breakers, and a success marks the server slow but alive; otherwise it is
+// cancelled. A panic in fn is recovered, logged and reported as an error.
+func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func(ctx context.Context, i int) (T, error)) ([]T, []error) {
 	type result struct {
 		i   int
 		v   T
 		err error
 	}
+	n := len(servers)
 	vals, errs := make([]T, n), make([]error, n)
 	results := make(chan result, n) // never blocks a call
-	jobs := make([]*fetchJob, n)
+	jobs := make([]*fetchJob, n)    // nil once answered or given up on
 	for i := range n {
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		j := &fetchJob{cancel: cancel, stop: context.AfterFunc(ctx, cancel)}
@@ -66,7 +68,9 @@ func Patiently[T any](ctx context.Context, c *Catalog, n int, fn func(ctx contex
 					c.log.Error("recovered from a panic in an upstream fan-out; the gateway keeps serving", "stack", string(debug.Stack()))
 					r.err = errPanic
 				}
-				j.finish(c)
+				if j.finish(c) && r.err == nil {
+					c.breakers.markSlow(servers[i])
+				}
 				results <- r
 			}()
 			r.v, r.err = fn(fctx, i)
@@ -81,25 +85,30 @@ func Patiently[T any](ctx context.Context, c *Catalog, n int, fn func(ctx contex
 	for pending := n; pending > 0; {
 		select {
 		case r := <-results:
-			vals[r.i], errs[r.i] = r.v, r.err
-			jobs[r.i] = nil
-			pending--
+			if jobs[r.i] != nil {
+				vals[r.i], errs[r.i] = r.v, r.err
+				jobs[r.i] = nil
+				pending--
+			}
 		case <-patience:
+			patience = nil
 			for i, j := range jobs {
-				if j != nil {
+				if j != nil && !c.breakers.slow(servers[i]) {
 					errs[i] = errImpatient
 					j.detach(c)
+					jobs[i] = nil
+					pending--
 				}
 			}
-			return vals, errs
 		}
 	}
 	return vals, errs
 }
 
 // finish ends a fetch: its context is released and its background slot, if
-// it held one, is returned.
-func (j *fetchJob) finish(c *Catalog) {
+// it held one, is returned. It reports whether the fetch ran in the
+// background.
+func (j *fetchJob) finish(c *Catalog) bool {
 	j.cancel()
 	j.mu.Lock()
 	j.ended = true
@@ -108,6 +117,7 @@ func (j *fetchJob) finish(c *Catalog) {
 	if bg {
 		<-c.background
 	}
+	return bg
 }
 
 // detach lets an unfinished fetch run on without its caller when a

@@ -303,7 +303,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 // fails, is skipped or is too slow is nil, and its outcome says why.
 func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) ([]*upstream.Info, map[string]catalog.Outcome) {
 	multi := len(servers) > 1
-	out, errs := catalog.Patiently(ctx, g.cfg.Catalog, len(servers), func(ctx context.Context, i int) (*upstream.Info, error) {
+	out, errs := catalog.Patiently(ctx, g.cfg.Catalog, servers, func(ctx context.Context, i int) (*upstream.Info, error) {
 		s := g.servers[servers[i]]
 		done, ok := g.cfg.Catalog.Admit(s.Name)
 		if !ok {
