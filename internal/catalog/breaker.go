@@ -57,6 +57,9 @@ type breaker struct {
 	// slowOK: the server answered after an aggregate stopped waiting for it;
 	// aggregates wait for it until it fails.
 	slowOK bool
+	// answered: the server has answered at least once; until then it may be
+	// starting (a stdio process, a package download) and is waited for.
+	answered bool
 }
 
 func newBreakers(threshold int, coolOff, maxCool time.Duration) *breakers {
@@ -108,7 +111,7 @@ func (b *breakers) record(ctx context.Context, server string, probe bool, err er
 	case errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, errImpatient):
 		// no verdict; an interrupted probe lets the next one try
 	case err == nil || !serverFault(err):
-		*br = breaker{slowOK: br.slowOK}
+		*br = breaker{slowOK: br.slowOK, answered: true}
 	case probe:
 		br.slowOK = false
 		br.cool = min(2*br.cool, b.maxCool)
@@ -140,6 +143,16 @@ func (b *breakers) slow(server string) bool {
 	defer b.mu.Unlock()
 	br := b.m[server]
 	return br != nil && br.slowOK
+}
+
+// impatient reports whether an aggregate may stop waiting for server after
+// its patience: the server has answered before (so it is not merely
+// starting) and is not known to be slow but alive.
+func (b *breakers) impatient(server string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[server]
+	return br != nil && br.answered && !br.slowOK
 }
 
 // serverFault reports whether err says the server itself is not answering.

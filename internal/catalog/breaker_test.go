@@ -115,6 +115,7 @@ func TestListPatienceAnswersWithoutSlowServer(t *testing.T) {
 	cat := newTestCatalog(t, Config{Patience: 200 * time.Millisecond},
 		upSpec{name: "healthy", fake: healthy}, upSpec{name: "slow", fake: slow})
 	q := Query{Servers: []string{"healthy", "slow"}, Prefixed: true, Binding: "b"}
+	warm(cat, "slow")
 	start := time.Now()
 	l := mustList(t, cat, q, mcp.MethodToolsList, "")
 	if took := time.Since(start); took > 2*time.Second {
@@ -144,17 +145,51 @@ func TestListPatienceLearnsSlowServer(t *testing.T) {
 		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("s")},
 		Delay: map[string]time.Duration{mcp.MethodToolsList: 300 * time.Millisecond},
 	})
-	cat := newTestCatalog(t, Config{Patience: 50 * time.Millisecond}, upSpec{name: "slow", fake: slow})
-	q := Query{Servers: []string{"slow"}, Prefixed: true, Binding: "b"}
-	if l := mustList(t, cat, q, mcp.MethodToolsList, ""); !jsonEqual(t, l.outcomes, `{"slow":{"status":"timeout"}}`) {
+	healthy := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("a")}})
+	cat := newTestCatalog(t, Config{Patience: 50 * time.Millisecond}, upSpec{name: "healthy", fake: healthy}, upSpec{name: "slow", fake: slow})
+	q := Query{Servers: []string{"healthy", "slow"}, Prefixed: true, Binding: "b"}
+	warm(cat, "slow")
+	if l := mustList(t, cat, q, mcp.MethodToolsList, ""); !jsonEqual(t, l.outcomes, `{"healthy":{"status":"ok","tool_count":1},"slow":{"status":"timeout"}}`) {
 		t.Fatalf("first aggregate: %v", l.outcomes)
 	}
 	for deadline := time.Now().Add(3 * time.Second); !cat.breakers.slow("slow") && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	l := mustList(t, cat, q, mcp.MethodToolsList, "")
-	if got := l.field("name"); !slices.Equal(got, []string{"slow-s"}) {
+	if got := l.field("name"); !slices.Equal(got, []string{"healthy-a", "slow-s"}) {
 		t.Fatalf("second aggregate: tools %q, outcomes %v", got, l.outcomes)
+	}
+}
+
+// warm records that server has answered before, as a first listing would.
+func warm(cat *Catalog, server string) {
+	cat.breakers.record(context.Background(), server, false, nil, cat.now())
+}
+
+// A server that has never answered may be starting (a stdio child, a package
+// download): an aggregate waits for it up to the listing timeout rather than
+// hiding its tools from a client that lists once. The only server of a query
+// is waited for too: there is nobody else to answer.
+func TestListPatienceWaitsForColdOrOnlyServer(t *testing.T) {
+	healthy := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("a")}})
+	cold := fakemcp.New(t, fakemcp.Opts{
+		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("s")},
+		Delay: map[string]time.Duration{mcp.MethodToolsList: 300 * time.Millisecond},
+	})
+	cat := newTestCatalog(t, Config{Patience: 50 * time.Millisecond}, upSpec{name: "healthy", fake: healthy}, upSpec{name: "cold", fake: cold})
+	for _, tc := range []struct {
+		name    string
+		servers []string
+		want    []string
+	}{
+		{"cold among others", []string{"healthy", "cold"}, []string{"healthy-a", "cold-s"}},
+		{"warm but alone", []string{"cold"}, []string{"cold-s"}},
+	} {
+		q := Query{Servers: tc.servers, Prefixed: true, Binding: tc.name}
+		l := mustList(t, cat, q, mcp.MethodToolsList, "")
+		if got := l.field("name"); !slices.Equal(got, tc.want) {
+			t.Fatalf("%s: tools %q, outcomes %v", tc.name, got, l.outcomes)
+		}
 	}
 }
 
@@ -164,10 +199,12 @@ func TestListBackgroundBounded(t *testing.T) {
 	var hung atomic.Bool
 	hung.Store(true)
 	slow := hangingTools(t, &hung, fakemcp.Opts{})
+	healthy := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("a")}})
 	cat := newTestCatalog(t, Config{Patience: 50 * time.Millisecond, MaxBackground: 2},
-		upSpec{name: "slow", fake: slow})
+		upSpec{name: "healthy", fake: healthy}, upSpec{name: "slow", fake: slow})
+	warm(cat, "slow")
 	for i := 0; i < 5; i++ {
-		q := Query{Servers: []string{"slow"}, Prefixed: true, Binding: string(rune('a' + i))}
+		q := Query{Servers: []string{"healthy", "slow"}, Prefixed: true, Binding: string(rune('a' + i))}
 		mustList(t, cat, q, mcp.MethodToolsList, "")
 		if n := len(cat.background); n > 2 {
 			t.Fatalf("%d fetches in the background, want at most 2", n)

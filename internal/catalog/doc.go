@@ -23,9 +23,14 @@
 //     prefixed name) are not blocked by the breaker: the upstream's own request timeout bounds
 //     them. While the breaker is open, the pre-call check that a tool name is listed is skipped
 //     (the upstream decides), as when the list cannot be fetched.
-//   - Aggregate patience: an aggregate (and discovery) waits at most Config.Patience (default
-//     5s; negative: the whole listing timeout) for each server, then answers with the others and
-//     reports the slow server as "timeout". Its fetch runs on in the background, bounded by the
+//   - Aggregate patience: an aggregate (and discovery) of several servers waits at most
+//     Config.Patience (default 5s; negative: the whole listing timeout) for each server that has
+//     answered before, then answers with the others and reports the slow server as "timeout".
+//     A server that has never answered is waited for up to the listing timeout (a stdio server
+//     may be downloading and starting; leaving it out of the first listing would hide its tools
+//     from clients that list once), and so is the only server of a query (there is nobody else
+//     to answer). A cold server that hangs costs one aggregate the listing timeout, and then
+//     its breaker opens. Its fetch runs on in the background, bounded by the
 //     upstream's listing timeout, to fill the cache and inform the breaker; at most
 //     Config.MaxBackground (default 64) such fetches run at once, beyond that an unfinished fetch
 //     is cancelled. When such a background fetch succeeds, the server is known to be slow but

@@ -39,8 +39,9 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 	return out
 }
 
-// Patiently runs fn(ctx, i) for every server i concurrently and waits for
-// each at most the catalog's patience, except for a server known to be slow
+// Patiently runs fn(ctx, i) for every server i concurrently and, when there
+// are several, waits for each at most the catalog's patience, except for a
+// server that has never answered (it may be starting) or is known to be slow
 // but alive, which is waited for. A call still running then has
 // errImpatient as its error (OutcomeOf reports it as a timeout) and, when a
 // background slot is free, runs on without its caller (bounded by the
@@ -93,7 +94,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 		case <-patience:
 			patience = nil
 			for i, j := range jobs {
-				if j != nil && !c.breakers.slow(servers[i]) {
+				if j != nil && n > 1 && c.breakers.impatient(servers[i]) {
 					errs[i] = errImpatient
 					j.detach(c)
 					jobs[i] = nil
