@@ -94,7 +94,7 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 	gwRef.Unlock()
 	idc := identity.Config{MasterKey: testKey}
 	if spec.webhook != "" {
-		idc = identity.Config{CustomAuthURL: spec.webhook}
+		idc.CustomAuthURL = spec.webhook
 	}
 	authn, err := identity.New(idc)
 	if err != nil {

@@ -266,7 +266,11 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	ctx, cancel := context.WithCancel(r.Context())
 	var rechecked sync.WaitGroup
 	rechecked.Add(1)
-	go func() { defer rechecked.Done(); h.recheck(ctx, cancel, r, caller) }()
+	go func() {
+		defer rechecked.Done()
+		defer h.recoverPanic("GET stream re-authentication", cancel)
+		h.recheck(ctx, cancel, r, caller)
+	}()
 	defer rechecked.Wait()
 	defer cancel()
 	// While the stream is open, list changes of the caller's upstreams

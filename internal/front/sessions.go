@@ -20,6 +20,56 @@ const SessionPurpose = "mcp-session"
 // sessionTTL bounds a legacy session's life.
 const sessionTTL = 24 * time.Hour
 
+// Defaults of SessionConfig.
+const (
+	DefaultMaxLiveSessions    = 10000
+	DefaultMaxDeletedSessions = 100000
+	DefaultSessionIdle        = 30 * time.Minute
+	DefaultRecheckInterval    = 10 * time.Second
+	DefaultMaxSSEConns        = 10000
+)
+
+// SessionConfig bounds the legacy sessions and long-lived streams one
+// replica holds; a zero field takes its default.
+type SessionConfig struct {
+	// MaxLive caps the legacy sessions live on this replica (default
+	// DefaultMaxLiveSessions); opening one more ends the least recently
+	// used.
+	MaxLive int
+	// MaxDeleted caps the remembered ids of ended sessions (default
+	// DefaultMaxDeletedSessions); beyond it the oldest is forgotten.
+	MaxDeleted int
+	// IdleTimeout ends a legacy session that had no request and no open
+	// GET stream for this long (default DefaultSessionIdle).
+	IdleTimeout time.Duration
+	// RecheckInterval is how often a long-lived stream (GET stream,
+	// /mcp/sse, subscriptions/listen) re-authenticates its caller (default
+	// DefaultRecheckInterval).
+	RecheckInterval time.Duration
+	// MaxSSEConns caps open /mcp/sse connections (default
+	// DefaultMaxSSEConns); beyond it /mcp/sse answers 503.
+	MaxSSEConns int
+}
+
+func (c SessionConfig) withDefaults() SessionConfig {
+	if c.MaxLive <= 0 {
+		c.MaxLive = DefaultMaxLiveSessions
+	}
+	if c.MaxDeleted <= 0 {
+		c.MaxDeleted = DefaultMaxDeletedSessions
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultSessionIdle
+	}
+	if c.RecheckInterval <= 0 {
+		c.RecheckInterval = DefaultRecheckInterval
+	}
+	if c.MaxSSEConns <= 0 {
+		c.MaxSSEConns = DefaultMaxSSEConns
+	}
+	return c
+}
+
 // claims is what a sealed legacy session id carries. Any replica with the
 // same salt key can open it, so a session survives landing on another
 // replica; a forged or foreign id does not open.
@@ -38,7 +88,8 @@ type live struct {
 	inflight inflight
 	notifs   sync.WaitGroup // notifications accepted and still dispatching
 	stream   *streamSink    // the standalone GET stream, if open here
-	done     chan struct{}  // closed when the session is deleted
+	done     chan struct{}  // closed by end
+	ended    sync.Once
 	used     atomic.Int64   // unix nanoseconds of the last request
 
 	// Background listens following the session (list changes on its GET
@@ -52,6 +103,10 @@ type live struct {
 	pending map[string]chan *jsonrpc.Message
 	seq     atomic.Int64
 }
+
+// end ends the session here: its requests waiting on the caller and its
+// background listens stop. It may be called more than once.
+func (l *live) end() { l.ended.Do(func() { close(l.done) }) }
 
 // ask sends a server→client request to the caller through out (the stream
 // of the request being served) and waits for the caller's answer, which
@@ -137,7 +192,7 @@ func (ss *sessions) sweepLocked(now time.Time) {
 	cutoff := now.Add(-idleAfter).UnixNano()
 	for id, l := range ss.live {
 		if l.idle(cutoff) {
-			close(l.done)
+			l.end()
 			delete(ss.live, id)
 		}
 	}
@@ -214,7 +269,7 @@ func (ss *sessions) remove(id string) {
 	defer ss.mu.Unlock()
 	ss.deleted[id] = time.Now().Add(sessionTTL)
 	if l, ok := ss.live[id]; ok {
-		close(l.done)
+		l.end()
 		delete(ss.live, id)
 	}
 }
@@ -223,7 +278,7 @@ func (ss *sessions) closeAll() {
 	ss.mu.Lock()
 	var ended []*live
 	for id, l := range ss.live {
-		close(l.done)
+		l.end()
 		delete(ss.live, id)
 		ended = append(ended, l)
 	}
