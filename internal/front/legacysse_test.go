@@ -115,9 +115,9 @@ func subscribableUpstream(t *testing.T) (*fakemcp.Server, func(method, uri strin
 	}
 	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Caps: `{"resources":{"subscribe":true}}`,
 		Lists: map[string][]json.RawMessage{mcp.MethodResourcesList: fakemcp.Resources("file:///r1", "file:///r2", "file:///r3")}, Handlers: map[string]fakemcp.Handler{
-		mcp.MethodResourcesSubscribe:   count(mcp.MethodResourcesSubscribe),
-		mcp.MethodResourcesUnsubscribe: count(mcp.MethodResourcesUnsubscribe),
-	}})
+			mcp.MethodResourcesSubscribe:   count(mcp.MethodResourcesSubscribe),
+			mcp.MethodResourcesUnsubscribe: count(mcp.MethodResourcesUnsubscribe),
+		}})
 	return up, func(method, uri string) int {
 		mu.Lock()
 		defer mu.Unlock()

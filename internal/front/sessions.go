@@ -90,7 +90,7 @@ type live struct {
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
 	ended    sync.Once
-	used     atomic.Int64   // unix nanoseconds of the last request
+	used     atomic.Int64 // unix nanoseconds of the last request
 
 	// Background listens following the session (list changes on its GET
 	// stream, resources/subscribe), ended with the session.
