@@ -37,6 +37,7 @@ type frontSpec struct {
 	ups     []upSpec
 	webhook string // custom_auth URL; "" means the master key testKey
 	cfg     MCPConfig
+	clock   func() time.Time // the sessions' clock; nil means time.Now
 }
 
 // testFront is a running front over real HTTP.
@@ -114,6 +115,9 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 		return "", false
 	}
 	h := NewMCP(cfg)
+	if spec.clock != nil {
+		h.sessions.now = spec.clock
+	}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	h.RegisterREST(mux)
@@ -144,6 +148,25 @@ func switchableWebhook(t *testing.T) (url string, set func(identity string)) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, func(id string) { mu.Lock(); current = id; mu.Unlock() }
+}
+
+// webhookFor answers custom_auth with one identity per key.
+func webhookFor(t *testing.T, identities map[string]string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			APIKey string `json:"api_key"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		id, ok := identities[in.APIKey]
+		if !ok {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, id)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // post sends one JSON-RPC message with the given headers.

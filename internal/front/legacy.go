@@ -268,7 +268,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	rechecked.Add(1)
 	go func() {
 		defer rechecked.Done()
-		defer h.recoverPanic("GET stream re-authentication", cancel)
+		defer recoverPanic(h.cfg.Logger, "GET stream re-authentication", cancel)
 		h.recheck(ctx, cancel, r, caller)
 	}()
 	defer rechecked.Wait()
@@ -357,10 +357,12 @@ func (l *live) attach(s *streamSink) bool {
 	return true
 }
 
+// detach closes the stream s; the session's idle time starts again.
 func (l *live) detach(s *streamSink) {
 	l.inflight.mu.Lock()
 	defer l.inflight.mu.Unlock()
 	if l.stream == s {
 		l.stream = nil
+		l.used.Store(time.Now().UnixNano())
 	}
 }

@@ -136,7 +136,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	rechecked.Add(1)
 	go func() {
 		defer rechecked.Done()
-		defer h.recoverPanic("/mcp/sse re-authentication", cancel)
+		defer recoverPanic(h.cfg.Logger, "/mcp/sse re-authentication", cancel)
 		h.recheck(ctx, cancel, r, caller)
 	}()
 	defer func() {
@@ -189,7 +189,7 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		req.r = r.Clone(conn.ctx) // the answer outlives this POST
 		go func() {
 			defer conn.work.Done()
-			defer h.recoverPanic("/mcp/sse request", func() {
+			defer recoverPanic(h.cfg.Logger, "/mcp/sse request", func() {
 				conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")))
 			})
 			h.dispatchLegacy(conn.ctx, req, sess, conn.stream)

@@ -66,12 +66,12 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	bg.Add(2)
 	go func() {
 		defer bg.Done()
-		defer h.recoverPanic("listen keepalive", cancel)
+		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
 		keepalive(ctx, &mu, out)
 	}()
 	go func() {
 		defer bg.Done()
-		defer h.recoverPanic("listen re-authentication", cancel)
+		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
 		h.recheck(ctx, cancel, r, req.caller)
 	}()
 	defer bg.Wait()
@@ -130,7 +130,7 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 	go func() {
 		defer sess.work.Done()
 		defer cancel()
-		defer h.recoverPanic("legacy session follow", func() {
+		defer recoverPanic(h.cfg.Logger, "legacy session follow", func() {
 			once.Do(func() {
 				if honoured != nil {
 					honoured <- false
@@ -139,7 +139,7 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 			})
 		})
 		go func() {
-			defer h.recoverPanic("legacy session follow watch", nil)
+			defer recoverPanic(h.cfg.Logger, "legacy session follow watch", nil)
 			select {
 			case <-sess.done:
 				cancel()

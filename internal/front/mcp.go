@@ -66,7 +66,7 @@ func NewMCP(cfg MCPConfig) *MCP {
 	cfg.Sessions = cfg.Sessions.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	info, _ := json.Marshal(cfg.Info)
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer), ctx: ctx, cancel: cancel, serverInfo: info}
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer, cfg.Sessions, cfg.Logger), ctx: ctx, cancel: cancel, serverInfo: info}
 }
 
 // Register adds the MCP routes to mux.

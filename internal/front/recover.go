@@ -2,6 +2,7 @@ package front
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,12 +13,12 @@ import (
 // panic's type and where it happened but never its value (which may hold a
 // caller's arguments or credentials), then runs after (when not nil) so the
 // goroutine's work can still be answered.
-func (h *MCP) recoverPanic(what string, after func()) {
+func recoverPanic(log *slog.Logger, what string, after func()) {
 	v := recover()
 	if v == nil {
 		return
 	}
-	h.cfg.Logger.Error("recovered from a panic; still serving", "in", what, "panic_type", fmt.Sprintf("%T", v), "stack", panicFrames())
+	log.Error("recovered from a panic; still serving", "in", what, "panic_type", fmt.Sprintf("%T", v), "stack", panicFrames())
 	if after != nil {
 		after()
 	}

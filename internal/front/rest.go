@@ -98,7 +98,7 @@ func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []s
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			defer h.recoverPanic("REST listing", func() { results[i] = restListed{outcome: json.RawMessage(`{"status":"error"}`)} })
+			defer recoverPanic(h.cfg.Logger, "REST listing", func() { results[i] = restListed{outcome: json.RawMessage(`{"status":"error"}`)} })
 			results[i] = h.restListOne(r.Context(), s, op)
 		}()
 	}
