@@ -143,6 +143,10 @@ func TestSSEReinitializeReleasesTheOldSession(t *testing.T) {
 		if !eventually(5*time.Second, func() bool { return seen(mcp.MethodResourcesSubscribe, uri) == 1 }) {
 			t.Fatalf("upstream did not get the subscription to %s", uri)
 		}
+		// The upstream counts the subscription before answering it; let
+		// the answer reach the gateway (a subscription cut off in flight is
+		// the gateway's to undo, not this test's subject).
+		time.Sleep(200 * time.Millisecond)
 	}
 	for i, uri := range []string{"file:///r1", "file:///r2"} {
 		if !eventually(5*time.Second, func() bool { return seen(mcp.MethodResourcesUnsubscribe, uri) == 1 }) {

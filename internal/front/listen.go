@@ -126,7 +126,13 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 	op.Header = op.Header.Clone() // the follow outlives the request it came with
 	raw, _ := json.Marshal(filter)
 	var once sync.Once // ack closes once
-	sess.work.Add(1)
+	if !sess.startWork() {
+		if honoured != nil {
+			honoured <- false
+		}
+		close(ack)
+		return ack, cancel
+	}
 	go func() {
 		defer sess.work.Done()
 		defer cancel()

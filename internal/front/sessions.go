@@ -103,11 +103,13 @@ type live struct {
 	notifs   sync.WaitGroup // notifications accepted and still dispatching
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
-	ended    sync.Once
 	used     atomic.Int64 // unix nanoseconds of the last request or GET stream
 
 	// Background listens following the session (list changes on its GET
-	// stream, resources/subscribe), ended with the session.
+	// stream, resources/subscribe), ended with the session; none starts
+	// once it ended (over).
+	wmu   sync.Mutex
+	over  bool
 	work  sync.WaitGroup
 	subMu sync.Mutex
 	subs  map[string]*subscription // subscribed URI → its follow
@@ -120,7 +122,26 @@ type live struct {
 
 // end ends the session here: its requests waiting on the caller and its
 // background listens stop. It may be called more than once.
-func (l *live) end() { l.ended.Do(func() { close(l.done) }) }
+func (l *live) end() {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if !l.over {
+		l.over = true
+		close(l.done)
+	}
+}
+
+// startWork counts one background listen of the session; false once the
+// session ended, so that waiting for work after end is safe.
+func (l *live) startWork() bool {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.over {
+		return false
+	}
+	l.work.Add(1)
+	return true
+}
 
 // ask sends a server→client request to the caller through out (the stream
 // of the request being served) and waits for the caller's answer, which
