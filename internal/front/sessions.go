@@ -103,7 +103,7 @@ type live struct {
 	notifs   sync.WaitGroup // notifications accepted and still dispatching
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
-	used     atomic.Int64 // unix nanoseconds of the last request or GET stream
+	used     atomic.Int64   // unix nanoseconds of the last request or GET stream
 
 	// Background listens following the session (list changes on its GET
 	// stream, resources/subscribe), ended with the session; none starts
