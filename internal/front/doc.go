@@ -40,9 +40,10 @@
 //   - ended sessions' ids: SessionConfig.MaxDeleted, default 100000, oldest
 //     forgotten first; each is dropped once its sealed id has expired.
 //   - resources/subscribe per legacy session: 64.
-//   - open /mcp/sse connections: SessionConfig.MaxSSEConns, default 10000;
-//     beyond it /mcp/sse answers 503. A connection holds one session;
-//     re-initializing ends the previous one.
+//   - open /mcp/sse connections: SessionConfig.MaxSSEConns, default 10000,
+//     and SessionConfig.MaxSSEConnsPerCaller, default 1000; beyond either
+//     /mcp/sse answers 503. A connection holds one session; re-initializing
+//     ends the previous one.
 //   - a stream's outgoing queue: 64 messages; a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
 //   - re-authentication of long-lived streams: SessionConfig.RecheckInterval,

@@ -70,23 +70,27 @@ func (c *sseConn) shut() {
 	}
 }
 
-// sseConns holds this replica's HTTP+SSE connections, at most max.
+// sseConns holds this replica's HTTP+SSE connections, at most max in all
+// and perCaller per caller binding.
 type sseConns struct {
-	mu    sync.Mutex
-	conns map[string]*sseConn
+	mu        sync.Mutex
+	conns     map[string]*sseConn
+	perCaller map[string]int
 }
 
-// add registers conn under id; false when max connections are open.
-func (c *sseConns) add(id string, conn *sseConn, max int) bool {
+// add registers conn under id; false when the caller or the replica is at
+// its cap.
+func (c *sseConns) add(id string, conn *sseConn, max, perCaller int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conns == nil {
-		c.conns = map[string]*sseConn{}
+		c.conns, c.perCaller = map[string]*sseConn{}, map[string]int{}
 	}
-	if len(c.conns) >= max {
+	if len(c.conns) >= max || c.perCaller[conn.binding] >= perCaller {
 		return false
 	}
 	c.conns[id] = conn
+	c.perCaller[conn.binding]++
 	return true
 }
 
@@ -99,7 +103,14 @@ func (c *sseConns) get(id string) *sseConn {
 func (c *sseConns) remove(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	conn, ok := c.conns[id]
+	if !ok {
+		return
+	}
 	delete(c.conns, id)
+	if c.perCaller[conn.binding]--; c.perCaller[conn.binding] <= 0 {
+		delete(c.perCaller, conn.binding)
+	}
 }
 
 // serveSSEStream opens a legacy HTTP+SSE connection: the first event names
@@ -127,7 +138,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	conn := &sseConn{binding: caller.Binding(), ctx: ctx}
-	if !h.sseConns.add(id, conn, h.cfg.Sessions.MaxSSEConns) { // before the client learns the id
+	if !h.sseConns.add(id, conn, h.cfg.Sessions.MaxSSEConns, h.cfg.Sessions.MaxSSEConnsPerCaller) { // before the client learns the id
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
 	}

@@ -24,12 +24,13 @@ const sessionTTL = 24 * time.Hour
 
 // Defaults of SessionConfig.
 const (
-	DefaultMaxLiveSessions    = 10000
-	DefaultMaxDeletedSessions = 100000
-	DefaultSessionIdle        = 30 * time.Minute
-	DefaultRecheckInterval    = 10 * time.Second
-	DefaultMaxSSEConns        = 10000
-	DefaultMaxLivePerCaller   = 1000
+	DefaultMaxLiveSessions      = 10000
+	DefaultMaxDeletedSessions   = 100000
+	DefaultSessionIdle          = 30 * time.Minute
+	DefaultRecheckInterval      = 10 * time.Second
+	DefaultMaxSSEConns          = 10000
+	DefaultMaxLivePerCaller     = 1000
+	DefaultMaxSSEConnsPerCaller = 1000
 )
 
 // SessionConfig bounds the legacy sessions and long-lived streams one
@@ -56,6 +57,9 @@ type SessionConfig struct {
 	// DefaultMaxLivePerCaller); opening one more ends that caller's least
 	// recently used.
 	MaxLivePerCaller int
+	// MaxSSEConnsPerCaller caps one caller's open /mcp/sse connections
+	// (default DefaultMaxSSEConnsPerCaller); beyond it /mcp/sse answers 503.
+	MaxSSEConnsPerCaller int
 }
 
 func (c SessionConfig) withDefaults() SessionConfig {
@@ -76,6 +80,9 @@ func (c SessionConfig) withDefaults() SessionConfig {
 	}
 	if c.MaxLivePerCaller <= 0 {
 		c.MaxLivePerCaller = DefaultMaxLivePerCaller
+	}
+	if c.MaxSSEConnsPerCaller <= 0 {
+		c.MaxSSEConnsPerCaller = DefaultMaxSSEConnsPerCaller
 	}
 	return c
 }

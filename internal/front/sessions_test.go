@@ -206,6 +206,31 @@ func TestSSEConnectionsAreCapped(t *testing.T) {
 	}
 }
 
+// One caller cannot take every /mcp/sse connection: beyond its own cap it
+// gets 503 while another caller still connects.
+func TestSSEConnectionsAreCappedPerCaller(t *testing.T) {
+	hook := webhookFor(t, map[string]string{
+		"sk-alice-key-00000001": `{"user_id":"alice","object_permission":{"mcp_servers":["fs"]}}`,
+		"sk-bob-key-000000001":  `{"user_id":"bob","object_permission":{"mcp_servers":["fs"]}}`,
+	})
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true})
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "fs", fake: up}}, webhook: hook,
+		cfg: MCPConfig{Sessions: SessionConfig{MaxSSEConnsPerCaller: 1}}})
+	dialSSE(t, f.url, map[string]string{"Authorization": "Bearer sk-alice-key-00000001"})
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/mcp/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer sk-alice-key-00000001")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("alice's connection beyond her cap: %d, want 503", resp.StatusCode)
+	}
+	dialSSE(t, f.url, map[string]string{"Authorization": "Bearer sk-bob-key-000000001"})
+}
+
 // A panic in a goroutine the front starts is logged at ERROR without its
 // value (which may carry arguments or tokens), and the goroutine's fallback
 // runs.
