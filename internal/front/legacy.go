@@ -266,7 +266,11 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	ctx, cancel := context.WithCancel(r.Context())
 	var rechecked sync.WaitGroup
 	rechecked.Add(1)
-	go func() { defer rechecked.Done(); h.recheck(ctx, cancel, r, caller) }()
+	go func() {
+		defer rechecked.Done()
+		defer recoverPanic(h.cfg.Logger, "GET stream re-authentication", cancel)
+		h.recheck(ctx, cancel, r, caller)
+	}()
 	defer rechecked.Wait()
 	defer cancel()
 	// While the stream is open, list changes of the caller's upstreams
@@ -353,10 +357,12 @@ func (l *live) attach(s *streamSink) bool {
 	return true
 }
 
+// detach closes the stream s; the session's idle time starts again.
 func (l *live) detach(s *streamSink) {
 	l.inflight.mu.Lock()
 	defer l.inflight.mu.Unlock()
 	if l.stream == s {
 		l.stream = nil
+		l.used.Store(time.Now().UnixNano())
 	}
 }

@@ -22,23 +22,76 @@ type sseConn struct {
 	ctx     context.Context // ends with the stream
 	work    sync.WaitGroup  // requests being answered onto the stream
 
-	mu   sync.Mutex
-	sess *live // set by initialize
+	mu     sync.Mutex
+	sess   *live // set by initialize
+	closed bool  // the stream ended: no more requests or sessions
 }
 
-// sseConns holds this replica's HTTP+SSE connections.
+// setSession makes sess the connection's session and ends the one it
+// replaces; a session set after the stream ended is ended at once.
+func (c *sseConn) setSession(sess *live) {
+	c.mu.Lock()
+	old := c.sess
+	if c.closed {
+		old = sess
+	} else {
+		c.sess = sess
+	}
+	c.mu.Unlock()
+	if old != nil {
+		old.end()
+		old.work.Wait()
+	}
+}
+
+// startWork counts one request to be answered onto the stream; false once
+// the stream has ended.
+func (c *sseConn) startWork() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.work.Add(1)
+	return true
+}
+
+// shut refuses further requests, waits for those being answered, then ends
+// the connection's session.
+func (c *sseConn) shut() {
+	c.mu.Lock()
+	c.closed = true
+	sess := c.sess
+	c.mu.Unlock()
+	c.work.Wait()
+	if sess != nil { // the session lives as long as its stream
+		sess.end()
+		sess.work.Wait()
+	}
+}
+
+// sseConns holds this replica's HTTP+SSE connections, at most max in all
+// and perCaller per caller binding.
 type sseConns struct {
-	mu    sync.Mutex
-	conns map[string]*sseConn
+	mu        sync.Mutex
+	conns     map[string]*sseConn
+	perCaller map[string]int
 }
 
-func (c *sseConns) add(id string, conn *sseConn) {
+// add registers conn under id; false when the caller or the replica is at
+// its cap.
+func (c *sseConns) add(id string, conn *sseConn, max, perCaller int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conns == nil {
-		c.conns = map[string]*sseConn{}
+		c.conns, c.perCaller = map[string]*sseConn{}, map[string]int{}
+	}
+	if len(c.conns) >= max || c.perCaller[conn.binding] >= perCaller {
+		return false
 	}
 	c.conns[id] = conn
+	c.perCaller[conn.binding]++
+	return true
 }
 
 func (c *sseConns) get(id string) *sseConn {
@@ -50,7 +103,14 @@ func (c *sseConns) get(id string) *sseConn {
 func (c *sseConns) remove(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	conn, ok := c.conns[id]
+	if !ok {
+		return
+	}
 	delete(c.conns, id)
+	if c.perCaller[conn.binding]--; c.perCaller[conn.binding] <= 0 {
+		delete(c.perCaller, conn.binding)
+	}
 }
 
 // serveSSEStream opens a legacy HTTP+SSE connection: the first event names
@@ -76,25 +136,30 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(raw)
 	id := hex.EncodeToString(raw)
 	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	conn := &sseConn{binding: caller.Binding(), ctx: ctx}
+	if !h.sseConns.add(id, conn, h.cfg.Sessions.MaxSSEConns, h.cfg.Sessions.MaxSSEConnsPerCaller) { // before the client learns the id
+		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
+		return
+	}
 	conn.stream = newStreamSink(w)
-	h.sseConns.add(id, conn) // before the client learns the id
+	var rechecked sync.WaitGroup
+	rechecked.Add(1)
+	go func() {
+		defer rechecked.Done()
+		defer recoverPanic(h.cfg.Logger, "/mcp/sse re-authentication", cancel)
+		h.recheck(ctx, cancel, r, caller)
+	}()
 	defer func() {
 		h.sseConns.remove(id)
 		cancel()
-		conn.work.Wait()
-		conn.mu.Lock()
-		sess := conn.sess
-		conn.mu.Unlock()
-		if sess != nil { // the session lives as long as its stream
-			close(sess.done)
-			sess.work.Wait()
-		}
+		rechecked.Wait()
+		conn.shut()
 	}()
 	if conn.stream.w.WriteEvent(sse.Event{Type: "endpoint", Data: []byte("/mcp/sse/messages?session_id=" + id)}) != nil {
 		return
 	}
-	conn.stream.run(ctx, nil)
+	conn.stream.run(ctx, h.ctx.Done())
 }
 
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its
@@ -128,11 +193,16 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "initialize first")))
 	case msg.Kind() != jsonrpc.KindRequest:
 		h.legacyNotification(sess, msg)
+	case !conn.startWork():
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
 	default:
 		req.r = r.Clone(conn.ctx) // the answer outlives this POST
-		conn.work.Add(1)
 		go func() {
 			defer conn.work.Done()
+			defer recoverPanic(h.cfg.Logger, "/mcp/sse request", func() {
+				conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")))
+			})
 			h.dispatchLegacy(conn.ctx, req, sess, conn.stream)
 		}()
 	}
@@ -152,9 +222,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 			return
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
-		conn.mu.Lock()
-		conn.sess = &live{claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
-		conn.mu.Unlock()
+		conn.setSession(&live{claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream})
 	}})
 }
 

@@ -63,8 +63,16 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}
 	var bg sync.WaitGroup
 	bg.Add(2)
-	go func() { defer bg.Done(); keepalive(ctx, &mu, out) }()
-	go func() { defer bg.Done(); h.recheck(ctx, cancel, r, req.caller) }()
+	go func() {
+		defer bg.Done()
+		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
+		keepalive(ctx, &mu, out)
+	}()
+	go func() {
+		defer bg.Done()
+		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
+		h.recheck(ctx, cancel, r, req.caller)
+	}()
 	defer bg.Wait()
 	defer cancel()
 	h.cfg.Gateway.Listen(ctx, op, filter,
@@ -116,18 +124,33 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 	ack := make(chan struct{})
 	op.Header = op.Header.Clone() // the follow outlives the request it came with
 	raw, _ := json.Marshal(filter)
-	sess.work.Add(1)
+	var once sync.Once // ack closes once
+	if !sess.startWork() {
+		if honoured != nil {
+			honoured <- false
+		}
+		close(ack)
+		return ack, cancel
+	}
 	go func() {
 		defer sess.work.Done()
 		defer cancel()
+		defer recoverPanic(h.cfg.Logger, "legacy session follow", func() {
+			once.Do(func() {
+				if honoured != nil {
+					honoured <- false
+				}
+				close(ack)
+			})
+		})
 		go func() {
+			defer recoverPanic(h.cfg.Logger, "legacy session follow watch", nil)
 			select {
 			case <-sess.done:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
-		var once sync.Once
 		h.cfg.Gateway.Listen(ctx, op, raw,
 			func(got json.RawMessage) {
 				once.Do(func() {
@@ -207,14 +230,11 @@ func (h *MCP) unsubscribe(sess *live, uri string) {
 	}
 }
 
-// recheckEvery is how often a long-lived stream re-establishes its caller.
-const recheckEvery = 10 * time.Second
-
 // recheck re-authenticates a long-lived stream's caller periodically and
 // ends the stream (cancel) when the caller is refused or has become someone
 // else: authority is re-checked, never carried.
 func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, caller *identity.Caller) {
-	t := time.NewTicker(recheckEvery)
+	t := time.NewTicker(h.cfg.Sessions.RecheckInterval)
 	defer t.Stop()
 	for {
 		select {

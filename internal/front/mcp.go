@@ -38,6 +38,8 @@ type MCPConfig struct {
 	Resolve      func(segment string) (string, bool)
 	MaxBodyBytes int64
 	Logger       *slog.Logger
+	// Sessions bounds legacy sessions and long-lived streams.
+	Sessions SessionConfig
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
@@ -61,9 +63,10 @@ func NewMCP(cfg MCPConfig) *MCP {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Sessions = cfg.Sessions.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	info, _ := json.Marshal(cfg.Info)
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer), ctx: ctx, cancel: cancel, serverInfo: info}
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer, cfg.Sessions, cfg.Logger), ctx: ctx, cancel: cancel, serverInfo: info}
 }
 
 // Register adds the MCP routes to mux.

@@ -1,9 +1,11 @@
 package front
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/gateway"
@@ -35,6 +37,9 @@ func (h *MCP) restOp(r *http.Request, caller *identity.Caller, server, method st
 		Unprefixed: true, Header: r.Header, KeyInAuthorization: fromAuth}
 }
 
+// restListConcurrency bounds the servers one REST listing asks at once.
+const restListConcurrency = 8
+
 // restList lists tools with their bare names, each tagged with its server.
 func (h *MCP) restList(w http.ResponseWriter, r *http.Request) {
 	caller, ok := h.authenticate(w, r, nil)
@@ -52,36 +57,78 @@ func (h *MCP) restList(w http.ResponseWriter, r *http.Request) {
 	} else {
 		servers = h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})
 	}
+	results := h.restListEach(r, caller, servers)
 	tools := []json.RawMessage{}
 	outcomes := map[string]json.RawMessage{}
-	for _, s := range servers {
-		out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, s, mcp.MethodToolsList, nil))
-		if out.Err != nil {
-			if out.Status == http.StatusUnauthorized || out.Status == http.StatusForbidden {
-				outcomes[s] = json.RawMessage(`{"status":"auth_required"}`)
-				continue
-			}
-			outcomes[s] = json.RawMessage(`{"status":"error"}`)
-			continue
-		}
-		var res struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
-		_ = json.Unmarshal(out.Result, &res)
-		info, _ := json.Marshal(map[string]string{"server_name": s})
-		for _, t := range res.Tools {
-			if tagged, err := jsonrpc.SetMember(t, "mcp_info", info); err == nil {
-				tools = append(tools, tagged)
-			}
-		}
-		meta := jsonrpc.Member(jsonrpc.Member(out.Result, "_meta"), catalog.MetaServerOutcomes)
-		if o := jsonrpc.Member(meta, s); o != nil {
-			outcomes[s] = o
+	for i, s := range servers {
+		tools = append(tools, results[i].tools...)
+		if results[i].outcome != nil {
+			outcomes[s] = results[i].outcome
 		}
 	}
 	writeJSONValue(w, http.StatusOK, map[string]any{
 		"tools": tools, "error": nil, "message": "Successfully retrieved tools", "server_outcomes": outcomes,
 	})
+}
+
+// restListed is one server's part of a REST listing.
+type restListed struct {
+	tools   []json.RawMessage
+	outcome json.RawMessage
+}
+
+// restListEach lists the tools of each server, at most restListConcurrency
+// at once; results are in the order of servers. A listing that spans
+// several servers is a multi-server request: the caller's Authorization
+// goes to none of them.
+func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []string) []restListed {
+	results := make([]restListed, len(servers))
+	header := r.Header
+	if len(servers) > 1 {
+		header = r.Header.Clone()
+		header.Del("Authorization")
+	}
+	sem := make(chan struct{}, restListConcurrency)
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		op := h.restOp(r, caller, s, mcp.MethodToolsList, nil)
+		op.Header = header
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer recoverPanic(h.cfg.Logger, "REST listing", func() { results[i] = restListed{outcome: json.RawMessage(`{"status":"error"}`)} })
+			results[i] = h.restListOne(r.Context(), s, op)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// restListOne lists one server's tools, tagged with its name.
+func (h *MCP) restListOne(ctx context.Context, server string, op gateway.Operation) restListed {
+	out := h.cfg.Gateway.Do(ctx, op)
+	if out.Err != nil {
+		if out.Status == http.StatusUnauthorized || out.Status == http.StatusForbidden {
+			return restListed{outcome: json.RawMessage(`{"status":"auth_required"}`)}
+		}
+		return restListed{outcome: json.RawMessage(`{"status":"error"}`)}
+	}
+	var res struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	_ = json.Unmarshal(out.Result, &res)
+	info, _ := json.Marshal(map[string]string{"server_name": server})
+	var got restListed
+	for _, t := range res.Tools {
+		if tagged, err := jsonrpc.SetMember(t, "mcp_info", info); err == nil {
+			got.tools = append(got.tools, tagged)
+		}
+	}
+	meta := jsonrpc.Member(jsonrpc.Member(out.Result, "_meta"), catalog.MetaServerOutcomes)
+	got.outcome = jsonrpc.Member(meta, server)
+	return got
 }
 
 // restCall calls one tool: {server_id, name, arguments}.

@@ -1,10 +1,12 @@
 package front
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,71 @@ const SessionPurpose = "mcp-session"
 // sessionTTL bounds a legacy session's life.
 const sessionTTL = 24 * time.Hour
 
+// Defaults of SessionConfig.
+const (
+	DefaultMaxLiveSessions      = 10000
+	DefaultMaxDeletedSessions   = 100000
+	DefaultSessionIdle          = 30 * time.Minute
+	DefaultRecheckInterval      = 10 * time.Second
+	DefaultMaxSSEConns          = 10000
+	DefaultMaxLivePerCaller     = 1000
+	DefaultMaxSSEConnsPerCaller = 1000
+)
+
+// SessionConfig bounds the legacy sessions and long-lived streams one
+// replica holds; a zero field takes its default.
+type SessionConfig struct {
+	// MaxLive caps the legacy sessions live on this replica (default
+	// DefaultMaxLiveSessions); opening one more ends the least recently
+	// used.
+	MaxLive int
+	// MaxDeleted caps the remembered ids of ended sessions (default
+	// DefaultMaxDeletedSessions); beyond it the oldest is forgotten.
+	MaxDeleted int
+	// IdleTimeout ends a legacy session that had no request and no open
+	// GET stream for this long (default DefaultSessionIdle).
+	IdleTimeout time.Duration
+	// RecheckInterval is how often a long-lived stream (GET stream,
+	// /mcp/sse, subscriptions/listen) re-authenticates its caller (default
+	// DefaultRecheckInterval).
+	RecheckInterval time.Duration
+	// MaxSSEConns caps open /mcp/sse connections (default
+	// DefaultMaxSSEConns); beyond it /mcp/sse answers 503.
+	MaxSSEConns int
+	// MaxLivePerCaller caps one caller's live legacy sessions (default
+	// DefaultMaxLivePerCaller); opening one more ends that caller's least
+	// recently used.
+	MaxLivePerCaller int
+	// MaxSSEConnsPerCaller caps one caller's open /mcp/sse connections
+	// (default DefaultMaxSSEConnsPerCaller); beyond it /mcp/sse answers 503.
+	MaxSSEConnsPerCaller int
+}
+
+func (c SessionConfig) withDefaults() SessionConfig {
+	if c.MaxLive <= 0 {
+		c.MaxLive = DefaultMaxLiveSessions
+	}
+	if c.MaxDeleted <= 0 {
+		c.MaxDeleted = DefaultMaxDeletedSessions
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultSessionIdle
+	}
+	if c.RecheckInterval <= 0 {
+		c.RecheckInterval = DefaultRecheckInterval
+	}
+	if c.MaxSSEConns <= 0 {
+		c.MaxSSEConns = DefaultMaxSSEConns
+	}
+	if c.MaxLivePerCaller <= 0 {
+		c.MaxLivePerCaller = DefaultMaxLivePerCaller
+	}
+	if c.MaxSSEConnsPerCaller <= 0 {
+		c.MaxSSEConnsPerCaller = DefaultMaxSSEConnsPerCaller
+	}
+	return c
+}
+
 // claims is what a sealed legacy session id carries. Any replica with the
 // same salt key can open it, so a session survives landing on another
 // replica; a forged or foreign id does not open.
@@ -29,20 +96,27 @@ type claims struct {
 	Version string          `json:"v"` // negotiated revision
 	Caps    json.RawMessage `json:"c"` // the client's capabilities
 	Nonce   []byte          `json:"n"` // makes every id unique
+	Expires int64           `json:"e"` // unix seconds; the seal enforces it too
 }
 
 // live is the part of a session only the replica serving it holds: requests
 // in flight and notifications being dispatched.
 type live struct {
+	id       string
 	claims   claims
+	expires  int64         // unix nanoseconds: the sealed id's expiry
+	elem     *list.Element // in sessions.lru
 	inflight inflight
 	notifs   sync.WaitGroup // notifications accepted and still dispatching
 	stream   *streamSink    // the standalone GET stream, if open here
-	done     chan struct{}  // closed when the session is deleted
-	used     atomic.Int64   // unix nanoseconds of the last request
+	done     chan struct{}  // closed by end
+	used     atomic.Int64   // unix nanoseconds of the last request or GET stream
 
 	// Background listens following the session (list changes on its GET
-	// stream, resources/subscribe), ended with the session.
+	// stream, resources/subscribe), ended with the session; none starts
+	// once it ended (over).
+	wmu   sync.Mutex
+	over  bool
 	work  sync.WaitGroup
 	subMu sync.Mutex
 	subs  map[string]*subscription // subscribed URI → its follow
@@ -51,6 +125,29 @@ type live struct {
 	pmu     sync.Mutex
 	pending map[string]chan *jsonrpc.Message
 	seq     atomic.Int64
+}
+
+// end ends the session here: its requests waiting on the caller and its
+// background listens stop. It may be called more than once.
+func (l *live) end() {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if !l.over {
+		l.over = true
+		close(l.done)
+	}
+}
+
+// startWork counts one background listen of the session; false once the
+// session ended, so that waiting for work after end is safe.
+func (l *live) startWork() bool {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.over {
+		return false
+	}
+	l.work.Add(1)
+	return true
 }
 
 // ask sends a server→client request to the caller through out (the stream
@@ -101,55 +198,44 @@ func (l *live) deliver(msg *jsonrpc.Message) bool {
 	return true
 }
 
-// idle reports whether nothing holds the session here: no stream, no
-// request in flight, and no use since cutoff.
+// idle reports whether nothing holds the session here: no open GET stream,
+// no request in flight, and no use since cutoff. Subscriptions do not hold
+// a session: they only deliver on a stream.
 func (l *live) idle(cutoff int64) bool {
 	l.inflight.mu.Lock()
 	defer l.inflight.mu.Unlock()
-	l.pmu.Lock()
-	defer l.pmu.Unlock()
-	l.subMu.Lock()
-	defer l.subMu.Unlock()
-	return l.stream == nil && len(l.inflight.cancels) == 0 && len(l.pending) == 0 && len(l.subs) == 0 && l.used.Load() < cutoff
+	return l.stream == nil && len(l.inflight.cancels) == 0 && l.used.Load() < cutoff
 }
 
-// sessions holds this replica's live legacy sessions and the ids deleted
-// here.
+// sessions holds this replica's live legacy sessions, least recently used
+// last, and the ids of sessions ended here (tombstones), oldest first.
 type sessions struct {
 	sealer *seal.Sealer
+	cfg    SessionConfig
+	log    *slog.Logger
+	now    func() time.Time
 
-	mu        sync.Mutex
-	live      map[string]*live
-	deleted   map[string]time.Time // id → when it would have expired
-	lastSweep time.Time
+	mu       sync.Mutex
+	live     map[string]*list.Element // id → element of lru (a *live)
+	lru      list.List
+	perCall  map[string]int           // binding → live sessions
+	deleted  map[string]*list.Element // id → element of tombs (a tomb)
+	tombs    list.List
+	sweeping bool // a sweeper runs while sessions are live
+	closed   bool
+	sweepers sync.WaitGroup
+	stop     chan struct{}
 }
 
-// idleAfter is how long an unused session's live state stays in memory; the
-// sealed id still opens afterwards, with fresh state.
-const idleAfter = 30 * time.Minute
-
-// sweepLocked drops idle live state, at most once a minute.
-func (ss *sessions) sweepLocked(now time.Time) {
-	if now.Sub(ss.lastSweep) < time.Minute {
-		return
-	}
-	ss.lastSweep = now
-	cutoff := now.Add(-idleAfter).UnixNano()
-	for id, l := range ss.live {
-		if l.idle(cutoff) {
-			close(l.done)
-			delete(ss.live, id)
-		}
-	}
-	for k, exp := range ss.deleted {
-		if now.After(exp) {
-			delete(ss.deleted, k)
-		}
-	}
+// tomb is an ended session's id, remembered until its sealed id expires.
+type tomb struct {
+	id      string
+	expires int64 // unix nanoseconds
 }
 
-func newSessions(s *seal.Sealer) *sessions {
-	return &sessions{sealer: s, live: map[string]*live{}, deleted: map[string]time.Time{}}
+func newSessions(s *seal.Sealer, cfg SessionConfig, log *slog.Logger) *sessions {
+	return &sessions{sealer: s, cfg: cfg, log: log, now: time.Now, live: map[string]*list.Element{},
+		perCall: map[string]int{}, deleted: map[string]*list.Element{}, stop: make(chan struct{})}
 }
 
 var (
@@ -161,6 +247,7 @@ var (
 func (ss *sessions) mint(c claims) (string, error) {
 	c.Nonce = make([]byte, 8)
 	_, _ = rand.Read(c.Nonce)
+	c.Expires = ss.now().Add(sessionTTL).Unix()
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", err
@@ -168,22 +255,15 @@ func (ss *sessions) mint(c claims) (string, error) {
 	return ss.sealer.Seal(SessionPurpose, b, sessionTTL)
 }
 
-// open returns the live state of session id for this caller and scope.
+// open returns the live state of session id for this caller and scope. A
+// session ended here (deleted, idle, evicted) or past its sealed expiry is
+// not found.
 func (ss *sessions) open(id, binding, scope string) (*live, error) {
+	now := ss.now()
 	ss.mu.Lock()
-	if _, gone := ss.deleted[id]; gone {
+	if l, ok, err := ss.liveLocked(id, binding, scope, now); ok {
 		ss.mu.Unlock()
-		return nil, errNoSession
-	}
-	now := time.Now()
-	ss.sweepLocked(now)
-	if l, ok := ss.live[id]; ok {
-		ss.mu.Unlock()
-		if l.claims.Binding != binding || l.claims.Scope != scope {
-			return nil, errSessionForeign
-		}
-		l.used.Store(now.UnixNano())
-		return l, nil
+		return l, err
 	}
 	ss.mu.Unlock()
 	b, err := ss.sealer.Open(SessionPurpose, id)
@@ -197,37 +277,180 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 	if c.Binding != binding || c.Scope != scope {
 		return nil, errSessionForeign
 	}
+	expires := now.Add(sessionTTL).UnixNano()
+	if c.Expires > 0 {
+		expires = time.Unix(c.Expires, 0).UnixNano()
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if l, ok := ss.live[id]; ok {
-		return l, nil
+	if l, ok, err := ss.liveLocked(id, binding, scope, now); ok {
+		return l, err // opened, deleted or expired meanwhile
 	}
-	l := &live{claims: c, done: make(chan struct{})}
+	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{})}
 	l.used.Store(now.UnixNano())
-	ss.live[id] = l
+	ss.admitLocked(l)
 	return l, nil
+}
+
+// liveLocked answers open from this replica's state; ok is false when the
+// sealed id must be opened.
+func (ss *sessions) liveLocked(id, binding, scope string, now time.Time) (l *live, ok bool, err error) {
+	if _, gone := ss.deleted[id]; gone {
+		return nil, true, errNoSession
+	}
+	e, found := ss.live[id]
+	if !found {
+		return nil, false, nil
+	}
+	l = e.Value.(*live)
+	if l.claims.Binding != binding || l.claims.Scope != scope {
+		return nil, true, errSessionForeign
+	}
+	if now.UnixNano() >= l.expires {
+		ss.retireLocked(l)
+		return nil, true, errNoSession
+	}
+	ss.lru.MoveToFront(e)
+	l.used.Store(now.UnixNano())
+	return l, true, nil
+}
+
+// admitLocked adds a live session, ending the caller's least recently used
+// one when the caller is at MaxLivePerCaller, else the least recently used
+// of all when MaxLive are live; it starts the sweeper.
+func (ss *sessions) admitLocked(l *live) {
+	b := l.claims.Binding
+	if ss.perCall[b] >= ss.cfg.MaxLivePerCaller {
+		for e := ss.lru.Back(); e != nil; e = e.Prev() {
+			if old := e.Value.(*live); old.claims.Binding == b {
+				ss.retireLocked(old)
+				break
+			}
+		}
+	}
+	if len(ss.live) >= ss.cfg.MaxLive {
+		ss.retireLocked(ss.lru.Back().Value.(*live))
+	}
+	l.elem = ss.lru.PushFront(l)
+	ss.live[l.id] = l.elem
+	ss.perCall[b]++
+	if !ss.sweeping && !ss.closed {
+		ss.sweeping = true
+		ss.sweepers.Add(1)
+		go ss.sweepLoop()
+	}
+}
+
+// retireLocked ends a live session and remembers its id, so that it is not
+// found again; the oldest id is forgotten beyond MaxDeleted.
+func (ss *sessions) retireLocked(l *live) {
+	l.end()
+	if _, ok := ss.live[l.id]; ok {
+		ss.lru.Remove(l.elem)
+		delete(ss.live, l.id)
+		if ss.perCall[l.claims.Binding]--; ss.perCall[l.claims.Binding] <= 0 {
+			delete(ss.perCall, l.claims.Binding)
+		}
+	}
+	ss.buryLocked(l.id, l.expires)
+}
+
+func (ss *sessions) buryLocked(id string, expires int64) {
+	if _, ok := ss.deleted[id]; ok {
+		return
+	}
+	for len(ss.deleted) >= ss.cfg.MaxDeleted {
+		oldest := ss.tombs.Front()
+		ss.tombs.Remove(oldest)
+		delete(ss.deleted, oldest.Value.(tomb).id)
+	}
+	ss.deleted[id] = ss.tombs.PushBack(tomb{id: id, expires: expires})
+}
+
+// sweepEvery is how often idle sessions and expired tombstones are swept.
+func (ss *sessions) sweepEvery() time.Duration {
+	return min(time.Minute, ss.cfg.IdleTimeout/2)
+}
+
+// sweepLoop sweeps while sessions are live; it ends when none is left or
+// at closeAll.
+func (ss *sessions) sweepLoop() {
+	defer ss.sweepers.Done()
+	defer recoverPanic(ss.log, "legacy session sweeper", func() {
+		ss.mu.Lock()
+		ss.sweeping = false
+		ss.mu.Unlock()
+	})
+	t := time.NewTicker(ss.sweepEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ss.stop:
+			return
+		case <-t.C:
+		}
+		ss.mu.Lock()
+		ss.sweepLocked(ss.now())
+		if len(ss.live) == 0 {
+			ss.sweeping = false
+			ss.mu.Unlock()
+			return
+		}
+		ss.mu.Unlock()
+	}
+}
+
+// sweepLocked ends idle and expired sessions and forgets tombstones whose
+// sealed ids have expired (they cannot open any more).
+func (ss *sessions) sweepLocked(now time.Time) {
+	cutoff := now.Add(-ss.cfg.IdleTimeout).UnixNano()
+	for e := ss.lru.Back(); e != nil; {
+		l := e.Value.(*live)
+		e = e.Prev()
+		if l.idle(cutoff) || now.UnixNano() >= l.expires {
+			ss.retireLocked(l)
+		}
+	}
+	for e := ss.tombs.Front(); e != nil; {
+		t := e.Value.(tomb)
+		next := e.Next()
+		if now.UnixNano() >= t.expires {
+			ss.tombs.Remove(e)
+			delete(ss.deleted, t.id)
+		}
+		e = next
+	}
 }
 
 // remove ends a session on this replica: later requests with its id get 404.
 func (ss *sessions) remove(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.deleted[id] = time.Now().Add(sessionTTL)
-	if l, ok := ss.live[id]; ok {
-		close(l.done)
-		delete(ss.live, id)
+	if e, ok := ss.live[id]; ok {
+		ss.retireLocked(e.Value.(*live))
+		return
 	}
+	ss.buryLocked(id, ss.now().Add(sessionTTL).UnixNano())
 }
 
+// closeAll ends every live session and waits for their background work.
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
 	var ended []*live
-	for id, l := range ss.live {
-		close(l.done)
-		delete(ss.live, id)
+	for e := ss.lru.Front(); e != nil; e = e.Next() {
+		l := e.Value.(*live)
+		l.end()
 		ended = append(ended, l)
 	}
+	ss.live = map[string]*list.Element{}
+	ss.lru.Init()
+	ss.perCall = map[string]int{}
+	if !ss.closed {
+		ss.closed = true
+		close(ss.stop)
+	}
 	ss.mu.Unlock()
+	ss.sweepers.Wait()
 	for _, l := range ended {
 		l.work.Wait()
 	}
