@@ -280,10 +280,21 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		delete(g.hub.upstreamSubs, key)
 		return true
 	}
+	unsubscribe := func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)
+	}
 	if first {
 		if _, err := s.Client.Call(ctx, mcp.MethodResourcesSubscribe, params, opts); err != nil {
-			g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
-			release()
+			last := release()
+			if ctx.Err() == nil {
+				g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
+			} else if last {
+				// The listen ended while the subscribe was in flight: the
+				// upstream may have subscribed all the same.
+				unsubscribe()
+			}
 			return
 		}
 	}
@@ -292,9 +303,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		if !release() {
 			return // another listen still follows this URI on that session
 		}
-		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)
+		unsubscribe()
 	})
 }
 

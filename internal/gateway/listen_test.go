@@ -83,3 +83,60 @@ func TestLegacySubscriptionsAreCounted(t *testing.T) {
 	}
 	t.Fatalf("the last listen to end did not unsubscribe: %v", seen)
 }
+
+// A listen that ends while the upstream's resources/subscribe answer is still
+// in flight must still unsubscribe: the upstream may have subscribed.
+func TestLegacySubscribeEndedInFlightUnsubscribes(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	release := make(chan struct{})
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Handlers: map[string]fakemcp.Handler{
+		mcp.MethodResourcesSubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			mu.Lock()
+			seen["subscribe"]++
+			mu.Unlock()
+			<-release
+			return json.RawMessage(`{}`), nil
+		},
+		mcp.MethodResourcesUnsubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			mu.Lock()
+			seen["unsubscribe"]++
+			mu.Unlock()
+			return json.RawMessage(`{}`), nil
+		},
+	}})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
+	ctx, end := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); g.legacySubscribe(ctx, g.servers["fs"], upstream.Options{}, "file:///x") }()
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := seen["subscribe"]
+		mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream never saw resources/subscribe")
+		}
+	}
+	end()
+	close(release)
+	<-done
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := seen["unsubscribe"]
+		mu.Unlock()
+		if n == 1 {
+			return
+		}
+	}
+	t.Fatalf("a listen that ended during its subscribe left the upstream subscribed: %v", seen)
+}
