@@ -56,10 +56,6 @@ func (c *sseConns) remove(id string) {
 // serveSSEStream opens a legacy HTTP+SSE connection: the first event names
 // the URL to POST messages to.
 func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
 	if mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))) {
 		http.Error(w, "the HTTP+SSE transport serves legacy revisions only; POST to /mcp for "+mcp.Latest, http.StatusBadRequest)
 		return
@@ -77,6 +73,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(raw)
 	ctx, cancel := context.WithCancel(r.Context())
 	conn := &sseConn{binding: caller.Binding(), ctx: ctx}
+	keepOpen(w, r)
 	conn.stream = newStreamSink(w)
 	h.sseConns.add(id, conn) // before the client learns the id
 	defer func() {
@@ -100,10 +97,6 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its
 // answer goes on the connection's stream.
 func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
 	conn := h.sseConns.get(r.URL.Query().Get("session_id"))
 	if conn == nil {
 		http.Error(w, "session not found", http.StatusNotFound)

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
 
-// DefaultMaxBodyBytes bounds one POSTed message.
+// DefaultMaxBodyBytes bounds one POSTed message when MCPConfig.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 4 << 20
 
 // MCPConfig builds the MCP endpoints.
@@ -68,7 +68,7 @@ func NewMCP(cfg MCPConfig) *MCP {
 
 // Register adds the MCP routes to mux.
 func (h *MCP) Register(mux *http.ServeMux) {
-	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, nil, false) })
+	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "", false) })
 	mux.Handle("/mcp", all)
 	mux.Handle("/mcp/{$}", all)
 	scoped := http.HandlerFunc(h.serveScoped)
@@ -87,12 +87,7 @@ func (h *MCP) Close() {
 }
 
 func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {
-	name, ok := h.cfg.Resolve(r.PathValue("server"))
-	if !ok {
-		writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(r.PathValue("server"))))
-		return
-	}
-	h.serve(w, r, []string{name}, !h.cfg.ScopedPrefix)
+	h.serve(w, r, r.PathValue("server"), true)
 }
 
 // request is one downstream POST on its way through the front.
@@ -106,11 +101,10 @@ type request struct {
 	unprefix  bool
 }
 
-func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unprefixed bool) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
+// serve answers /mcp and, when scoped, /{segment}/mcp. The caller is
+// established from the headers before anything else: who is refused learns
+// nothing about which servers exist, and costs no body read.
+func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scoped bool) {
 	modernHeader := mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion)))
 	switch r.Method {
 	case http.MethodPost:
@@ -120,29 +114,74 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unpr
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		h.serveLegacySession(w, r, scope)
-		return
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	req, ok := h.admit(w, r)
+	r, caller, ok := h.establish(w, r)
 	if !ok {
 		return
 	}
-	req.scope, req.unprefix = scope, unprefixed
-	msg := req.msg
-	if modernHeader || hasModernMeta(msg) {
+	if name := mcp.RepeatedHeader(r.Header); name != "" {
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s must be sent once", name))
+		return
+	}
+	var scope []string
+	if scoped {
+		name, ok := h.cfg.Resolve(segment)
+		if !ok {
+			writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(segment)))
+			return
+		}
+		scope = []string{name}
+	}
+	if r.Method != http.MethodPost {
+		h.serveLegacySession(w, r, scope)
+		return
+	}
+	req, ok := h.readMessage(w, r, caller)
+	if !ok {
+		return
+	}
+	req.scope, req.unprefix = scope, scoped && !h.cfg.ScopedPrefix
+	if modernHeader || hasModernMeta(req.msg) {
 		h.serveModern(req)
 		return
 	}
 	h.serveLegacy(req)
 }
 
-// admit reads the POSTed message and authenticates its sender; on failure
-// it has answered.
+// callerKey holds the request's established *identity.Caller in its context.
+type callerKey struct{}
+
+// establish authenticates the request from its headers alone and keeps the
+// caller with the request, so that the rest of its handling asks no more;
+// on failure it has answered.
+func (h *MCP) establish(w http.ResponseWriter, r *http.Request) (*http.Request, *identity.Caller, bool) {
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return r, nil, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)), caller, true
+}
+
+// admit authenticates the sender of a POSTed message from the headers, then
+// reads the message; on failure it has answered.
 func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
+	r, caller, ok := h.establish(w, r)
+	if !ok {
+		return nil, false
+	}
+	return h.readMessage(w, r, caller)
+}
+
+// readMessage reads and decodes the POSTed message of an established caller.
+func (h *MCP) readMessage(w http.ResponseWriter, r *http.Request, caller *identity.Caller) (*request, bool) {
+	if r.ContentLength > h.cfg.MaxBodyBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
+		return nil, false
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -150,7 +189,7 @@ func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
 			return nil, false
 		}
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body"))
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body in time"))
 		return nil, false
 	}
 	msg, err := jsonrpc.Decode(body)
@@ -160,19 +199,23 @@ func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
 		return nil, false
 	}
-	caller, ok := h.authenticate(w, r, msg)
-	if !ok {
-		return nil, false
-	}
 	_, fromAuth := identity.Credential(r)
 	return &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}, true
 }
 
-// authenticate establishes the caller or answers the refusal.
+// authenticate establishes the caller from the request's headers, or
+// answers the refusal. A caller already established for this request is
+// reused. The webhook is told the MCP method from Mcp-Method when the
+// client sent it, else the HTTP route; msg, when known, gives the error's id.
 func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (*identity.Caller, bool) {
+	if c, ok := r.Context().Value(callerKey{}).(*identity.Caller); ok {
+		return c, true
+	}
 	method := r.URL.Path
-	if msg != nil && msg.Method != "" {
-		method = msg.Method
+	if v := r.Header.Values(mcp.HeaderMethod); len(v) == 1 {
+		if m, err := mcp.DecodeHeaderValue(v[0]); err == nil && m != "" {
+			method = m
+		}
 	}
 	caller, err := h.cfg.Auth.Authenticate(r.Context(), r, method)
 	if err == nil {
