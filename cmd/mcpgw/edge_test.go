@@ -176,6 +176,37 @@ func TestWebhookDecidesFromHeaders(t *testing.T) {
 	}
 }
 
+// TestMcpMethodBindsTheBody: the webhook decides from the Mcp-Method
+// header, so a body with another method is refused in either era: a caller
+// cannot be authorised for tools/list and run tools/call.
+func TestMcpMethodBindsTheBody(t *testing.T) {
+	hook := newHTTPServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"user_id":"alice"}`)
+	}))
+	addr := serveEdge(t, edgeConfig("  custom_auth: "+hook+"\n"), nil)
+	const key = "sk-alice-000000000000"
+	legacy := legacyHeaders(key, initLegacy(t, "http://"+addr+"/mcp", key))
+	legacy["Mcp-Method"] = "tools/list"
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+	}{
+		{"legacy session", legacy},
+		{"modern", map[string]string{"Authorization": "Bearer " + key, "Mcp-Method": "tools/list", "MCP-Protocol-Version": "2026-07-28"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"one-x","arguments":{}}}`
+			if tc.name == "modern" {
+				body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"one-x","arguments":{},` + modernMeta + `}}`
+			}
+			status, _, out := rpc(t, "http://"+addr+"/mcp", tc.hdr, body)
+			if status != http.StatusBadRequest || errCode(out) != -32020 {
+				t.Fatalf("status %d, error %v; want 400 -32020", status, out["error"])
+			}
+		})
+	}
+}
+
 // newHTTPServer serves h on loopback until the test ends and returns its URL.
 func newHTTPServer(t *testing.T, h http.Handler) string {
 	t.Helper()

@@ -199,8 +199,28 @@ func (h *MCP) readMessage(w http.ResponseWriter, r *http.Request, caller *identi
 		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
 		return nil, false
 	}
+	// The caller was established for the method its Mcp-Method header names;
+	// the message must be that method, in either era.
+	if hm := headerMethod(r); hm != "" && hm != msg.Method {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: Mcp-Method '%s' != method '%s'", clip(hm), clip(msg.Method)))
+		return nil, false
+	}
 	_, fromAuth := identity.Credential(r)
 	return &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}, true
+}
+
+// headerMethod returns the method the Mcp-Method header names, or "" when
+// it is absent, repeated or malformed.
+func headerMethod(r *http.Request) string {
+	v := r.Header.Values(mcp.HeaderMethod)
+	if len(v) != 1 {
+		return ""
+	}
+	m, err := mcp.DecodeHeaderValue(v[0])
+	if err != nil {
+		return ""
+	}
+	return m
 }
 
 // authenticate establishes the caller from the request's headers, or
@@ -211,11 +231,9 @@ func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	if c, ok := r.Context().Value(callerKey{}).(*identity.Caller); ok {
 		return c, true
 	}
-	method := r.URL.Path
-	if v := r.Header.Values(mcp.HeaderMethod); len(v) == 1 {
-		if m, err := mcp.DecodeHeaderValue(v[0]); err == nil && m != "" {
-			method = m
-		}
+	method := headerMethod(r)
+	if method == "" {
+		method = r.URL.Path
 	}
 	caller, err := h.cfg.Auth.Authenticate(r.Context(), r, method)
 	if err == nil {
