@@ -101,6 +101,10 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	if err != nil {
 		return nil, err
 	}
+	if w := cfg.General.HTTP.WriteTimeout; env.clientTimeout >= w {
+		log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
+			"client_timeout", env.clientTimeout.String(), "http_write_timeout", w.String())
+	}
 	sep := configOptions(lookupEnv).ToolPrefixSeparator
 	if sep == "" {
 		sep = "-"

@@ -221,7 +221,7 @@ type GeneralSettings struct {
 type HTTPLimits struct {
 	// ReadHeaderTimeout bounds reading a request's headers (http_read_header_timeout).
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading a request's headers and body, from its first byte (http_read_timeout).
+	// ReadTimeout bounds reading a request's body, from when its handler starts (http_read_timeout).
 	ReadTimeout time.Duration
 	// WriteTimeout bounds writing a response that is not a stream (http_write_timeout).
 	WriteTimeout time.Duration

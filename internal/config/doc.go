@@ -40,8 +40,8 @@
 //     shadows another server's name, id or alias is a warning; a duplicate server_id an error.
 //   - The downstream HTTP server's bounds are general_settings keys (HTTPLimits; each must be
 //     positive; durations are seconds, fractions allowed). Defaults (DefaultHTTPLimits):
-//     http_read_header_timeout 10, http_read_timeout 30 (headers and body, from the request's
-//     first byte), http_write_timeout 300 (responses that are not streams; a server whose timeout
+//     http_read_header_timeout 10, http_read_timeout 30 (a request body, from when its handler
+//     starts), http_write_timeout 300 (responses that are not streams; a server whose timeout
 //     is not shorter gets a warning), http_idle_timeout 60 (keep-alive), http_max_header_bytes
 //     65536, max_request_body_bytes 4194304, max_connections 1024, max_inflight_requests 256
 //     (long-lived streams excepted: they are bounded by max_connections).

@@ -1,4 +1,3 @@
-// Package front is the gateway's HTTP front. For now it serves the health endpoints.
 package front
 
 import (

@@ -84,3 +84,25 @@ func TestHostGuardAllowlist(t *testing.T) {
 		})
 	}
 }
+
+// FuzzHostGuard: any Host and Origin a stranger sends is decided without a
+// panic, and a foreign Origin on a loopback listener is never allowed.
+func FuzzHostGuard(f *testing.F) {
+	for _, s := range [][2]string{{"localhost:4000", ""}, {"evil.example", "http://evil.example"}, {"[::1]:80", "http://[::1]"},
+		{"gw.example.com", "https://a.corp.example"}, {"", "null"}, {"a:b:c", "::"}, {"x", "http://%zz"}} {
+		f.Add(s[0], s[1])
+	}
+	g := NewHostGuard([]string{"gw.example.com", "*.corp.example"}, []string{"https://app.example.com"})
+	loop := &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 4000}
+	f.Fuzz(func(t *testing.T, host, origin string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Host = host
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, loop))
+		if g.Allowed(r) && origin == "http://evil.example" {
+			t.Fatalf("Host %q with a foreign Origin allowed", host)
+		}
+	})
+}
