@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -279,6 +278,21 @@ func TestIdleKeepAliveIsClosed(t *testing.T) {
 	}
 }
 
+// TestMaxHeaderBytes: a header block beyond http_max_header_bytes is
+// refused with 431 before any handler runs.
+func TestMaxHeaderBytes(t *testing.T) {
+	addr := serveEdge(t, edgeConfig("  http_max_header_bytes: 4096\n"), nil)
+	c := dial(t, addr)
+	_, _ = io.WriteString(c, "GET /health/liveliness HTTP/1.1\r\nHost: "+addr+"\r\nX-Filler: "+strings.Repeat("a", 20000)+"\r\n\r\n")
+	resp, _, err := readResponse(c, bufio.NewReader(c), 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("status %d, want 431", resp.StatusCode)
+	}
+}
+
 // TestMaxConnections: connections beyond max_connections are refused at
 // once; a freed place is reused.
 func TestMaxConnections(t *testing.T) {
@@ -514,5 +528,3 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
-
-var _ = fmt.Sprint
