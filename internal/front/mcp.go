@@ -119,7 +119,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	r, caller, ok := h.establish(w, r)
+	caller, ok := h.authenticate(w, r, nil)
 	if !ok {
 		return
 	}
@@ -137,7 +137,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		scope = []string{name}
 	}
 	if r.Method != http.MethodPost {
-		h.serveLegacySession(w, r, scope)
+		h.serveLegacySession(w, withCaller(r, caller), scope)
 		return
 	}
 	req, ok := h.readMessage(w, r, caller)
@@ -155,21 +155,16 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 // callerKey holds the request's established *identity.Caller in its context.
 type callerKey struct{}
 
-// establish authenticates the request from its headers alone and keeps the
-// caller with the request, so that the rest of its handling asks no more;
-// on failure it has answered.
-func (h *MCP) establish(w http.ResponseWriter, r *http.Request) (*http.Request, *identity.Caller, bool) {
-	caller, ok := h.authenticate(w, r, nil)
-	if !ok {
-		return r, nil, false
-	}
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)), caller, true
+// withCaller keeps the caller established for r with it, so that the rest
+// of its handling asks no more (see authenticate).
+func withCaller(r *http.Request, caller *identity.Caller) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
 }
 
 // admit authenticates the sender of a POSTed message from the headers, then
 // reads the message; on failure it has answered.
 func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
-	r, caller, ok := h.establish(w, r)
+	caller, ok := h.authenticate(w, r, nil)
 	if !ok {
 		return nil, false
 	}
