@@ -53,7 +53,7 @@ func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnde
 	}
 	// The server the wiring builds, on a test listener.
 	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = newServer(a.handler(cfg, nil, log), cfg.General.HTTP, log)
+	srv.Config = newServer(a.handler(cfg, nil), cfg.General.HTTP, log)
 	srv.Listener = front.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
 	srv.Start()
 	t.Cleanup(func() {

@@ -108,7 +108,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	}
 	lim := cfg.General.HTTP
 	ln = front.LimitListener(ln, lim.MaxConnections)
-	srv := newServer(gw.handler(cfg, health, log), lim, log)
+	srv := newServer(gw.handler(cfg, health), lim, log)
 	served := make(chan error, 1)
 	goSafe(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,

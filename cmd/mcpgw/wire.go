@@ -261,7 +261,7 @@ func (a *app) register(mux *http.ServeMux) {
 // handler returns the gateway's whole HTTP surface: every route (health too,
 // when given) behind one admission layer: the DNS-rebinding guard, the
 // in-flight bound and the body read deadline.
-func (a *app) handler(cfg *config.Config, health *front.Health, log *slog.Logger) http.Handler {
+func (a *app) handler(cfg *config.Config, health *front.Health) http.Handler {
 	mux := http.NewServeMux()
 	a.register(mux)
 	if health != nil {
@@ -271,7 +271,6 @@ func (a *app) handler(cfg *config.Config, health *front.Health, log *slog.Logger
 		Guard:           front.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
-		Logger:          log,
 	})
 }
 

@@ -3,7 +3,6 @@ package front
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,7 +28,6 @@ type AdmissionConfig struct {
 	// gets 503 with Retry-After. A long-lived stream gives its place back
 	// when it starts streaming (see keepOpen); health probes never wait.
 	MaxInflight int
-	Logger      *slog.Logger
 }
 
 // admissionKey holds the request's *admitted in its context.
