@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -50,9 +51,11 @@ func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnde
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	a.register(mux)
-	srv := httptest.NewServer(mux)
+	// The server the wiring builds, on a test listener.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = newServer(a.handler(cfg, nil), cfg.General.HTTP, log)
+	srv.Listener = front.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
+	srv.Start()
 	t.Cleanup(func() {
 		a.mcp.Close()
 		srv.Close()

@@ -274,6 +274,7 @@ mcp_servers:
 	post := func(body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, gw.url+"/mcp-rest/tools/call", bytes.NewReader([]byte(body)))
 		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -92,8 +91,6 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 		log.Error("cannot start the gateway", "error", err.Error())
 		return exitError
 	}
-	mux := http.NewServeMux()
-	gw.register(mux)
 	health := &front.Health{Version: buildVersion(), Checks: []front.Check{{
 		Name: "config",
 		Probe: func(context.Context) error {
@@ -103,20 +100,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 			return nil
 		},
 	}}}
-	health.Register(mux)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))
 	if err != nil {
 		log.Error("cannot listen", "error", err.Error())
 		return exitError
 	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	lim := cfg.General.HTTP
+	ln = front.LimitListener(ln, lim.MaxConnections)
+	srv := newServer(gw.handler(cfg, health), lim, log)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	goSafe(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,
 		"servers", len(cfg.Servers), "data_dir", f.dataDir)
 

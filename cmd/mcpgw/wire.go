@@ -33,6 +33,7 @@ import (
 type app struct {
 	mcp     *front.MCP
 	clients []*upstream.Client
+	log     *slog.Logger
 }
 
 // envSettings are the environment variables the gateway reads.
@@ -100,17 +101,20 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	if err != nil {
 		return nil, err
 	}
+	if w := cfg.General.HTTP.WriteTimeout; env.clientTimeout >= w {
+		log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
+			"client_timeout", env.clientTimeout.String(), "http_write_timeout", w.String())
+	}
 	sep := configOptions(lookupEnv).ToolPrefixSeparator
 	if sep == "" {
 		sep = "-"
 	}
-	a := &app{}
+	a := &app{log: log}
 	info := mcp.Implementation{Name: "mcpgw", Version: buildVersion()}
 	var (
 		gwServers  []*gateway.Server
 		catServers []*catalog.Server
 		polServers []policy.Server
-		byName     = map[string]string{}
 	)
 	// Upstreams tell the catalog and the listens when their lists change;
 	// both are built after them, so they are reached through these pointers.
@@ -144,11 +148,6 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 			Name: s.Name, ID: s.ServerID, Alias: s.Alias, AccessGroups: s.AccessGroups, AllowAllKeys: s.AllowAllKeys,
 			AllowedTools: s.AllowedTools, DisallowedTools: s.DisallowedTools,
 		})
-		for _, k := range []string{s.Name, s.ServerID, s.Alias} {
-			if k != "" {
-				byName[k] = s.Name
-			}
-		}
 	}
 	sampler, err := newSampler(cfg, log)
 	if err != nil {
@@ -164,10 +163,12 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 		Continuations: continuations, Sampler: sampler,
 	})
 	gwRef.Store(gw)
+	routes := config.Routes(cfg.Servers) // one lookup for every route: name, then id, then alias
 	a.mcp = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: log,
-		Resolve: func(seg string) (string, bool) { n, ok := byName[seg]; return n, ok },
+		Resolve:      func(seg string) (string, bool) { n, ok := routes[seg]; return n, ok },
+		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
 	})
 	return a, nil
 }
@@ -257,6 +258,55 @@ func (a *app) register(mux *http.ServeMux) {
 	a.mcp.RegisterREST(mux)
 }
 
+// handler returns the gateway's whole HTTP surface: every route (health too,
+// when given) behind one admission layer: the DNS-rebinding guard, the
+// in-flight bound and the body read deadline.
+func (a *app) handler(cfg *config.Config, health *front.Health) http.Handler {
+	mux := http.NewServeMux()
+	a.register(mux)
+	if health != nil {
+		health.Register(mux)
+	}
+	return front.Admission(mux, front.AdmissionConfig{
+		Guard:           front.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
+		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
+		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
+	})
+}
+
+// newServer returns the HTTP server for h with lim's timeouts. Its
+// ReadTimeout stays unset on purpose: net/http would let it fire while a
+// finished body's connection is watched for the client leaving, cancelling
+// every request that runs longer; the admission layer bounds body reads
+// instead, and long-lived streams lift their deadlines.
+func newServer(h http.Handler, lim config.HTTPLimits, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// goSafe runs f in a goroutine whose panic is logged at ERROR (its type
+// only, never its value, which may hold arguments or tokens) instead of
+// ending the process; onPanic, when set, runs after the log.
+func goSafe(log *slog.Logger, what string, f func(), onPanic func()) {
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				log.Error("recovered from a panic", "in", what, "panic", fmt.Sprintf("%T", v))
+				if onPanic != nil {
+					onPanic()
+				}
+			}
+		}()
+		f()
+	}()
+}
+
 // close ends downstream streams, then every upstream session and child, in
 // parallel, within ctx.
 func (a *app) close(ctx context.Context) {
@@ -266,10 +316,10 @@ func (a *app) close(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, c := range a.clients {
 		wg.Add(1)
-		go func() {
+		goSafe(a.log, "closing an upstream", func() {
 			defer wg.Done()
 			_ = c.Close(ctx)
-		}()
+		}, nil)
 	}
 	wg.Wait()
 }

@@ -84,20 +84,39 @@ type Config struct {
 	EnvironmentVariables map[string]string
 }
 
-// Server returns the configured server whose name, server_id or alias is key.
+// Server returns the configured server whose name, server_id or alias is key, with the
+// precedence of Routes.
 func (c *Config) Server(key string) (*Server, bool) {
-	for _, match := range []func(*Server) bool{
-		func(s *Server) bool { return s.Name == key },
-		func(s *Server) bool { return s.ServerID == key },
-		func(s *Server) bool { return s.Alias != "" && s.Alias == key },
-	} {
-		for i := range c.Servers {
-			if match(&c.Servers[i]) {
-				return &c.Servers[i], true
-			}
+	name, ok := Routes(c.Servers)[key]
+	if !ok {
+		return nil, false
+	}
+	for i := range c.Servers {
+		if c.Servers[i].Name == name {
+			return &c.Servers[i], true
 		}
 	}
 	return nil, false
+}
+
+// Routes maps every route key (a URL segment of /{server}/mcp, a REST server_id) to the name of
+// the server it selects: a server's name wins over any server_id or alias, a server_id over any
+// alias, and among equals the earlier server in the file wins. Build it once and look keys up.
+func Routes(servers []Server) map[string]string {
+	out := make(map[string]string, 3*len(servers))
+	for _, key := range []func(*Server) string{
+		func(s *Server) string { return s.Name },
+		func(s *Server) string { return s.ServerID },
+		func(s *Server) string { return s.Alias },
+	} {
+		for i := range servers {
+			k := key(&servers[i])
+			if _, taken := out[k]; k != "" && !taken {
+				out[k] = servers[i].Name
+			}
+		}
+	}
+	return out
 }
 
 // Server is one entry of mcp_servers; Name is its YAML key.
@@ -188,6 +207,49 @@ type GeneralSettings struct {
 	StoreModelInDB bool
 	// MCPScopedPrefix keeps tool prefixes on /{server}/mcp; defaults to true.
 	MCPScopedPrefix bool
+	// HTTP bounds what one downstream connection or request may hold; see DefaultHTTPLimits.
+	HTTP HTTPLimits
+	// AllowedHosts are extra Host names served besides the listener's own (allowed_hosts), for
+	// deployments behind a reverse proxy; an entry "*.example.com" matches any subdomain.
+	AllowedHosts []string
+	// AllowedOrigins are extra browser origins accepted (allowed_origins), as scheme://host[:port];
+	// "*" is not accepted.
+	AllowedOrigins []string
+}
+
+// HTTPLimits are the downstream server's timeouts and bounds (general_settings keys in brackets).
+type HTTPLimits struct {
+	// ReadHeaderTimeout bounds reading a request's headers (http_read_header_timeout).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a request's body, from when its handler starts (http_read_timeout).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a response that is not a stream (http_write_timeout).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long (http_idle_timeout).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header block (http_max_header_bytes).
+	MaxHeaderBytes int
+	// MaxRequestBodyBytes bounds one request body (max_request_body_bytes).
+	MaxRequestBodyBytes int64
+	// MaxConnections bounds open downstream connections (max_connections).
+	MaxConnections int
+	// MaxInflightRequests bounds requests being served at once, long-lived streams excepted
+	// (max_inflight_requests).
+	MaxInflightRequests int
+}
+
+// DefaultHTTPLimits returns the defaults of HTTPLimits.
+func DefaultHTTPLimits() HTTPLimits {
+	return HTTPLimits{
+		ReadHeaderTimeout:   10 * time.Second,
+		ReadTimeout:         30 * time.Second,
+		WriteTimeout:        5 * time.Minute,
+		IdleTimeout:         60 * time.Second,
+		MaxHeaderBytes:      64 << 10,
+		MaxRequestBodyBytes: 4 << 20,
+		MaxConnections:      1024,
+		MaxInflightRequests: 256,
+	}
 }
 
 // LiteLLMSettings is litellm_settings.

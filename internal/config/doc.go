@@ -34,6 +34,20 @@
 //   - Duplicate model_name entries are allowed (LiteLLM load-balances across them).
 //   - The set of protocol revisions comes from internal/mcp (KnownRevisions), the one place
 //     that lists what the gateway speaks; a local copy would drift.
+//   - Route keys: a server is reached by its name, its server_id or its alias (/{server}/mcp, REST
+//     server_id). Routes builds the one lookup every route uses: a name wins over any server_id or
+//     alias, a server_id over any alias, the earlier server among equals. A server_id or alias that
+//     shadows another server's name, id or alias is a warning; a duplicate server_id an error.
+//   - The downstream HTTP server's bounds are general_settings keys (HTTPLimits; each must be
+//     positive; durations are seconds, fractions allowed). Defaults (DefaultHTTPLimits):
+//     http_read_header_timeout 10, http_read_timeout 30 (a request body, from when its handler
+//     starts), http_write_timeout 300 (responses that are not streams; a server whose timeout
+//     is not shorter gets a warning), http_idle_timeout 60 (keep-alive), http_max_header_bytes
+//     65536, max_request_body_bytes 4194304, max_connections 1024, max_inflight_requests 256
+//     (long-lived streams excepted: they are bounded by max_connections).
+//   - allowed_hosts lists extra Host names served behind a reverse proxy (gw.example.com, or
+//     *.corp.example for any subdomain); allowed_origins lists extra browser origins
+//     (https://app.example.com). Neither accepts "*": the DNS-rebinding guard stays on.
 //   - A Config is a value: nothing in it is shared with the loader, and a reload is a new Load
 //     whose result the caller swaps in atomically.
 package config

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -18,6 +20,7 @@ func (l *loader) parse(data []byte) *Config {
 		General: GeneralSettings{
 			MCPAdvertisedVersions: DefaultAdvertisedVersions(),
 			MCPScopedPrefix:       true,
+			HTTP:                  DefaultHTTPLimits(),
 		},
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -203,10 +206,100 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			if b, ok := l.boolean(e.v, field); ok {
 				g.MCPScopedPrefix = b
 			}
+		case "allowed_hosts":
+			g.AllowedHosts = l.hostList(e.v, field)
+		case "allowed_origins":
+			g.AllowedOrigins = l.originList(e.v, field)
 		default:
-			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+			if !l.httpLimit(e, field, &g.HTTP) {
+				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+			}
 		}
 	}
+}
+
+// httpLimit reads one of the HTTPLimits keys; false when e is not one.
+func (l *loader) httpLimit(e entry, field string, h *HTTPLimits) bool {
+	durations := map[string]*time.Duration{
+		"http_read_header_timeout": &h.ReadHeaderTimeout,
+		"http_read_timeout":        &h.ReadTimeout,
+		"http_write_timeout":       &h.WriteTimeout,
+		"http_idle_timeout":        &h.IdleTimeout,
+	}
+	if dst, ok := durations[e.key]; ok {
+		if d, ok := l.seconds(e.v, field); ok {
+			if d <= 0 {
+				l.errorf(e.v, "%s must be a positive number of seconds", field)
+				return true
+			}
+			*dst = d
+		}
+		return true
+	}
+	var n int
+	switch e.key {
+	case "http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests":
+		v, ok := l.nonNegInt(e.v, field)
+		if !ok {
+			return true
+		}
+		if v <= 0 {
+			l.errorf(e.v, "%s must be a positive whole number", field)
+			return true
+		}
+		n = v
+	default:
+		return false
+	}
+	switch e.key {
+	case "http_max_header_bytes":
+		h.MaxHeaderBytes = n
+	case "max_request_body_bytes":
+		h.MaxRequestBodyBytes = int64(n)
+	case "max_connections":
+		h.MaxConnections = n
+	case "max_inflight_requests":
+		h.MaxInflightRequests = n
+	}
+	return true
+}
+
+// hostList reads allowed_hosts: host names (no scheme, port or path), "*.suffix" wildcards allowed.
+func (l *loader) hostList(n *yaml.Node, field string) []string {
+	var out []string
+	for i, h := range l.strList(n, field) {
+		h = strings.ToLower(strings.TrimSpace(h))
+		bare := strings.TrimPrefix(h, "*.")
+		if bare == "" || strings.ContainsAny(bare, "*/:@ ") && !strings.HasPrefix(bare, "[") {
+			l.errorf(itemNode(n, i), "%s[%d] must be a host name such as gw.example.com or *.example.com", field, i)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// originList reads allowed_origins: scheme://host[:port] with no path.
+func (l *loader) originList(n *yaml.Node, field string) []string {
+	var out []string
+	for i, o := range l.strList(n, field) {
+		o = strings.TrimRight(strings.TrimSpace(o), "/")
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+			l.errorf(itemNode(n, i), "%s[%d] must be an origin such as https://app.example.com", field, i)
+			continue
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	return out
+}
+
+// itemNode returns the i-th item of a sequence node, or n.
+func itemNode(n *yaml.Node, i int) *yaml.Node {
+	if d := deref(n); d != nil && d.Kind == yaml.SequenceNode && i < len(d.Content) {
+		return d.Content[i]
+	}
+	return n
 }
 
 func (l *loader) advertised(k, v *yaml.Node, field string) []string {

@@ -184,33 +184,14 @@ func (l *loader) validate(cfg *Config, serversKey, samplingNode *yaml.Node) {
 	if len(cfg.Servers) == 0 && !cfg.General.StoreModelInDB {
 		l.warnf(serversKey, "no mcp_servers are configured")
 	}
-	ids := map[string]*Server{}
-	for i := range cfg.Servers {
-		s := &cfg.Servers[i]
-		if first, dup := ids[s.ServerID]; dup {
-			l.errorAt(s.Line, "server %q has server_id %q, already used by server %q (line %d); server ids must be unique",
-				s.Name, s.ServerID, first.Name, first.Line)
-			continue
+	l.checkRoutes(cfg.Servers)
+	if w, lim := cfg.General.HTTP.WriteTimeout, cfg.General.HTTP; w > 0 {
+		for _, s := range cfg.Servers {
+			if s.Timeout >= w {
+				l.warnAt(s.Line, "server %q has timeout %s, not shorter than general_settings.http_write_timeout %s; "+
+					"its slow answers will be cut", s.Name, s.Timeout, lim.WriteTimeout)
+			}
 		}
-		ids[s.ServerID] = s
-	}
-	routes := map[string]*Server{}
-	for i := range cfg.Servers {
-		s := &cfg.Servers[i]
-		routes[s.Name] = s
-		routes[s.ServerID] = s
-	}
-	for i := range cfg.Servers {
-		s := &cfg.Servers[i]
-		if s.Alias == "" || s.Alias == s.Name || s.Alias == s.ServerID {
-			continue
-		}
-		if other, dup := routes[s.Alias]; dup && other != s {
-			l.warnAt(s.Line, "server %q has alias %q, which is also the name, id or alias of server %q; "+
-				"a route by that alias is ambiguous", s.Name, s.Alias, other.Name)
-			continue
-		}
-		routes[s.Alias] = s
 	}
 
 	if m := cfg.LiteLLM.DefaultMCPSamplingModel; m != "" {
@@ -228,6 +209,50 @@ func (l *loader) validate(cfg *Config, serversKey, samplingNode *yaml.Node) {
 		if !found {
 			l.errorf(samplingNode, "litellm_settings.default_mcp_sampling_model %q names no model_name in model_list", m)
 		}
+	}
+}
+
+// checkRoutes refuses duplicate server ids and warns when a server_id or alias shadows another
+// server's name, id or alias: the route then selects the other server (see Routes).
+func (l *loader) checkRoutes(servers []Server) {
+	names := map[string]*Server{}
+	for i := range servers {
+		names[servers[i].Name] = &servers[i]
+	}
+	ids := map[string]*Server{}
+	for i := range servers {
+		s := &servers[i]
+		if first, dup := ids[s.ServerID]; dup {
+			l.errorAt(s.Line, "server %q has server_id %q, already used by server %q (line %d); server ids must be unique",
+				s.Name, s.ServerID, first.Name, first.Line)
+			continue
+		}
+		ids[s.ServerID] = s
+		if other, ok := names[s.ServerID]; ok && other != s {
+			l.warnAt(s.Line, "server %q has server_id %q, which is the name of server %q; "+
+				"/%s/mcp and server_id %q select server %q (a name wins over an id)",
+				s.Name, s.ServerID, other.Name, s.ServerID, s.ServerID, other.Name)
+		}
+	}
+	aliases := map[string]*Server{}
+	for i := range servers {
+		s := &servers[i]
+		if s.Alias == "" || s.Alias == s.Name || s.Alias == s.ServerID {
+			continue
+		}
+		other, dup := names[s.Alias]
+		if !dup {
+			other, dup = ids[s.Alias]
+		}
+		if !dup {
+			other, dup = aliases[s.Alias]
+		}
+		if dup && other != s {
+			l.warnAt(s.Line, "server %q has alias %q, which is also the name, id or alias of server %q; "+
+				"a route by that alias is ambiguous and selects server %q", s.Name, s.Alias, other.Name, other.Name)
+			continue
+		}
+		aliases[s.Alias] = s
 	}
 }
 

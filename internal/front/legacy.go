@@ -262,6 +262,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 		return
 	}
 	defer sess.detach(st)
+	keepOpen(w, r)
 	st.open(w)
 	ctx, cancel := context.WithCancel(r.Context())
 	var rechecked sync.WaitGroup

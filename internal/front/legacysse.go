@@ -116,10 +116,6 @@ func (c *sseConns) remove(id string) {
 // serveSSEStream opens a legacy HTTP+SSE connection: the first event names
 // the URL to POST messages to.
 func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
 	if mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion))) {
 		http.Error(w, "the HTTP+SSE transport serves legacy revisions only; POST to /mcp for "+mcp.Latest, http.StatusBadRequest)
 		return
@@ -142,6 +138,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
 	}
+	keepOpen(w, r)
 	conn.stream = newStreamSink(w)
 	var rechecked sync.WaitGroup
 	rechecked.Add(1)
@@ -165,10 +162,6 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its
 // answer goes on the connection's stream.
 func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
 	conn := h.sseConns.get(r.URL.Query().Get("session_id"))
 	if conn == nil {
 		http.Error(w, "session not found", http.StatusNotFound)

@@ -35,6 +35,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	stop := context.AfterFunc(h.ctx, cancel) // gateway shutdown ends the listen
 	defer stop()
 
+	keepOpen(w, r)
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	out := sse.NewWriter(w)

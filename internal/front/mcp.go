@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
 
-// DefaultMaxBodyBytes bounds one POSTed message.
+// DefaultMaxBodyBytes bounds one POSTed message when MCPConfig.MaxBodyBytes is zero.
 const DefaultMaxBodyBytes = 4 << 20
 
 // MCPConfig builds the MCP endpoints.
@@ -71,7 +71,7 @@ func NewMCP(cfg MCPConfig) *MCP {
 
 // Register adds the MCP routes to mux.
 func (h *MCP) Register(mux *http.ServeMux) {
-	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, nil, false) })
+	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "", false) })
 	mux.Handle("/mcp", all)
 	mux.Handle("/mcp/{$}", all)
 	scoped := http.HandlerFunc(h.serveScoped)
@@ -90,12 +90,7 @@ func (h *MCP) Close() {
 }
 
 func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {
-	name, ok := h.cfg.Resolve(r.PathValue("server"))
-	if !ok {
-		writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(r.PathValue("server"))))
-		return
-	}
-	h.serve(w, r, []string{name}, !h.cfg.ScopedPrefix)
+	h.serve(w, r, r.PathValue("server"), true)
 }
 
 // request is one downstream POST on its way through the front.
@@ -109,11 +104,10 @@ type request struct {
 	unprefix  bool
 }
 
-func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unprefixed bool) {
-	if !hostAllowed(r) {
-		refuseHost(w)
-		return
-	}
+// serve answers /mcp and, when scoped, /{segment}/mcp. The caller is
+// established from the headers before anything else: who is refused learns
+// nothing about which servers exist, and costs no body read.
+func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scoped bool) {
 	modernHeader := mcp.IsModern(strings.TrimSpace(r.Header.Get(mcp.HeaderProtocolVersion)))
 	switch r.Method {
 	case http.MethodPost:
@@ -123,29 +117,69 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, scope []string, unpr
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		h.serveLegacySession(w, r, scope)
-		return
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	req, ok := h.admit(w, r)
+	caller, ok := h.authenticate(w, r, nil)
 	if !ok {
 		return
 	}
-	req.scope, req.unprefix = scope, unprefixed
-	msg := req.msg
-	if modernHeader || hasModernMeta(msg) {
+	if name := mcp.RepeatedHeader(r.Header); name != "" {
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s must be sent once", name))
+		return
+	}
+	var scope []string
+	if scoped {
+		name, ok := h.cfg.Resolve(segment)
+		if !ok {
+			writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(segment)))
+			return
+		}
+		scope = []string{name}
+	}
+	if r.Method != http.MethodPost {
+		h.serveLegacySession(w, withCaller(r, caller), scope)
+		return
+	}
+	req, ok := h.readMessage(w, r, caller)
+	if !ok {
+		return
+	}
+	req.scope, req.unprefix = scope, scoped && !h.cfg.ScopedPrefix
+	if modernHeader || hasModernMeta(req.msg) {
 		h.serveModern(req)
 		return
 	}
 	h.serveLegacy(req)
 }
 
-// admit reads the POSTed message and authenticates its sender; on failure
-// it has answered.
+// callerKey holds the request's established *identity.Caller in its context.
+type callerKey struct{}
+
+// withCaller keeps the caller established for r with it, so that the rest
+// of its handling asks no more (see authenticate).
+func withCaller(r *http.Request, caller *identity.Caller) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
+}
+
+// admit authenticates the sender of a POSTed message from the headers, then
+// reads the message; on failure it has answered.
 func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
+	caller, ok := h.authenticate(w, r, nil)
+	if !ok {
+		return nil, false
+	}
+	return h.readMessage(w, r, caller)
+}
+
+// readMessage reads and decodes the POSTed message of an established caller.
+func (h *MCP) readMessage(w http.ResponseWriter, r *http.Request, caller *identity.Caller) (*request, bool) {
+	if r.ContentLength > h.cfg.MaxBodyBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
+		return nil, false
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -153,7 +187,7 @@ func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
 			return nil, false
 		}
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body"))
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body in time"))
 		return nil, false
 	}
 	msg, err := jsonrpc.Decode(body)
@@ -163,19 +197,41 @@ func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 		writeRPCError(w, http.StatusBadRequest, de.ID, de.RPCError())
 		return nil, false
 	}
-	caller, ok := h.authenticate(w, r, msg)
-	if !ok {
+	// The caller was established for the method its Mcp-Method header names;
+	// the message must be that method, in either era.
+	if hm := headerMethod(r); hm != "" && hm != msg.Method {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: Mcp-Method '%s' != method '%s'", clip(hm), clip(msg.Method)))
 		return nil, false
 	}
 	_, fromAuth := identity.Credential(r)
 	return &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}, true
 }
 
-// authenticate establishes the caller or answers the refusal.
+// headerMethod returns the method the Mcp-Method header names, or "" when
+// it is absent, repeated or malformed.
+func headerMethod(r *http.Request) string {
+	v := r.Header.Values(mcp.HeaderMethod)
+	if len(v) != 1 {
+		return ""
+	}
+	m, err := mcp.DecodeHeaderValue(v[0])
+	if err != nil {
+		return ""
+	}
+	return m
+}
+
+// authenticate establishes the caller from the request's headers, or
+// answers the refusal. A caller already established for this request is
+// reused. The webhook is told the MCP method from Mcp-Method when the
+// client sent it, else the HTTP route; msg, when known, gives the error's id.
 func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (*identity.Caller, bool) {
-	method := r.URL.Path
-	if msg != nil && msg.Method != "" {
-		method = msg.Method
+	if c, ok := r.Context().Value(callerKey{}).(*identity.Caller); ok {
+		return c, true
+	}
+	method := headerMethod(r)
+	if method == "" {
+		method = r.URL.Path
 	}
 	caller, err := h.cfg.Auth.Authenticate(r.Context(), r, method)
 	if err == nil {

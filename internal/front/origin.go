@@ -7,13 +7,46 @@ import (
 	"strings"
 )
 
-// hostAllowed guards against DNS rebinding, as the transport spec asks: on a
-// loopback listener only loopback Host names are served (a page on
-// evil.example resolving to 127.0.0.1 is refused), and an Origin header, when
-// a browser sends one, must name the host it is talking to.
-func hostAllowed(r *http.Request) bool {
+// HostGuard guards every route against DNS rebinding, as the transport spec
+// asks: on a loopback listener only loopback Host names (and the configured
+// extra hosts) are served, so a page on evil.example resolving to 127.0.0.1
+// is refused; an Origin header, when a browser sends one, must name the host
+// it is talking to, a configured extra host, or a configured origin.
+type HostGuard struct {
+	hosts   []string // lower-case names; "*.example.com" matches subdomains
+	origins []string // lower-case scheme://host[:port]
+}
+
+// NewHostGuard returns a guard that also admits the given hosts (names, or
+// "*.suffix" wildcards) and browser origins (scheme://host[:port]).
+func NewHostGuard(hosts, origins []string) *HostGuard {
+	g := &HostGuard{}
+	for _, h := range hosts {
+		g.hosts = append(g.hosts, strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")))
+	}
+	for _, o := range origins {
+		g.origins = append(g.origins, strings.ToLower(strings.TrimRight(strings.TrimSpace(o), "/")))
+	}
+	return g
+}
+
+// Wrap returns next behind the guard: a refused request gets 403 and never
+// reaches next.
+func (g *HostGuard) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.Allowed(r) {
+			refuseHost(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Allowed reports whether r passes the guard.
+func (g *HostGuard) Allowed(r *http.Request) bool {
+	host := hostOnly(r.Host)
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && local.IP.IsLoopback() {
-		if !loopbackName(hostOnly(r.Host)) {
+		if !loopbackName(host) && !g.knownHost(host) {
 			return false
 		}
 	}
@@ -22,13 +55,41 @@ func hostAllowed(r *http.Request) bool {
 		return true // not a browser
 	}
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
+	switch {
+	case strings.EqualFold(u.Host, r.Host):
+		return true
+	case loopbackName(u.Hostname()) && loopbackName(host):
+		return true
+	case g.knownHost(strings.ToLower(u.Hostname())):
 		return true
 	}
-	return loopbackName(u.Hostname()) && loopbackName(hostOnly(r.Host))
+	want := strings.ToLower(u.Scheme + "://" + u.Host)
+	for _, o := range g.origins {
+		if o == want {
+			return true
+		}
+	}
+	return false
+}
+
+// knownHost reports whether host (lower-case, no port) is a configured extra host.
+func (g *HostGuard) knownHost(host string) bool {
+	host = strings.ToLower(host)
+	for _, h := range g.hosts {
+		if suffix, ok := strings.CutPrefix(h, "*"); ok {
+			if strings.HasSuffix(host, suffix) && len(host) > len(suffix) {
+				return true
+			}
+			continue
+		}
+		if h == host {
+			return true
+		}
+	}
+	return false
 }
 
 func hostOnly(hostport string) string {
@@ -46,7 +107,7 @@ func loopbackName(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// refuseHost answers a request hostAllowed refused.
+// refuseHost answers a request the guard refused.
 func refuseHost(w http.ResponseWriter) {
 	writeRaw(w, http.StatusForbidden, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Host or Origin header not allowed"}}`))
 }

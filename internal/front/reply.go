@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/sse"
@@ -43,6 +44,9 @@ func (rp *reply) send(msg []byte) bool {
 		return false
 	}
 	if rp.stream == nil {
+		// The answer is now a stream that may run as long as the call: the
+		// write deadline of plain answers no longer applies.
+		_ = http.NewResponseController(rp.w).SetWriteDeadline(time.Time{})
 		sse.SetHeaders(rp.w.Header())
 		rp.w.WriteHeader(http.StatusOK)
 		rp.stream = sse.NewWriter(rp.w)

@@ -3,7 +3,9 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"sync"
 
@@ -137,9 +139,24 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// A browser may send a cross-site text/plain or form POST without asking
+	// first; only JSON, which it must ask for, runs a tool.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		restError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+		return
+	}
+	if r.ContentLength > h.cfg.MaxBodyBytes {
+		restError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the gateway accepts")
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
-		restError(w, http.StatusBadRequest, "invalid_body", "could not read the body")
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			restError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the gateway accepts")
+			return
+		}
+		restError(w, http.StatusBadRequest, "invalid_body", "could not read the body in time")
 		return
 	}
 	var in struct {

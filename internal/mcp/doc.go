@@ -40,6 +40,9 @@
 //     markers as an encoding (=?BASE64?…?= is literal text), and requires canonical padded
 //     standard base64 (Strict) of valid UTF-8. The markers must not overlap: "=?base64?="
 //     is literal. Errors are sentinels (ErrHeader*), all meaning 400 / -32020.
+//   - MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id and every Mcp-Param-* may
+//     appear once per request: RepeatedHeader names a repeat (same value or not), which callers
+//     refuse with 400 / -32020, so no check reads one copy while a forwarder sends another.
 //   - _meta keys follow the published grammar, including "name may be empty" (so "com.example/"
 //     is valid). Reservation looks at the second prefix label only, case-insensitively as DNS
 //     labels are; the unprefixed W3C trace keys are reported separately (TraceMetaKey).

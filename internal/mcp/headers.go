@@ -150,3 +150,33 @@ func ValidSessionID(s string) bool {
 	}
 	return true
 }
+
+// singleHeaders are the MCP headers a request may carry at most once: a
+// second copy could make a check read one value and a forwarder another.
+var singleHeaders = [...]string{HeaderProtocolVersion, HeaderMethod, HeaderName, HeaderSessionID}
+
+// RepeatedHeader returns the name of the first MCP header that h carries
+// more than once (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id
+// or any Mcp-Param-*), or "". Keys of h must be canonical, as net/http makes
+// them.
+func RepeatedHeader(h map[string][]string) string {
+	for _, name := range singleHeaders {
+		if len(h[canonicalMCP(name)]) > 1 {
+			return name
+		}
+	}
+	for k, v := range h {
+		if len(v) > 1 && len(k) > len(HeaderParamPrefix) && strings.EqualFold(k[:len(HeaderParamPrefix)], HeaderParamPrefix) {
+			return k
+		}
+	}
+	return ""
+}
+
+// canonicalMCP returns the canonical MIME form of one of singleHeaders.
+func canonicalMCP(name string) string {
+	if name == HeaderProtocolVersion {
+		return "Mcp-Protocol-Version"
+	}
+	return name
+}

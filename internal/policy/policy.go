@@ -99,7 +99,7 @@ func (p *Policy) Visible(c *identity.Caller, scope []string) []string {
 	var out []string
 	for i := range p.servers {
 		s := &p.servers[i]
-		if granted(c, s) && (scope == nil || inScope(s, scope)) {
+		if granted(c, s) && (scope == nil || p.inScope(i, scope)) {
 			out = append(out, s.Name)
 		}
 	}
@@ -178,10 +178,15 @@ func inGroup(s *Server, g string) bool {
 	return g != "" && slices.Contains(s.AccessGroups, g)
 }
 
-// inScope reports whether s is named by one of the scope entries.
-func inScope(s *Server, scope []string) bool {
+// inScope reports whether server i is selected by one of the scope entries: the one server an
+// entry names (with lookup's precedence, so another server's id or alias never selects it), or
+// an access group it belongs to.
+func (p *Policy) inScope(i int, scope []string) bool {
 	for _, e := range scope {
-		if names(s, e) || inGroup(s, e) {
+		if j, ok := p.lookup(e); ok && j == i {
+			return true
+		}
+		if inGroup(&p.servers[i], e) {
 			return true
 		}
 	}

@@ -193,3 +193,29 @@ func TestEmptyPolicy(t *testing.T) {
 		t.Error("ToolAllowed on an empty policy")
 	}
 }
+
+// TestScopeSelectsOneServer: a scope entry selects the one server it names,
+// with the lookup's precedence; another server whose id or alias equals that
+// name is not pulled in with it.
+func TestScopeSelectsOneServer(t *testing.T) {
+	p := New([]Server{
+		{Name: "b", ID: "bid"},
+		{Name: "a", ID: "b"},
+		{Name: "c", ID: "c", Alias: "bid"},
+		{Name: "d", ID: "d", Alias: "a"},
+	})
+	for _, tc := range []struct {
+		scope string
+		want  []string
+	}{
+		{"b", []string{"b"}},
+		{"bid", []string{"b"}},
+		{"a", []string{"a"}},
+		{"c", []string{"c"}},
+		{"d", []string{"d"}},
+	} {
+		if got := p.Visible(&identity.Caller{IsMaster: true}, []string{tc.scope}); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("scope %q: Visible = %v, want %v", tc.scope, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package front
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Admission defaults, used when an AdmissionConfig field is zero.
+const (
+	// DefaultBodyReadTimeout bounds reading one request body.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultMaxInflight bounds requests being served at once.
+	DefaultMaxInflight = 256
+)
+
+// AdmissionConfig configures Admission.
+type AdmissionConfig struct {
+	// Guard refuses DNS-rebinding requests; nil means NewHostGuard(nil, nil).
+	Guard *HostGuard
+	// BodyReadTimeout bounds reading a request's body, from when its
+	// handler starts: a body trickled slower is cut.
+	BodyReadTimeout time.Duration
+	// MaxInflight bounds requests being served at once; beyond it a request
+	// gets 503 with Retry-After. A long-lived stream gives its place back
+	// when it starts streaming (see keepOpen); health probes never wait.
+	MaxInflight int
+}
+
+// admissionKey holds the request's *admitted in its context.
+type admissionKey struct{}
+
+// admitted is one request's place in the in-flight bound.
+type admitted struct {
+	once    sync.Once
+	release func()
+}
+
+func (a *admitted) done() { a.once.Do(a.release) }
+
+// Admission returns next behind the checks every request passes before any
+// handler runs: the host guard, the in-flight bound and the body read
+// deadline.
+func Admission(next http.Handler, cfg AdmissionConfig) http.Handler {
+	if cfg.Guard == nil {
+		cfg.Guard = NewHostGuard(nil, nil)
+	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = DefaultMaxInflight
+	}
+	slots := make(chan struct{}, cfg.MaxInflight)
+	return cfg.Guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/health/") {
+			select {
+			case slots <- struct{}{}:
+			default:
+				w.Header().Set("Retry-After", "1")
+				writeRaw(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the gateway is busy; retry shortly"}}`))
+				return
+			}
+			a := &admitted{release: func() { <-slots }}
+			defer a.done()
+			r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(cfg.BodyReadTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// deadlineBody clears the connection's read deadline once the body is read
+// to its end: the server then watches the idle connection for the client
+// leaving, and a deadline firing there would cancel the request's context.
+// A body not read to its end keeps the deadline, so even the server's
+// discarding of an unread body is bounded.
+type deadlineBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	cleared bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.cleared {
+		b.cleared = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// keepOpen turns the request into a long-lived stream: it lifts the read and
+// write deadlines of its connection and gives back its place in the
+// in-flight bound (open connections still bound streams).
+func keepOpen(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	if a, ok := r.Context().Value(admissionKey{}).(*admitted); ok {
+		a.done()
+	}
+}
