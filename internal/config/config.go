@@ -247,7 +247,7 @@ func DefaultHTTPLimits() HTTPLimits {
 		IdleTimeout:         60 * time.Second,
 		MaxHeaderBytes:      64 << 10,
 		MaxRequestBodyBytes: 4 << 20,
-		MaxConnections:      1024,
+		MaxConnections:      4096,
 		MaxInflightRequests: 256,
 	}
 }

@@ -43,7 +43,7 @@
 //     http_read_header_timeout 10, http_read_timeout 30 (a request body, from when its handler
 //     starts), http_write_timeout 300 (responses that are not streams; a server whose timeout
 //     is not shorter gets a warning), http_idle_timeout 60 (keep-alive), http_max_header_bytes
-//     65536, max_request_body_bytes 4194304, max_connections 1024, max_inflight_requests 256
+//     65536, max_request_body_bytes 4194304, max_connections 4096, max_inflight_requests 256
 //     (long-lived streams excepted: they are bounded by max_connections).
 //   - allowed_hosts lists extra Host names served behind a reverse proxy (gw.example.com, or
 //     *.corp.example for any subdomain); allowed_origins lists extra browser origins

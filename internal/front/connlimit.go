@@ -8,7 +8,7 @@ import (
 
 // DefaultMaxConnections bounds open downstream connections when
 // LimitListener is given no positive bound.
-const DefaultMaxConnections = 1024
+const DefaultMaxConnections = 4096
 
 // busyResponse is written to a connection over the bound before it closes.
 const busyResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 51\r\n\r\n{\"error\":\"busy\",\"message\":\"too many connections\"}\r\n"

@@ -17,7 +17,7 @@
 //     starts; a trickled body is cut. The deadline is lifted once the body is read to its end,
 //     because net/http then watches the connection for the client leaving and a deadline firing
 //     there would cancel the request. net/http's own ReadTimeout is left unset for that reason.
-//   - LimitListener bounds open connections (default DefaultMaxConnections, 1024;
+//   - LimitListener bounds open connections (default DefaultMaxConnections, 4096;
 //     general_settings.max_connections); one accepted beyond the bound is answered 503 and
 //     closed at once.
 //
