@@ -30,7 +30,7 @@ type Config struct {
 
 	Command string   // stdio: executable
 	Args    []string // stdio: arguments
-	Env     []string // stdio: extra KEY=VALUE entries appended to the gateway's environment
+	Env     []string // stdio: KEY=VALUE entries added to the child's minimal environment (see childEnv)
 	Dir     string   // stdio: working directory ("" = the gateway's)
 
 	// ProtocolVersion is VersionAuto ("" means auto) or one revision to pin.

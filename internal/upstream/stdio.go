@@ -56,7 +56,7 @@ type stdioWrite struct {
 func startStdio(c *Client) (*stdioTransport, error) {
 	cfg := &c.cfg
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = childEnv(os.Getenv, cfg.Env)
 	cmd.Dir = cfg.Dir
 	setProcessGroup(cmd)
 	// Our own pipes (not cmd's): Wait does not close them under the readers,
@@ -78,6 +78,22 @@ func startStdio(c *Client) (*stdioTransport, error) {
 		return nil, connErr("cannot start upstream process", err)
 	}
 	return runStdio(c, cmd, ends[1], ends[2], ends[4]), nil
+}
+
+// childEnv returns a child's environment: HOME, LOGNAME, PATH, SHELL, TERM
+// and USER from the gateway's (all it inherits, as in the official MCP SDKs:
+// the gateway's own secrets, database URLs and model API keys must not reach
+// every server it runs), then the configured KEY=VALUE entries, which win.
+func childEnv(getenv func(string) string, configured []string) []string {
+	inherited := [...]string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+	env := make([]string, 0, len(inherited)+len(configured))
+	for _, k := range inherited {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	// exec.Cmd keeps the last value of a repeated key.
+	return append(env, configured...)
 }
 
 func closeFiles(fs ...*os.File) {

@@ -25,6 +25,7 @@ import (
 //	plain:        a well-behaved server
 //	hang-init:    never answers initialize (but exits when stdin closes)
 //	deaf:         answers initialize, then never reads stdin again
+//	env:          a plain server whose tools/call result lists its environment
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
@@ -67,6 +68,11 @@ func fakeStdioServer(mode string) int {
 		case "tools/call":
 			if mode == "exit-on-call" {
 				return 3
+			}
+			if mode == "env" {
+				env, _ := json.Marshal(os.Environ())
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"env":`+string(env)+`}`)))
+				continue
 			}
 			reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
 		case "":
