@@ -30,7 +30,7 @@ type Client struct {
 	policy *auth.Policy            // credential and static headers
 	creds  *auth.ClientCredentials // mints the credential; nil for static ones
 
-	where string // the upstream for logs: URL without userinfo or query, or the command
+	where string // the upstream for logs: redactURL of the URL, or the command
 
 	mu       sync.Mutex
 	closed   bool
@@ -560,12 +560,26 @@ func (c *Client) noteSuccess() {
 	c.bmu.Unlock()
 }
 
-// redactURL returns scheme://host/path of a configured URL, for logs and
-// errors: userinfo and query may carry credentials.
+// redactURL returns scheme://host/ and the first path segment of a
+// configured URL, for logs and errors: userinfo, query and the rest of the
+// path (/…/<token>/mcp) may carry credentials. Later segments become "…".
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+	out := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+	path := strings.TrimPrefix(u.EscapedPath(), "/")
+	if path == "" {
+		if u.Path == "/" {
+			out += "/"
+		}
+		return out
+	}
+	first, rest, more := strings.Cut(path, "/")
+	out += "/" + first
+	if more || rest != "" {
+		out += "/…"
+	}
+	return out
 }
