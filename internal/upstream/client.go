@@ -40,6 +40,9 @@ type Client struct {
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
 
+	msgLog    *lineLimiter // per-message log lines (see msgWarn)
+	stderrLog *lineLimiter // stdio children's stderr lines
+
 	freshOnce sync.Once
 	fresh     *http.Client // see freshHTTP
 
@@ -118,7 +121,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
-	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command}
+	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command,
+		msgLog: newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
 	}

@@ -131,7 +131,7 @@ func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte
 		}
 	}
 	if h == nil {
-		ex.c.cfg.Logger.Debug("refused server request", "method", m.Method)
+		ex.c.msgDebug("refused server request", "method", m.Method)
 		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
 			"the client does not support %s", m.Method))
 	}

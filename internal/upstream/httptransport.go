@@ -320,7 +320,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			if responseTo(m, r.id) {
 				return m, nil
 			}
-			t.c.cfg.Logger.Debug("ignored response with an unmatched id", "method", r.method)
+			t.c.msgDebug("ignored response with an unmatched id", "method", r.method)
 		case jsonrpc.KindNotification:
 			ex.notify(m)
 		case jsonrpc.KindRequest:
@@ -328,7 +328,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				// Answered at once: the upstream may be waiting on it to
 				// decide we are alive.
 				if err := t.send(ctx, ex.serveRequest(ctx, m)); err != nil {
-					t.c.cfg.Logger.Debug("could not answer server ping", "err", err)
+					t.c.msgDebug("could not answer server ping", "err", err)
 				}
 				continue
 			}
@@ -337,7 +337,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				defer ex.handlers.Done()
 				reply := ex.serveRequest(hctx, m)
 				if err := t.send(hctx, reply); err != nil {
-					t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
+					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
 				}
 			}()
 		}

@@ -138,13 +138,13 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 		p := m.pending[msg.ID]
 		m.mu.Unlock()
 		if p == nil {
-			m.c.cfg.Logger.Debug("ignored response with an unmatched id")
+			m.c.msgDebug("ignored response with an unmatched id")
 			return
 		}
 		select {
 		case p.resp <- msg:
 		default:
-			m.c.cfg.Logger.Debug("ignored duplicate response")
+			m.c.msgDebug("ignored duplicate response")
 		}
 	case jsonrpc.KindNotification:
 		if tok := progressToken(msg.Params); msg.Method == mcp.NotifProgress && tok != "" {
@@ -234,7 +234,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 		defer target.ex.handlers.Done()
 		reply := target.ex.serveRequest(target.ctx, msg)
 		if err := m.send(target.ctx, reply); err != nil {
-			m.c.cfg.Logger.Debug("could not answer server request", "method", msg.Method, "err", err)
+			m.c.msgDebug("could not answer server request", "method", msg.Method, "err", err)
 		}
 	}()
 }

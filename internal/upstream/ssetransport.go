@@ -170,7 +170,7 @@ func (t *sseTransport) readLoop(endpoint chan<- string) {
 			}
 			msg, err := jsonrpc.Decode(ev.Data)
 			if err != nil {
-				t.c.cfg.Logger.Warn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+				t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 				continue
 			}
 			t.dispatch(msg)

@@ -116,7 +116,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 		}
 		m, err := jsonrpc.Decode(ev.Data)
 		if err != nil {
-			t.c.cfg.Logger.Warn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+			t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 			continue
 		}
 		switch m.Kind() {
@@ -191,6 +191,6 @@ func (t *httpTransport) serveStandalone(ctx context.Context, m *jsonrpc.Message)
 		}
 	}
 	if err := t.send(ctx, reply); err != nil {
-		t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
+		t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
 	}
 }

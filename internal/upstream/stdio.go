@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -16,9 +17,8 @@ import (
 )
 
 const (
-	stderrLineMax     = 1024 // longest stderr line logged, in bytes
-	stderrLinesPerMin = 120  // stderr lines logged per minute before dropping
-	stopGrace         = 2 * time.Second
+	stderrLineMax = 1024 // longest stderr line logged, in bytes
+	stopGrace     = 2 * time.Second
 	// drainGrace is how long the child's output is read after it exited. A
 	// descendant outside its process group may keep the pipes open; it must
 	// not keep the transport alive.
@@ -220,7 +220,7 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			msg, derr := jsonrpc.Decode(bytes.Clone(bytes.TrimSpace(line)))
 			if derr != nil {
-				t.c.cfg.Logger.Warn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
+				t.c.msgWarn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
 			} else {
 				t.dispatch(msg)
 			}
@@ -233,28 +233,17 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 }
 
 // logStderr copies the child's stderr into the log, line by line, bounded in
-// line length and in lines per minute.
+// line length and in lines per minute (the client's stderr limiter, which
+// reports the lines it held back on the next line it lets through).
 func (t *stdioTransport) logStderr(stderr io.Reader) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	window, count, dropped := time.Now(), 0, 0
 	for sc.Scan() {
-		if time.Since(window) > time.Minute {
-			if dropped > 0 {
-				t.c.cfg.Logger.Warn("upstream stderr lines dropped", "count", dropped)
-			}
-			window, count, dropped = time.Now(), 0, 0
-		}
-		if count >= stderrLinesPerMin {
-			dropped++
-			continue
-		}
-		count++
 		line := sc.Bytes()
 		if len(line) > stderrLineMax {
 			line = append(line[:stderrLineMax:stderrLineMax], "…"...)
 		}
-		t.c.cfg.Logger.Info("upstream stderr", "line", string(line))
+		t.c.stderrLog.log(t.c.cfg.Logger, slog.LevelInfo, "upstream stderr", "line", string(line))
 	}
 	_, _ = io.Copy(io.Discard, stderr)
 }

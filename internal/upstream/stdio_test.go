@@ -25,6 +25,7 @@ import (
 //	plain:        a well-behaved server
 //	hang-init:    never answers initialize (but exits when stdin closes)
 //	deaf:         answers initialize, then never reads stdin again
+//	garbage:      writes 20,000 junk lines and 500 stderr lines before its handshake answer
 //	env:          a plain server whose tools/call result lists its environment
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
@@ -55,6 +56,14 @@ func fakeStdioServer(mode string) int {
 		case "server/discover":
 			reply(jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"}))
 		case "initialize":
+			if mode == "garbage" {
+				for range 20000 {
+					fmt.Fprintln(out, "garbage, not JSON")
+				}
+				for range 500 {
+					fmt.Fprintln(os.Stderr, "stderr chatter")
+				}
+			}
 			if mode == "hang-init" {
 				continue
 			}
