@@ -40,6 +40,8 @@ type Client struct {
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
 
+	serverReqs chan struct{} // one token per server→client request being served
+
 	msgLog    *lineLimiter // per-message log lines (see msgWarn)
 	stderrLog *lineLimiter // stdio children's stderr lines
 
@@ -122,7 +124,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
 	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command,
-		msgLog: newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
+		serverReqs: make(chan struct{}, full.MaxServerRequests),
+		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
 	}
@@ -516,7 +519,10 @@ func (c *Client) Close(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
 	for i, s := range all {
-		wg.Go(func() { errs[i] = s.close(ctx) })
+		wg.Go(func() {
+			defer c.recoverPanic("closing a session", nil)
+			errs[i] = s.close(ctx)
+		})
 	}
 	wg.Wait()
 	if c.cfg.ownHTTP {

@@ -48,6 +48,13 @@ type Config struct {
 	MaxPages        int           // page cap for a list walk; default 100
 	MaxMessageBytes int64         // largest message read from the upstream; default 32 MiB
 
+	// MaxServerRequestsPerCall bounds the server→client requests
+	// (elicitation, sampling, roots) served at once for one call; more are
+	// refused at once with a JSON-RPC error. Default 8.
+	MaxServerRequestsPerCall int
+	// MaxServerRequests bounds them across the whole client; default 256.
+	MaxServerRequests int
+
 	// HTTPClient carries every HTTP request (connections are pooled in its
 	// transport). Nil means a client built for this upstream.
 	HTTPClient *http.Client
@@ -87,6 +94,12 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 32 << 20
+	}
+	if cfg.MaxServerRequestsPerCall <= 0 {
+		cfg.MaxServerRequestsPerCall = 8
+	}
+	if cfg.MaxServerRequests <= 0 {
+		cfg.MaxServerRequests = 256
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -332,9 +332,16 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				}
 				continue
 			}
-			ex.handlers.Add(1)
+			if !ex.startHandler() {
+				// Over the limits: refused at once, without a goroutine.
+				if err := t.send(ctx, busyReply(m)); err != nil {
+					t.c.msgDebug("could not refuse server request", "method", m.Method, "err", err)
+				}
+				continue
+			}
 			go func() {
-				defer ex.handlers.Done()
+				defer ex.endHandler()
+				defer t.c.recoverPanic("server request", nil)
 				reply := ex.serveRequest(hctx, m)
 				if err := t.send(hctx, reply); err != nil {
 					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)

@@ -101,6 +101,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 	}
 	ch := make(chan opened, 1)
 	go func() {
+		defer c.recoverPanic("SSE stream open", func() { ch <- opened{nil, errors.New("internal error")} })
 		resp, err := c.cfg.HTTPClient.Do(req)
 		ch <- opened{resp, err}
 	}()
@@ -139,6 +140,7 @@ func resolveEndpoint(base, announced string) (string, error) {
 
 func (t *sseTransport) readLoop(endpoint chan<- string) {
 	defer close(t.readDone)
+	defer t.c.recoverPanic("SSE stream reader", func() { t.fail(connErr("upstream connection failed in the gateway", nil)) })
 	rd := sse.NewReader(t.body, int(t.c.cfg.MaxMessageBytes))
 	announced := false
 	for {

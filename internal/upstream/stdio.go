@@ -109,8 +109,21 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTr
 	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
 	t.mux = newMux(c, t.write)
 	var readers sync.WaitGroup
-	readers.Go(func() { t.readLoop(stdout) })
-	readers.Go(func() { t.logStderr(stderr) })
+	broken := func() {
+		t.fail(connErr("upstream connection failed in the gateway", nil))
+		t.kill()
+	}
+	readers.Go(func() {
+		defer c.recoverPanic("stdio reader", func() {
+			broken()
+			_, _ = io.Copy(io.Discard, stdout)
+		})
+		t.readLoop(stdout)
+	})
+	readers.Go(func() {
+		defer c.recoverPanic("stdio stderr reader", func() { _, _ = io.Copy(io.Discard, stderr) })
+		t.logStderr(stderr)
+	})
 	drained := make(chan struct{})
 	go func() {
 		readers.Wait()
@@ -119,6 +132,7 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTr
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
+		defer c.recoverPanic("stdio writer", broken)
 		t.writeLoop()
 	}()
 	go func() {

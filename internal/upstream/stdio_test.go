@@ -26,6 +26,7 @@ import (
 //	hang-init:    never answers initialize (but exits when stdin closes)
 //	deaf:         answers initialize, then never reads stdin again
 //	garbage:      writes 20,000 junk lines and 500 stderr lines before its handshake answer
+//	flood:        sends floodRequests elicitation/create requests before answering tools/call
 //	env:          a plain server whose tools/call result lists its environment
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
@@ -77,6 +78,11 @@ func fakeStdioServer(mode string) int {
 		case "tools/call":
 			if mode == "exit-on-call" {
 				return 3
+			}
+			if mode == "flood" {
+				for i := range floodRequests {
+					reply(jsonrpc.EncodeRequest(jsonrpc.IntID(int64(1000+i)), "elicitation/create", json.RawMessage(`{"message":"?"}`)))
+				}
 			}
 			if mode == "env" {
 				env, _ := json.Marshal(os.Environ())
