@@ -41,6 +41,7 @@ type Client struct {
 	verdict verdict // auto mode: what the upstream turned out to speak
 
 	serverReqs chan struct{} // one token per server→client request being served
+	budget     *ByteBudget   // upstream answer bytes buffered
 
 	msgLog    *lineLimiter // per-message log lines (see msgWarn)
 	stderrLog *lineLimiter // stdio children's stderr lines
@@ -124,8 +125,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
 	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command,
-		serverReqs: make(chan struct{}, full.MaxServerRequests),
-		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
+		serverReqs: make(chan struct{}, full.MaxServerRequests), budget: full.AnswerBudget,
+		msgLog: newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
 	}

@@ -48,6 +48,11 @@ type Config struct {
 	MaxPages        int           // page cap for a list walk; default 100
 	MaxMessageBytes int64         // largest message read from the upstream; default 32 MiB
 
+	// AnswerBudget bounds the upstream answer bytes buffered at once; give
+	// every client the same one to bound them process-wide. Nil means a
+	// budget of DefaultAnswerBudget for this client alone.
+	AnswerBudget *ByteBudget
+
 	// MaxServerRequestsPerCall bounds the server→client requests
 	// (elicitation, sampling, roots) served at once for one call; more are
 	// refused at once with a JSON-RPC error. Default 8.
@@ -100,6 +105,9 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxServerRequests <= 0 {
 		cfg.MaxServerRequests = 256
+	}
+	if cfg.AnswerBudget == nil {
+		cfg.AnswerBudget = NewByteBudget(DefaultAnswerBudget)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

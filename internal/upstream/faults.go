@@ -41,6 +41,9 @@ func Classify(err error) Classified {
 		}
 		return Classified{Fault: FaultAuthRequired, HTTPStatus: http.StatusUnauthorized, Challenge: se.Challenge, Message: "upstream requires authentication (HTTP 401)"}
 	}
+	if errors.As(err, new(*BudgetError)) {
+		return Classified{Fault: FaultUpstreamError, HTTPStatus: http.StatusServiceUnavailable, Message: (&BudgetError{}).Error()}
+	}
 	var (
 		te *TimeoutError
 		se *StatusError

@@ -141,12 +141,16 @@ func resolveEndpoint(base, announced string) (string, error) {
 func (t *sseTransport) readLoop(endpoint chan<- string) {
 	defer close(t.readDone)
 	defer t.c.recoverPanic("SSE stream reader", func() { t.fail(connErr("upstream connection failed in the gateway", nil)) })
-	rd := sse.NewReader(t.body, int(t.c.cfg.MaxMessageBytes))
+	br := t.c.budgetReader(t.mux.ctx, t.body)
+	defer br.releaseHeld()
+	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
 	announced := false
-	for {
+	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
 			switch {
+			case errors.As(err, new(*BudgetError)):
+				t.fail(&BudgetError{})
 			case errors.Is(err, io.EOF):
 				t.fail(connErr("SSE stream ended", nil))
 			case errors.Is(err, sse.ErrEventTooLarge):

@@ -103,8 +103,10 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 	t.c.cfg.Logger.Debug("upstream GET stream open")
 	var serving sync.WaitGroup
 	defer serving.Wait()
-	rd := sse.NewReader(resp.Body, int(t.c.cfg.MaxMessageBytes))
-	for {
+	br := t.c.budgetReader(ctx, resp.Body)
+	defer br.releaseHeld()
+	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {

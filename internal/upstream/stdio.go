@@ -216,7 +216,9 @@ func (t *stdioTransport) writeLoop() {
 func (t *stdioTransport) stopWriting() { t.qonce.Do(func() { close(t.quit) }) }
 
 func (t *stdioTransport) readLoop(stdout io.Reader) {
-	br := bufio.NewReaderSize(stdout, 64<<10)
+	budget := t.c.budgetReader(t.mux.ctx, stdout)
+	defer budget.releaseHeld()
+	br := bufio.NewReaderSize(budget, 64<<10)
 	max := int(t.c.cfg.MaxMessageBytes)
 	var line []byte
 	for {
@@ -240,7 +242,11 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 			}
 		}
 		line = line[:0]
+		budget.releaseHeld()
 		if err != nil {
+			if errors.As(err, new(*BudgetError)) {
+				t.fail(&BudgetError{})
+			}
 			return
 		}
 	}

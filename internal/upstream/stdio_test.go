@@ -27,6 +27,7 @@ import (
 //	deaf:         answers initialize, then never reads stdin again
 //	garbage:      writes 20,000 junk lines and 500 stderr lines before its handshake answer
 //	flood:        sends floodRequests elicitation/create requests before answering tools/call
+//	big:          answers tools/call with a 500 KiB result
 //	env:          a plain server whose tools/call result lists its environment
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
@@ -83,6 +84,10 @@ func fakeStdioServer(mode string) int {
 				for i := range floodRequests {
 					reply(jsonrpc.EncodeRequest(jsonrpc.IntID(int64(1000+i)), "elicitation/create", json.RawMessage(`{"message":"?"}`)))
 				}
+			}
+			if mode == "big" {
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"pad":"`+strings.Repeat("x", 500<<10)+`"}`)))
+				continue
 			}
 			if mode == "env" {
 				env, _ := json.Marshal(os.Environ())
