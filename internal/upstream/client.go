@@ -34,8 +34,11 @@ type Client struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*session   // pooled, by options key
+	sessions map[string]*session   // pooled, by options key; at most MaxSessions
 	own      map[*session]struct{} // ephemeral sessions in use, so Close can end them
+	sweep    *time.Timer           // evicts idle sessions; nil when none is idle
+
+	retiring chan struct{} // one token per evicted session being ended in the background
 
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
@@ -126,6 +129,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command,
 		serverReqs: make(chan struct{}, full.MaxServerRequests), budget: full.AnswerBudget,
+		retiring: make(chan struct{}, maxRetiring),
 		msgLog: newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
@@ -192,6 +196,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	c.unuse(s)
 	return s.info, nil
 }
 
@@ -247,6 +252,7 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 			return Result{}, err
 		}
 		res, err := s.request(ctx, method, params, opts.Interactions)
+		c.unuse(s)
 		if err == nil {
 			return res, nil
 		}
@@ -374,8 +380,9 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 }
 
 // session returns the ready session for these options, creating it (and
-// running the handshake or probe) when needed. A session is never set up
-// twice: one that failed, ended or was closed is replaced by a new one.
+// running the handshake or probe) when needed, held until the caller calls
+// unuse. A session is never set up twice: one that failed, ended or was
+// closed is replaced by a new one.
 func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	for {
 		s, created, err := c.lookup(opts)
@@ -385,11 +392,13 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 		err = s.setup(ctx)
 		if err == nil {
 			if !created && s.expired() {
+				c.unuse(s)
 				c.drop(s) // the upstream ended it since: start another
 				continue
 			}
 			return s, nil
 		}
+		c.unuse(s)
 		if s.gone() {
 			c.drop(s)
 		}
@@ -410,21 +419,37 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	}
 }
 
-// lookup returns the pooled session for these options, creating it (not yet
-// set up) when there is none.
+// lookup returns the pooled session for these options, held (see unuse),
+// creating it (not yet set up) when there is none. A full pool makes room
+// by evicting its least recently used idle session; when every session is
+// in use, the call is refused with a PoolFullError rather than evict one a
+// call is using.
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
+	var victim *session
+	defer func() {
+		if victim != nil {
+			c.retire(victim)
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, false, ErrClosed
 	}
 	if s = c.sessions[key]; s != nil {
+		c.useLocked(s)
 		return s, false, nil
+	}
+	if len(c.sessions) >= c.cfg.MaxSessions {
+		if victim = c.evictLocked(); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
 	}
 	s = newSession(c, key, caps, opts, false)
 	c.sessions[key] = s
+	c.useLocked(s)
 	return s, true, nil
 }
 
@@ -508,6 +533,10 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	if c.sweep != nil {
+		c.sweep.Stop()
+		c.sweep = nil
+	}
 	all := make([]*session, 0, len(c.sessions)+len(c.own))
 	for _, s := range c.sessions {
 		all = append(all, s)
@@ -526,6 +555,18 @@ func (c *Client) Close(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
+	// Wait for the evicted sessions being ended in the background by
+	// taking every token; later evictions end in their caller.
+	for range maxRetiring {
+		select {
+		case c.retiring <- struct{}{}:
+		case <-ctx.Done():
+			errs = append(errs, ctx.Err())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	if c.cfg.ownHTTP {
 		c.cfg.HTTPClient.CloseIdleConnections()
 	}

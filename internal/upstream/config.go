@@ -53,6 +53,14 @@ type Config struct {
 	// budget of DefaultAnswerBudget for this client alone.
 	AnswerBudget *ByteBudget
 
+	// MaxSessions caps the pooled sessions (one per credential and
+	// capability set); a full pool evicts its least recently used idle
+	// session. Default DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdle is how long a pooled session nobody uses is kept before
+	// it is ended (DELETE). Default DefaultSessionIdle.
+	SessionIdle time.Duration
+
 	// MaxServerRequestsPerCall bounds the server→client requests
 	// (elicitation, sampling, roots) served at once for one call; more are
 	// refused at once with a JSON-RPC error. Default 8.
@@ -105,6 +113,12 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxServerRequests <= 0 {
 		cfg.MaxServerRequests = 256
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
 	}
 	if cfg.AnswerBudget == nil {
 		cfg.AnswerBudget = NewByteBudget(DefaultAnswerBudget)

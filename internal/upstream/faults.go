@@ -44,6 +44,9 @@ func Classify(err error) Classified {
 	if errors.As(err, new(*BudgetError)) {
 		return Classified{Fault: FaultUpstreamError, HTTPStatus: http.StatusServiceUnavailable, Message: (&BudgetError{}).Error()}
 	}
+	if errors.As(err, new(*PoolFullError)) {
+		return Classified{Fault: FaultUpstreamError, HTTPStatus: http.StatusServiceUnavailable, Message: (&PoolFullError{}).Error()}
+	}
 	var (
 		te *TimeoutError
 		se *StatusError

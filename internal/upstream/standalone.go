@@ -24,8 +24,12 @@ type standalone struct {
 }
 
 // track registers a call in flight, so that a request arriving on the GET
-// stream can reach the caller that can answer it.
+// stream can reach the caller that can answer it, and opens that stream
+// when the call may receive something on it.
 func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
+	if in := ex.in; in != nil && (in.Elicit != nil || in.Sample != nil || in.Roots != nil || in.Log != nil) {
+		t.needSide(ctx)
+	}
 	t.side.mu.Lock()
 	if t.side.active == nil {
 		t.side.active = map[*exchange]context.Context{}
@@ -36,6 +40,14 @@ func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 		t.side.mu.Lock()
 		delete(t.side.active, ex)
 		t.side.mu.Unlock()
+	}
+}
+
+// needSide opens the GET stream of a legacy session (one with a session id),
+// once; it stays open until the session ends.
+func (t *httpTransport) needSide(ctx context.Context) {
+	if sid, _ := t.state(); sid != "" {
+		t.openStandalone(ctx)
 	}
 }
 
