@@ -628,9 +628,12 @@ func redactURL(raw string) string {
 		}
 		return out
 	}
-	first, rest, more := strings.Cut(path, "/")
+	first, _, more := strings.Cut(path, "/")
+	if first == "" {
+		return out + "/…" // an empty first segment ("//x"): nothing to show
+	}
 	out += "/" + first
-	if more || rest != "" {
+	if more {
 		out += "/…"
 	}
 	return out

@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -46,5 +48,31 @@ func TestStdioGarbageIsRateLimited(t *testing.T) {
 	}
 	if n := len(logs.lines("INFO", "upstream stderr")); n == 0 || n > stderrLinesPerMin {
 		t.Fatalf("%d stderr lines logged, want 1..%d", n, stderrLinesPerMin)
+	}
+}
+
+// Garbage on a streamable HTTP session's GET stream is rate limited too.
+func TestGetStreamGarbageIsRateLimited(t *testing.T) {
+	f := legacyServer(t, "2025-11-25", okCall)
+	sent := make(chan struct{})
+	f.srv.Config.Handler = getHook(f.srv.Config.Handler, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		for range 5000 {
+			fmt.Fprint(w, "data: not json\n\n")
+		}
+		w.(http.Flusher).Flush()
+		close(sent)
+		<-r.Context().Done()
+	})
+	var logs logBuffer
+	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25", Logger: logs.logger()})
+	if _, err := c.Info(context.Background(), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	_ = c.Close(context.Background())
+	if n := len(logs.lines("WARN", "not a JSON-RPC message")); n == 0 || n > msgLinesPerMin {
+		t.Fatalf("%d warnings for 5,000 junk events, want 1..%d", n, msgLinesPerMin)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +78,30 @@ func TestSecretInURLPathNeverLogged(t *testing.T) {
 			t.Fatalf("secret in a URL path leaked: %s", text)
 		}
 	}
+}
+
+// Whatever the configured URL, its redacted form has no userinfo, no query,
+// no fragment and at most its first path segment.
+func FuzzRedactURL(f *testing.F) {
+	for _, s := range []string{"https://u:p@h/a/b?c=d#e", "http://h", "http://h/a%2Fb/c", "//h/a/b", "/a/b", "http://[::1]:1/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := redactURL(raw)
+		if got == "(invalid URL)" {
+			return
+		}
+		u, err := url.Parse(got)
+		if err != nil {
+			t.Fatalf("redactURL(%q) = %q, not a URL: %v", raw, got, err)
+		}
+		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			t.Fatalf("redactURL(%q) = %q keeps userinfo, query or fragment", raw, got)
+		}
+		path, ok := strings.CutPrefix(got, (&url.URL{Scheme: u.Scheme, Host: u.Host}).String())
+		segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+		if !ok || len(segs) > 2 || (len(segs) == 2 && segs[1] != "…") {
+			t.Fatalf("redactURL(%q) = %q keeps more than the first path segment", raw, got)
+		}
+	})
 }
