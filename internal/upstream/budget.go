@@ -24,7 +24,8 @@ type ByteBudget struct {
 
 	mu      sync.Mutex
 	used    int64
-	changed chan struct{} // closed and replaced whenever bytes are given back
+	waiting int           // acquires waiting for bytes
+	changed chan struct{} // closed and replaced when bytes are given back while some wait
 }
 
 // NewByteBudget returns a budget of total bytes (DefaultAnswerBudget when
@@ -48,10 +49,16 @@ func (b *ByteBudget) acquire(ctx context.Context, n int64) error {
 			return nil
 		}
 		changed := b.changed
+		b.waiting++
 		b.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		b.waiting--
+		b.mu.Unlock()
+		if ctx.Err() != nil {
 			return &BudgetError{}
 		}
 	}
@@ -64,8 +71,10 @@ func (b *ByteBudget) release(n int64) {
 	}
 	b.mu.Lock()
 	b.used = max(0, b.used-n)
-	close(b.changed)
-	b.changed = make(chan struct{})
+	if b.waiting > 0 {
+		close(b.changed)
+		b.changed = make(chan struct{})
+	}
 	b.mu.Unlock()
 }
 
