@@ -127,10 +127,18 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
-	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command,
-		serverReqs: make(chan struct{}, full.MaxServerRequests), budget: full.AnswerBudget,
-		retiring: make(chan struct{}, maxRetiring),
-		msgLog: newLineLimiter(msgLinesPerMin, time.Minute, nil), stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
+	c := &Client{
+		cfg:        full,
+		sessions:   map[string]*session{},
+		own:        map[*session]struct{}{},
+		policy:     policy,
+		where:      full.Command,
+		serverReqs: make(chan struct{}, full.MaxServerRequests),
+		budget:     full.AnswerBudget,
+		retiring:   make(chan struct{}, maxRetiring),
+		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
+		stderrLog:  newLineLimiter(stderrLinesPerMin, time.Minute, nil),
+	}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
 	}
