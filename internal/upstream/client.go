@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -579,70 +578,4 @@ func (c *Client) Close(ctx context.Context) error {
 		c.cfg.HTTPClient.CloseIdleConnections()
 	}
 	return errors.Join(errs...)
-}
-
-// startStdio starts the child process unless it died too recently: a child
-// that keeps dying is restarted with exponential backoff, not in a loop.
-func (c *Client) startStdio() (*stdioTransport, error) {
-	c.bmu.Lock()
-	wait := time.Until(c.notBefore)
-	c.bmu.Unlock()
-	if wait > 0 {
-		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
-	}
-	return startStdio(c)
-}
-
-// noteExit records a stdio child's exit for the restart backoff.
-func (c *Client) noteExit(err error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return
-	}
-	c.bmu.Lock()
-	defer c.bmu.Unlock()
-	c.failures++
-	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
-	c.notBefore = time.Now().Add(backoff)
-	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
-}
-
-// noteSuccess ends the restart backoff: the upstream answered.
-func (c *Client) noteSuccess() {
-	if c.cfg.Transport != TransportStdio {
-		return
-	}
-	c.bmu.Lock()
-	c.failures = 0
-	c.notBefore = time.Time{}
-	c.bmu.Unlock()
-}
-
-// redactURL returns scheme://host/ and the first path segment of a
-// configured URL, for logs and errors: userinfo, query and the rest of the
-// path (/…/<token>/mcp) may carry credentials. Later segments become "…".
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	out := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
-	path := strings.TrimPrefix(u.EscapedPath(), "/")
-	if path == "" {
-		if u.Path == "/" {
-			out += "/"
-		}
-		return out
-	}
-	first, _, more := strings.Cut(path, "/")
-	if first == "" {
-		return out + "/…" // an empty first segment ("//x"): nothing to show
-	}
-	out += "/" + first
-	if more {
-		out += "/…"
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -301,4 +302,43 @@ func (t *stdioTransport) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// startStdio starts the child process unless it died too recently: a child
+// that keeps dying is restarted with exponential backoff, not in a loop.
+func (c *Client) startStdio() (*stdioTransport, error) {
+	c.bmu.Lock()
+	wait := time.Until(c.notBefore)
+	c.bmu.Unlock()
+	if wait > 0 {
+		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
+	}
+	return startStdio(c)
+}
+
+// noteExit records a stdio child's exit for the restart backoff.
+func (c *Client) noteExit(err error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	c.failures++
+	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
+	c.notBefore = time.Now().Add(backoff)
+	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
+}
+
+// noteSuccess ends the restart backoff: the upstream answered.
+func (c *Client) noteSuccess() {
+	if c.cfg.Transport != TransportStdio {
+		return
+	}
+	c.bmu.Lock()
+	c.failures = 0
+	c.notBefore = time.Time{}
+	c.bmu.Unlock()
 }
