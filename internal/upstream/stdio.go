@@ -137,6 +137,7 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTr
 		t.writeLoop()
 	}()
 	go func() {
+		defer c.recoverPanic("stdio process waiter", broken)
 		err := cmd.Wait()
 		// Let the readers take what the child wrote before exiting, but not
 		// wait on pipes a descendant keeps open.
