@@ -405,6 +405,9 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
+	br := t.c.budgetReader(ctx, resp.Body) // an error body is buffered
+	defer br.releaseHeld()
+	resp.Body = budgetBody{br, resp.Body}
 	if err := t.checkStatus(resp, outgoing{}, minted); err != nil {
 		return err
 	}
