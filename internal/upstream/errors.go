@@ -75,6 +75,10 @@ func (e *ConnectionError) Error() string {
 // Unwrap returns the cause.
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
+// badURL replaces an error about a URL that cannot be used, whose text
+// would repeat the URL (and a credential in it).
+func badURL() error { return protoErr("invalid upstream URL", nil) }
+
 // ErrClosed is returned for operations on a closed Client.
 var ErrClosed = errors.New("upstream client is closed")
 

@@ -76,7 +76,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
 	if err != nil {
-		return nil, "", err
+		return nil, "", badURL() // its text would repeat the URL
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {

@@ -87,7 +87,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 	c := t.c
 	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
 	if err != nil {
-		return nil, "", err
+		return nil, "", badURL()
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
@@ -125,7 +125,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 func resolveEndpoint(base, announced string) (string, error) {
 	b, err := url.Parse(base)
 	if err != nil {
-		return "", err
+		return "", badURL()
 	}
 	ref, err := url.Parse(strings.TrimSpace(announced))
 	if err != nil {
@@ -187,7 +187,7 @@ func (t *sseTransport) readLoop(endpoint chan<- string) {
 func (t *sseTransport) post(ctx context.Context, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return badURL()
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
