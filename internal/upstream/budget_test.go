@@ -90,3 +90,31 @@ func TestAnswerBytesShareOneBudget(t *testing.T) {
 		}
 	}
 }
+
+func TestByteBudget(t *testing.T) {
+	b := NewByteBudget(100)
+	ctx := context.Background()
+	if err := b.acquire(ctx, 80); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := b.acquire(short, 30); !errors.As(err, new(*BudgetError)) {
+		t.Fatalf("over budget: err = %v, want a BudgetError", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- b.acquire(ctx, 30) }()
+	time.Sleep(10 * time.Millisecond)
+	b.release(50) // wakes the waiter
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	b.release(60)
+	if err := b.acquire(ctx, 1000); err != nil || b.inUse() != 100 {
+		t.Fatalf("an answer as large as the whole budget: err=%v inUse=%d", err, b.inUse())
+	}
+	b.release(100)
+	if b.inUse() != 0 {
+		t.Fatalf("inUse = %d", b.inUse())
+	}
+}

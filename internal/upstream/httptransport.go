@@ -337,30 +337,34 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 		case jsonrpc.KindNotification:
 			ex.notify(m)
 		case jsonrpc.KindRequest:
-			if m.Method == mcp.MethodPing {
-				// Answered at once: the upstream may be waiting on it to
-				// decide we are alive.
-				if err := t.send(ctx, ex.serveRequest(ctx, m)); err != nil {
-					t.c.msgDebug("could not answer server ping", "err", err)
-				}
-				continue
-			}
-			if !ex.startHandler() {
-				// Over the limits: refused at once, without a goroutine.
-				if err := t.send(ctx, busyReply(m)); err != nil {
-					t.c.msgDebug("could not refuse server request", "method", m.Method, "err", err)
-				}
-				continue
-			}
-			go func() {
-				defer ex.endHandler()
-				defer t.c.recoverPanic("server request", nil)
-				reply := ex.serveRequest(hctx, m)
-				if err := t.send(hctx, reply); err != nil {
-					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
-				}
-			}()
+			t.serveOnStream(ctx, hctx, ex, m)
 		}
+	}
+}
+
+// serveOnStream answers a server→client request that arrived on a request's
+// own stream: ping and requests beyond the limits at once, others on a
+// goroutine of their own (ex.handlers) with the handler context hctx.
+func (t *httpTransport) serveOnStream(ctx, hctx context.Context, ex *exchange, m *jsonrpc.Message) {
+	var reply []byte
+	switch {
+	case m.Method == mcp.MethodPing:
+		// The upstream may be waiting on it to decide we are alive.
+		reply = ex.serveRequest(ctx, m)
+	case !ex.startHandler():
+		reply = busyReply(m) // over the limits: no goroutine
+	default:
+		go func() {
+			defer ex.endHandler()
+			defer t.c.recoverPanic("server request", nil)
+			if err := t.send(hctx, ex.serveRequest(hctx, m)); err != nil {
+				t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+			}
+		}()
+		return
+	}
+	if err := t.send(ctx, reply); err != nil {
+		t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
 	}
 }
 
