@@ -205,6 +205,11 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 			continue
 		}
 		followed++
+		// Keeps the upstream session pooled, and its GET stream open, while
+		// this listen follows it.
+		if release, err := s.Client.Follow(ctx, opts); err == nil {
+			defer release()
+		}
 		remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(opts), filter: &part, emit: safeEmit})
 		defer remove()
 		for _, uri := range part.ResourceSubscriptions {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -30,15 +29,24 @@ type Client struct {
 	policy *auth.Policy            // credential and static headers
 	creds  *auth.ClientCredentials // mints the credential; nil for static ones
 
-	where string // the upstream for logs: URL without userinfo or query, or the command
+	where string // the upstream for logs: redactURL of the URL, or the command
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*session   // pooled, by options key
+	sessions map[string]*session   // pooled, by options key; at most MaxSessions
 	own      map[*session]struct{} // ephemeral sessions in use, so Close can end them
+	sweep    *time.Timer           // evicts idle sessions; nil when none is idle
+
+	retiring chan struct{} // one token per evicted session being ended in the background
 
 	vmu     sync.Mutex
 	verdict verdict // auto mode: what the upstream turned out to speak
+
+	serverReqs chan struct{} // one token per server→client request being served
+	budget     *ByteBudget   // upstream answer bytes buffered
+
+	msgLog    *lineLimiter // per-message log lines (see msgWarn)
+	stderrLog *lineLimiter // stdio children's stderr lines
 
 	freshOnce sync.Once
 	fresh     *http.Client // see freshHTTP
@@ -118,7 +126,18 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
-	c := &Client{cfg: full, sessions: map[string]*session{}, own: map[*session]struct{}{}, policy: policy, where: full.Command}
+	c := &Client{
+		cfg:        full,
+		sessions:   map[string]*session{},
+		own:        map[*session]struct{}{},
+		policy:     policy,
+		where:      full.Command,
+		serverReqs: make(chan struct{}, full.MaxServerRequests),
+		budget:     full.AnswerBudget,
+		retiring:   make(chan struct{}, maxRetiring),
+		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
+		stderrLog:  newLineLimiter(stderrLinesPerMin, time.Minute, nil),
+	}
 	if full.URL != "" {
 		c.where = redactURL(full.URL)
 	}
@@ -184,6 +203,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	c.unuse(s)
 	return s.info, nil
 }
 
@@ -239,6 +259,7 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 			return Result{}, err
 		}
 		res, err := s.request(ctx, method, params, opts.Interactions)
+		c.unuse(s)
 		if err == nil {
 			return res, nil
 		}
@@ -366,8 +387,9 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 }
 
 // session returns the ready session for these options, creating it (and
-// running the handshake or probe) when needed. A session is never set up
-// twice: one that failed, ended or was closed is replaced by a new one.
+// running the handshake or probe) when needed, held until the caller calls
+// unuse. A session is never set up twice: one that failed, ended or was
+// closed is replaced by a new one.
 func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	for {
 		s, created, err := c.lookup(opts)
@@ -377,11 +399,13 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 		err = s.setup(ctx)
 		if err == nil {
 			if !created && s.expired() {
+				c.unuse(s)
 				c.drop(s) // the upstream ended it since: start another
 				continue
 			}
 			return s, nil
 		}
+		c.unuse(s)
 		if s.gone() {
 			c.drop(s)
 		}
@@ -402,21 +426,37 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 	}
 }
 
-// lookup returns the pooled session for these options, creating it (not yet
-// set up) when there is none.
+// lookup returns the pooled session for these options, held (see unuse),
+// creating it (not yet set up) when there is none. A full pool makes room
+// by evicting its least recently used idle session; when every session is
+// in use, the call is refused with a PoolFullError rather than evict one a
+// call is using.
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
+	var victim *session
+	defer func() {
+		if victim != nil {
+			c.retire(victim)
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, false, ErrClosed
 	}
 	if s = c.sessions[key]; s != nil {
+		c.useLocked(s)
 		return s, false, nil
+	}
+	if len(c.sessions) >= c.cfg.MaxSessions {
+		if victim = c.evictLocked(); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
 	}
 	s = newSession(c, key, caps, opts, false)
 	c.sessions[key] = s
+	c.useLocked(s)
 	return s, true, nil
 }
 
@@ -500,6 +540,10 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	if c.sweep != nil {
+		c.sweep.Stop()
+		c.sweep = nil
+	}
 	all := make([]*session, 0, len(c.sessions)+len(c.own))
 	for _, s := range c.sessions {
 		all = append(all, s)
@@ -512,60 +556,26 @@ func (c *Client) Close(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
 	for i, s := range all {
-		wg.Go(func() { errs[i] = s.close(ctx) })
+		wg.Go(func() {
+			defer c.recoverPanic("closing a session", nil)
+			errs[i] = s.close(ctx)
+		})
 	}
 	wg.Wait()
+	// Wait for the evicted sessions being ended in the background by
+	// taking every token; later evictions end in their caller.
+	for range maxRetiring {
+		select {
+		case c.retiring <- struct{}{}:
+		case <-ctx.Done():
+			errs = append(errs, ctx.Err())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	if c.cfg.ownHTTP {
 		c.cfg.HTTPClient.CloseIdleConnections()
 	}
 	return errors.Join(errs...)
-}
-
-// startStdio starts the child process unless it died too recently: a child
-// that keeps dying is restarted with exponential backoff, not in a loop.
-func (c *Client) startStdio() (*stdioTransport, error) {
-	c.bmu.Lock()
-	wait := time.Until(c.notBefore)
-	c.bmu.Unlock()
-	if wait > 0 {
-		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
-	}
-	return startStdio(c)
-}
-
-// noteExit records a stdio child's exit for the restart backoff.
-func (c *Client) noteExit(err error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return
-	}
-	c.bmu.Lock()
-	defer c.bmu.Unlock()
-	c.failures++
-	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
-	c.notBefore = time.Now().Add(backoff)
-	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
-}
-
-// noteSuccess ends the restart backoff: the upstream answered.
-func (c *Client) noteSuccess() {
-	if c.cfg.Transport != TransportStdio {
-		return
-	}
-	c.bmu.Lock()
-	c.failures = 0
-	c.notBefore = time.Time{}
-	c.bmu.Unlock()
-}
-
-// redactURL returns scheme://host/path of a configured URL, for logs and
-// errors: userinfo and query may carry credentials.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
 }

@@ -30,7 +30,7 @@ type Config struct {
 
 	Command string   // stdio: executable
 	Args    []string // stdio: arguments
-	Env     []string // stdio: extra KEY=VALUE entries appended to the gateway's environment
+	Env     []string // stdio: KEY=VALUE entries added to the child's minimal environment (see childEnv)
 	Dir     string   // stdio: working directory ("" = the gateway's)
 
 	// ProtocolVersion is VersionAuto ("" means auto) or one revision to pin.
@@ -47,6 +47,26 @@ type Config struct {
 	ListTimeout     time.Duration // whole paginated walk or probe; default 30s
 	MaxPages        int           // page cap for a list walk; default 100
 	MaxMessageBytes int64         // largest message read from the upstream; default 32 MiB
+
+	// AnswerBudget bounds the upstream answer bytes buffered at once; give
+	// every client the same one to bound them process-wide. Nil means a
+	// budget of DefaultAnswerBudget for this client alone.
+	AnswerBudget *ByteBudget
+
+	// MaxSessions caps the pooled sessions (one per credential and
+	// capability set); a full pool evicts its least recently used idle
+	// session. Default DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdle is how long a pooled session nobody uses is kept before
+	// it is ended (DELETE). Default DefaultSessionIdle.
+	SessionIdle time.Duration
+
+	// MaxServerRequestsPerCall bounds the server→client requests
+	// (elicitation, sampling, roots) served at once for one call; more are
+	// refused at once with a JSON-RPC error. Default 8.
+	MaxServerRequestsPerCall int
+	// MaxServerRequests bounds them across the whole client; default 256.
+	MaxServerRequests int
 
 	// HTTPClient carries every HTTP request (connections are pooled in its
 	// transport). Nil means a client built for this upstream.
@@ -87,6 +107,21 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 32 << 20
+	}
+	if cfg.MaxServerRequestsPerCall <= 0 {
+		cfg.MaxServerRequestsPerCall = 8
+	}
+	if cfg.MaxServerRequests <= 0 {
+		cfg.MaxServerRequests = 256
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
+	}
+	if cfg.AnswerBudget == nil {
+		cfg.AnswerBudget = NewByteBudget(DefaultAnswerBudget)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

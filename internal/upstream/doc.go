@@ -54,12 +54,62 @@
 //     one DELETE at the end. Its cleanup (closing the session, the DELETE
 //     over a fresh connection) shares one deadline, counted from the moment
 //     the operation was abandoned.
+//   - Sessions are pooled per credential and capability set, so distinct
+//     forwarded header values (extra_headers, a rotated delegated token)
+//     each get one. The pool is bounded: at most Config.MaxSessions
+//     (default 256) sessions; a session nobody uses for Config.SessionIdle
+//     (default 5 min) is ended (DELETE); a full pool evicts its least
+//     recently used idle session. A session in use (a call in flight, a
+//     setup, a Follow) is never evicted: when every session is in use, a
+//     call that needs a new one is refused at once with a PoolFullError (503,
+//     retryable) rather than break a call in flight or open sessions beyond
+//     the cap. Evicted sessions are ended in the background, at most 16 at
+//     once, else by the caller that evicted them.
+//   - A legacy streamable HTTP session's GET stream (server→client requests
+//     and notifications outside any request) is opened only when something
+//     needs it: the session shared by callers without credentials of their
+//     own opens it at the handshake (it carries list_changed for the
+//     catalog); a session of a caller's credentials opens it for the first
+//     call that can receive something on it (an interaction handler or Log)
+//     or for Client.Follow (a downstream listen following the session). It
+//     stays open until the session ends.
+//   - Server→client requests are bounded: at most
+//     Config.MaxServerRequestsPerCall (default 8) are served at once for one
+//     call, and Config.MaxServerRequests (default 256) for the whole client;
+//     the excess is refused at once with a JSON-RPC error, never given a
+//     goroutine. On shared streams, answers that belong to no call go
+//     through one replier goroutine with a queue of 64; beyond that they
+//     are dropped (the upstream's request times out on its side).
+//   - Buffered upstream bytes are bounded by a ByteBudget (default 256 MiB,
+//     Config.AnswerBudget; give every client the same one for a
+//     process-wide bound), on top of the per-message cap
+//     (Config.MaxMessageBytes, default 32 MiB): JSON bodies, SSE events
+//     (response streams, GET streams, HTTP+SSE) and stdio lines are read
+//     through it, at most 32 KiB ahead of it. An answer's bytes are held
+//     until its call returns; other messages' until they are handed on. An
+//     answer that cannot get budget within its request deadline fails with
+//     a BudgetError (503, retryable) for that caller only.
+//   - Log lines per upstream message are rate limited per client: at most
+//     60 a minute for malformed messages, unmatched responses and refused
+//     server requests on every transport, and 120 stderr lines a minute
+//     (each cut at 1 KiB); the next line let through reports how many were
+//     suppressed.
+//   - Every goroutine the client starts, and every callback it runs
+//     (interaction handlers, notification callbacks), recovers a panic: it
+//     is logged at ERROR with its stack but not its value (which may hold
+//     arguments or tokens), the affected request or stream fails, and the
+//     process keeps serving.
+//   - A stdio child gets only HOME, LOGNAME, PATH, SHELL, TERM and USER
+//     from the gateway's environment, plus its configured env: the
+//     gateway's secrets never reach the servers it runs.
 //   - Every wait has our own budget: the request timeout for each request
 //     (initialize included), the listing timeout for a walk and for the
 //     era probe and server/discover. A budget that passes while the caller's
 //     own context is live is a TimeoutError with one warning naming the
-//     upstream, by scheme, host and path only (userinfo and query may carry
-//     credentials); the caller's own deadline is never reported as ours.
+//     upstream by scheme, host and first path segment only (userinfo, query
+//     and the rest of the path may carry credentials; every log line and
+//     error names an upstream this way, or not at all); the caller's own
+//     deadline is never reported as ours.
 //   - Errors are typed (RPCError, StatusError, ProtocolError,
 //     ConnectionError, TimeoutError) and never carry an upstream body: an
 //     error answer's body is read only when it is a JSON-RPC error object.

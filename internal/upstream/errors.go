@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
@@ -74,6 +75,10 @@ func (e *ConnectionError) Error() string {
 // Unwrap returns the cause.
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
+// badURL replaces an error about a URL that cannot be used, whose text
+// would repeat the URL (and a credential in it).
+func badURL() error { return protoErr("invalid upstream URL", nil) }
+
 // ErrClosed is returned for operations on a closed Client.
 var ErrClosed = errors.New("upstream client is closed")
 
@@ -98,4 +103,31 @@ func rpcErr(err error) *RPCError {
 		return re
 	}
 	return nil
+}
+
+// redactURL returns scheme://host/ and the first path segment of a
+// configured URL, for logs and errors: userinfo, query and the rest of the
+// path (/…/<token>/mcp) may carry credentials. Later segments become "…".
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	out := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+	path := strings.TrimPrefix(u.EscapedPath(), "/")
+	if path == "" {
+		if u.Path == "/" {
+			out += "/"
+		}
+		return out
+	}
+	first, _, more := strings.Cut(path, "/")
+	if first == "" {
+		return out + "/…" // an empty first segment ("//x"): nothing to show
+	}
+	out += "/" + first
+	if more {
+		out += "/…"
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -92,6 +93,7 @@ type exchange struct {
 	token    json.RawMessage // the caller's progress token, if any
 	upToken  json.RawMessage // the token as sent upstream (rewritten on shared streams)
 	handlers sync.WaitGroup
+	inflight atomic.Int32 // server→client requests being served (see startHandler)
 }
 
 // canServe reports whether this exchange's caller offered a handler for a
@@ -131,11 +133,11 @@ func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte
 		}
 	}
 	if h == nil {
-		ex.c.cfg.Logger.Debug("refused server request", "method", m.Method)
+		ex.c.msgDebug("refused server request", "method", m.Method)
 		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
 			"the client does not support %s", m.Method))
 	}
-	res, err := h(ctx, m.Params)
+	res, err := ex.c.runHandler(ctx, h, m)
 	if err != nil {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {
@@ -149,8 +151,10 @@ func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte
 	return jsonrpc.EncodeResult(m.ID, res)
 }
 
-// notify delivers a notification that arrived for this request.
+// notify delivers a notification that arrived for this request. A panic in
+// the caller's callback drops that notification only.
 func (ex *exchange) notify(m *jsonrpc.Message) {
+	defer ex.c.recoverPanic("notification callback", nil)
 	if m.Method == mcp.NotifProgress {
 		if ex.in == nil || ex.in.Progress == nil {
 			return
@@ -176,6 +180,7 @@ func (ex *exchange) notify(m *jsonrpc.Message) {
 // deliver hands a notification that belongs to no request to the client's
 // callbacks.
 func (c *Client) deliver(m *jsonrpc.Message, cred string) {
+	defer c.recoverPanic("notification callback", nil)
 	switch m.Method {
 	case mcp.NotifMessage:
 		if c.cfg.OnLog != nil {

@@ -41,6 +41,12 @@ func Classify(err error) Classified {
 		}
 		return Classified{Fault: FaultAuthRequired, HTTPStatus: http.StatusUnauthorized, Challenge: se.Challenge, Message: "upstream requires authentication (HTTP 401)"}
 	}
+	if errors.As(err, new(*BudgetError)) {
+		return Classified{Fault: FaultUpstreamError, HTTPStatus: http.StatusServiceUnavailable, Message: (&BudgetError{}).Error()}
+	}
+	if errors.As(err, new(*PoolFullError)) {
+		return Classified{Fault: FaultUpstreamError, HTTPStatus: http.StatusServiceUnavailable, Message: (&PoolFullError{}).Error()}
+	}
 	var (
 		te *TimeoutError
 		se *StatusError

@@ -76,7 +76,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 	}
 	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
 	if err != nil {
-		return nil, "", err
+		return nil, "", badURL() // its text would repeat the URL
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
@@ -140,6 +140,11 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	if err != nil {
 		return nil, err
 	}
+	// Every byte of the answer is read through the budget, and what the
+	// answer holds is given back when the call returns.
+	br := t.c.budgetReader(ctx, resp.Body)
+	defer br.releaseHeld()
+	resp.Body = budgetBody{br, resp.Body}
 	drained := false
 	defer func() {
 		if !drained {
@@ -166,7 +171,7 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	case "application/json":
 		return t.readJSON(resp, r.id)
 	case "text/event-stream":
-		m, err := t.readStream(ctx, ex, resp, r)
+		m, err := t.readStream(ctx, ex, resp, r, br)
 		if err == nil {
 			drained = true
 			drain(resp.Body) // the answer is in: let the connection be reused
@@ -253,6 +258,9 @@ func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.M
 func readLimited(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
+		if be := (*BudgetError)(nil); errors.As(err, &be) {
+			return nil, be
+		}
 		return nil, connErr("connection was closed while reading the response", err)
 	}
 	if int64(len(b)) > max {
@@ -262,8 +270,10 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 }
 
 // readStream reads the request's SSE stream until its response arrives,
-// serving server→client requests and notifications on the way.
-func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http.Response, r outgoing) (*jsonrpc.Message, error) {
+// serving server→client requests and notifications on the way. Its bytes
+// are read through br; those of each message other than the answer are
+// given back once it has been handed on.
+func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http.Response, r outgoing, br *budgetReader) (*jsonrpc.Message, error) {
 	hctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
@@ -275,11 +285,14 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			body.Close()
 		}
 	}()
-	rd := sse.NewReader(body, int(t.c.cfg.MaxMessageBytes))
+	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
 	retry := time.Duration(0)
-	for resumes := 0; ; {
+	for resumes := 0; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
+			if be := (*BudgetError)(nil); errors.As(err, &be) {
+				return nil, be
+			}
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return nil, ctxErr
 			}
@@ -301,8 +314,8 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			if body != resp.Body {
 				body.Close()
 			}
-			body = next
-			rd = sse.NewReader(body, int(t.c.cfg.MaxMessageBytes))
+			body, br.r = next, next
+			rd = sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
 			continue
 		}
 		if ev.Retry > 0 {
@@ -320,27 +333,38 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			if responseTo(m, r.id) {
 				return m, nil
 			}
-			t.c.cfg.Logger.Debug("ignored response with an unmatched id", "method", r.method)
+			t.c.msgDebug("ignored response with an unmatched id", "method", r.method)
 		case jsonrpc.KindNotification:
 			ex.notify(m)
 		case jsonrpc.KindRequest:
-			if m.Method == mcp.MethodPing {
-				// Answered at once: the upstream may be waiting on it to
-				// decide we are alive.
-				if err := t.send(ctx, ex.serveRequest(ctx, m)); err != nil {
-					t.c.cfg.Logger.Debug("could not answer server ping", "err", err)
-				}
-				continue
-			}
-			ex.handlers.Add(1)
-			go func() {
-				defer ex.handlers.Done()
-				reply := ex.serveRequest(hctx, m)
-				if err := t.send(hctx, reply); err != nil {
-					t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
-				}
-			}()
+			t.serveOnStream(ctx, hctx, ex, m)
 		}
+	}
+}
+
+// serveOnStream answers a server→client request that arrived on a request's
+// own stream: ping and requests beyond the limits at once, others on a
+// goroutine of their own (ex.handlers) with the handler context hctx.
+func (t *httpTransport) serveOnStream(ctx, hctx context.Context, ex *exchange, m *jsonrpc.Message) {
+	var reply []byte
+	switch {
+	case m.Method == mcp.MethodPing:
+		// The upstream may be waiting on it to decide we are alive.
+		reply = ex.serveRequest(ctx, m)
+	case !ex.startHandler():
+		reply = busyReply(m) // over the limits: no goroutine
+	default:
+		go func() {
+			defer ex.endHandler()
+			defer t.c.recoverPanic("server request", nil)
+			if err := t.send(hctx, ex.serveRequest(hctx, m)); err != nil {
+				t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+			}
+		}()
+		return
+	}
+	if err := t.send(ctx, reply); err != nil {
+		t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
 	}
 }
 
@@ -385,6 +409,9 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
+	br := t.c.budgetReader(ctx, resp.Body) // an error body is buffered
+	defer br.releaseHeld()
+	resp.Body = budgetBody{br, resp.Body}
 	if err := t.checkStatus(resp, outgoing{}, minted); err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts Option
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
+		defer c.recoverPanic("credential watch", nil)
 		c.WatchCredentials(watch, func(p auth.Problem) {
 			c.cfg.Logger.Warn("credential renewal problem on a long-lived upstream listen", "problem", p.Kind.String())
 		})

@@ -28,8 +28,16 @@ type mux struct {
 	done    chan struct{} // closed when the stream ends
 	doneErr error
 	once    sync.Once
-	serving sync.WaitGroup // server-request handlers not tied to a call
+	serving sync.WaitGroup // the replier (see reply)
+
+	replies     chan []byte // answers that belong to no call, for the replier
+	replierOnce sync.Once
 }
+
+// replyQueue bounds the answers that belong to no call (refusals, pings)
+// waiting for the stream; more are dropped, and the upstream's request times
+// out on its side.
+const replyQueue = 64
 
 type pendingCall struct {
 	ex   *exchange
@@ -44,6 +52,7 @@ func newMux(c *Client, write func(context.Context, []byte) error) *mux {
 		pending:  map[jsonrpc.ID]*pendingCall{},
 		progress: map[string]*exchange{},
 		done:     make(chan struct{}),
+		replies:  make(chan []byte, replyQueue),
 	}
 }
 
@@ -138,13 +147,13 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 		p := m.pending[msg.ID]
 		m.mu.Unlock()
 		if p == nil {
-			m.c.cfg.Logger.Debug("ignored response with an unmatched id")
+			m.c.msgDebug("ignored response with an unmatched id")
 			return
 		}
 		select {
 		case p.resp <- msg:
 		default:
-			m.c.cfg.Logger.Debug("ignored duplicate response")
+			m.c.msgDebug("ignored duplicate response")
 		}
 	case jsonrpc.KindNotification:
 		if tok := progressToken(msg.Params); msg.Method == mcp.NotifProgress && tok != "" {
@@ -206,6 +215,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 	}
 	var target *pendingCall
 	candidates := 0
+	started := false
 	m.mu.Lock()
 	for _, p := range m.pending {
 		if p.ex.canServe(msg.Method) {
@@ -213,39 +223,62 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 			target = p
 		}
 	}
-	if target != nil {
-		target.ex.handlers.Add(1)
+	if candidates == 1 {
+		started = target.ex.startHandler()
 	}
 	m.mu.Unlock()
-	if target == nil || candidates > 1 {
-		if target != nil {
-			target.ex.handlers.Done()
-		}
-		if candidates > 1 {
-			m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
-				"%s cannot be attributed to one request on this connection", msg.Method)))
-		} else {
-			m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
-				"the client does not support %s", msg.Method)))
-		}
+	switch {
+	case candidates > 1:
+		m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+			"%s cannot be attributed to one request on this connection", msg.Method)))
+		return
+	case target == nil:
+		m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
+			"the client does not support %s", msg.Method)))
+		return
+	case !started:
+		m.reply(busyReply(msg))
 		return
 	}
 	go func() {
-		defer target.ex.handlers.Done()
+		defer target.ex.endHandler()
+		defer m.c.recoverPanic("server request", nil)
 		reply := target.ex.serveRequest(target.ctx, msg)
 		if err := m.send(target.ctx, reply); err != nil {
-			m.c.cfg.Logger.Debug("could not answer server request", "method", msg.Method, "err", err)
+			m.c.msgDebug("could not answer server request", "method", msg.Method, "err", err)
 		}
 	}()
 }
 
-// reply sends an answer that belongs to no call, without blocking the reader.
+// reply queues an answer that belongs to no call for the one replier
+// goroutine, without blocking the reader; when replyQueue answers are
+// already waiting, it is dropped. Only the reader calls it.
 func (m *mux) reply(b []byte) {
-	m.serving.Add(1)
-	go func() {
-		defer m.serving.Done()
-		_ = m.send(m.ctx, b)
-	}()
+	m.replierOnce.Do(func() {
+		m.serving.Add(1)
+		go m.replyLoop()
+	})
+	select {
+	case m.replies <- b:
+	default:
+		m.c.msgWarn("dropped an answer to an upstream request: too many waiting")
+	}
+}
+
+// replyLoop sends queued answers until the stream ends.
+func (m *mux) replyLoop() {
+	defer m.serving.Done()
+	defer m.c.recoverPanic("upstream replier", nil)
+	for {
+		select {
+		case b := <-m.replies:
+			if err := m.send(m.ctx, b); err != nil {
+				m.c.msgDebug("could not answer server request", "err", err)
+			}
+		case <-m.ctx.Done():
+			return
+		}
+	}
 }
 
 // progressToken returns the raw progressToken of a notifications/progress

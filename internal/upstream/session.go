@@ -54,6 +54,8 @@ type session struct {
 	info  Info
 	metas sync.Map // capability key → modern request _meta, built once per set
 
+	pool poolState // guarded by c.mu
+
 	mu        sync.Mutex
 	ready     bool
 	tr        transport // nil before setup and after release
@@ -397,10 +399,12 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
-	if ht, ok := s.transport().(*httpTransport); ok {
-		if sid, _ := ht.state(); sid != "" {
-			ht.openStandalone(ctx)
-		}
+	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral {
+		// The session shared by callers without credentials of their own
+		// (at most one per capability set) always follows the upstream's
+		// notifications; others open the GET stream when a call or a
+		// follower needs it (httpTransport.needSide).
+		ht.openStandalone(ctx)
 	}
 	return nil
 }

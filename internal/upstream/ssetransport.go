@@ -87,7 +87,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 	c := t.c
 	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
 	if err != nil {
-		return nil, "", err
+		return nil, "", badURL()
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
@@ -101,6 +101,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 	}
 	ch := make(chan opened, 1)
 	go func() {
+		defer c.recoverPanic("SSE stream open", func() { ch <- opened{nil, errors.New("internal error")} })
 		resp, err := c.cfg.HTTPClient.Do(req)
 		ch <- opened{resp, err}
 	}()
@@ -124,7 +125,7 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 func resolveEndpoint(base, announced string) (string, error) {
 	b, err := url.Parse(base)
 	if err != nil {
-		return "", err
+		return "", badURL()
 	}
 	ref, err := url.Parse(strings.TrimSpace(announced))
 	if err != nil {
@@ -139,12 +140,17 @@ func resolveEndpoint(base, announced string) (string, error) {
 
 func (t *sseTransport) readLoop(endpoint chan<- string) {
 	defer close(t.readDone)
-	rd := sse.NewReader(t.body, int(t.c.cfg.MaxMessageBytes))
+	defer t.c.recoverPanic("SSE stream reader", func() { t.fail(connErr("upstream connection failed in the gateway", nil)) })
+	br := t.c.budgetReader(t.mux.ctx, t.body)
+	defer br.releaseHeld()
+	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
 	announced := false
-	for {
+	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
 			switch {
+			case errors.As(err, new(*BudgetError)):
+				t.fail(&BudgetError{})
 			case errors.Is(err, io.EOF):
 				t.fail(connErr("SSE stream ended", nil))
 			case errors.Is(err, sse.ErrEventTooLarge):
@@ -170,7 +176,7 @@ func (t *sseTransport) readLoop(endpoint chan<- string) {
 			}
 			msg, err := jsonrpc.Decode(ev.Data)
 			if err != nil {
-				t.c.cfg.Logger.Warn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+				t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 				continue
 			}
 			t.dispatch(msg)
@@ -181,7 +187,7 @@ func (t *sseTransport) readLoop(endpoint chan<- string) {
 func (t *sseTransport) post(ctx context.Context, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return badURL()
 	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {

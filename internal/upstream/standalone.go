@@ -24,8 +24,12 @@ type standalone struct {
 }
 
 // track registers a call in flight, so that a request arriving on the GET
-// stream can reach the caller that can answer it.
+// stream can reach the caller that can answer it, and opens that stream
+// when the call may receive something on it.
 func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
+	if in := ex.in; in != nil && (in.Elicit != nil || in.Sample != nil || in.Roots != nil || in.Log != nil) {
+		t.needSide(ctx)
+	}
 	t.side.mu.Lock()
 	if t.side.active == nil {
 		t.side.active = map[*exchange]context.Context{}
@@ -36,6 +40,14 @@ func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 		t.side.mu.Lock()
 		delete(t.side.active, ex)
 		t.side.mu.Unlock()
+	}
+}
+
+// needSide opens the GET stream of a legacy session (one with a session id),
+// once; it stays open until the session ends.
+func (t *httpTransport) needSide(ctx context.Context) {
+	if sid, _ := t.state(); sid != "" {
+		t.openStandalone(ctx)
 	}
 }
 
@@ -55,6 +67,7 @@ func (t *httpTransport) openStandalone(ctx context.Context) {
 	opened := make(chan struct{})
 	go func() {
 		defer close(t.side.done)
+		defer t.c.recoverPanic("upstream GET stream", nil)
 		t.readStandalone(life, opened)
 	}()
 	wait := time.NewTimer(min(t.c.cfg.RequestTimeout, 5*time.Second))
@@ -102,8 +115,10 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 	t.c.cfg.Logger.Debug("upstream GET stream open")
 	var serving sync.WaitGroup
 	defer serving.Wait()
-	rd := sse.NewReader(resp.Body, int(t.c.cfg.MaxMessageBytes))
-	for {
+	br := t.c.budgetReader(ctx, resp.Body)
+	defer br.releaseHeld()
+	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
@@ -116,7 +131,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 		}
 		m, err := jsonrpc.Decode(ev.Data)
 		if err != nil {
-			t.c.cfg.Logger.Warn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+			t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 			continue
 		}
 		switch m.Kind() {
@@ -132,10 +147,22 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 			}
 			t.c.deliver(m, t.cred)
 		case jsonrpc.KindRequest:
+			target, tctx, reply := t.routeStandalone(m)
+			if reply != nil {
+				// Refused (or a ping) at once, without a goroutine.
+				if err := t.send(ctx, reply); err != nil {
+					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+				}
+				continue
+			}
 			serving.Add(1)
 			go func() {
 				defer serving.Done()
-				t.serveStandalone(ctx, m)
+				defer target.endHandler()
+				defer t.c.recoverPanic("server request", nil)
+				if err := t.send(ctx, target.serveRequest(tctx, m)); err != nil {
+					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+				}
 			}()
 		}
 	}
@@ -158,39 +185,34 @@ func (t *httpTransport) soleActive(match func(*exchange) bool) *exchange {
 	return found
 }
 
-// serveStandalone answers a server→client request from the GET stream: it
-// goes to the one call in flight whose caller can answer it; with none, or
-// more than one, it is refused, because the wrong caller must never see it.
-func (t *httpTransport) serveStandalone(ctx context.Context, m *jsonrpc.Message) {
-	var reply []byte
+// routeStandalone decides who answers a server→client request from the GET
+// stream: the one call in flight whose caller can answer it, within that
+// call's and the client's limits (startHandler, released by the caller of
+// routeStandalone). Otherwise it returns the reply to send at once: ping is
+// answered, and a request that no caller or more than one could answer is
+// refused, because the wrong caller must never see it.
+func (t *httpTransport) routeStandalone(m *jsonrpc.Message) (*exchange, context.Context, []byte) {
 	if m.Method == mcp.MethodPing {
-		reply = jsonrpc.EncodeResult(m.ID, []byte(`{}`))
-	} else {
-		var target *exchange
-		var tctx context.Context
-		n := 0
-		t.side.mu.Lock()
-		for ex, c := range t.side.active {
-			if ex.canServe(m.Method) {
-				n++
-				target, tctx = ex, c
-			}
-		}
-		if n == 1 {
-			target.handlers.Add(1) // the call waits for this answer before it returns
-		}
-		t.side.mu.Unlock()
-		switch {
-		case n == 1:
-			reply = target.serveRequest(tctx, m)
-			target.handlers.Done()
-		case n > 1:
-			reply = jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s cannot be attributed to one request on this session", m.Method))
-		default:
-			reply = jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the client does not support %s", m.Method))
+		return nil, nil, jsonrpc.EncodeResult(m.ID, []byte(`{}`))
+	}
+	var target *exchange
+	var tctx context.Context
+	n := 0
+	t.side.mu.Lock()
+	defer t.side.mu.Unlock()
+	for ex, c := range t.side.active {
+		if ex.canServe(m.Method) {
+			n++
+			target, tctx = ex, c
 		}
 	}
-	if err := t.send(ctx, reply); err != nil {
-		t.c.cfg.Logger.Debug("could not answer server request", "method", m.Method, "err", err)
+	switch {
+	case n > 1:
+		return nil, nil, jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s cannot be attributed to one request on this session", m.Method))
+	case n == 0:
+		return nil, nil, jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the client does not support %s", m.Method))
+	case !target.startHandler(): // the call waits for this answer before it returns
+		return nil, nil, busyReply(m)
 	}
+	return target, tctx, nil
 }

@@ -13,8 +13,16 @@ import (
 )
 
 // A legacy upstream may send a request it did not tie to the call on its GET
-// stream; it reaches the caller of the one call in flight.
+// stream; it reaches the caller of the one call in flight, whether the
+// session is the shared one or one of a caller's own credentials (whose GET
+// stream is opened for the call).
 func TestStandaloneStreamRequestReachesTheCaller(t *testing.T) {
+	for _, header := range []http.Header{nil, {"X-User": {"u1"}}} {
+		t.Run(fmt.Sprint(len(header)), func(t *testing.T) { standaloneRequestReachesTheCaller(t, header) })
+	}
+}
+
+func standaloneRequestReachesTheCaller(t *testing.T, header http.Header) {
 	stream := make(chan []byte, 4)
 	answered := make(chan string, 1)
 	var f *fakeUpstream
@@ -56,7 +64,7 @@ func TestStandaloneStreamRequestReachesTheCaller(t *testing.T) {
 	in := &Interactions{Elicit: func(_ context.Context, p json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"action":"accept","content":{"who":"me"}}`), nil
 	}}
-	res, err := c.CallTool(context.Background(), "t", json.RawMessage(`{}`), Options{Interactions: in})
+	res, err := c.CallTool(context.Background(), "t", json.RawMessage(`{}`), Options{Interactions: in, Header: header})
 	if err != nil || !strings.Contains(string(res.Raw), "accept") {
 		t.Fatalf("res=%s err=%v", res.Raw, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -16,9 +18,8 @@ import (
 )
 
 const (
-	stderrLineMax     = 1024 // longest stderr line logged, in bytes
-	stderrLinesPerMin = 120  // stderr lines logged per minute before dropping
-	stopGrace         = 2 * time.Second
+	stderrLineMax = 1024 // longest stderr line logged, in bytes
+	stopGrace     = 2 * time.Second
 	// drainGrace is how long the child's output is read after it exited. A
 	// descendant outside its process group may keep the pipes open; it must
 	// not keep the transport alive.
@@ -56,7 +57,7 @@ type stdioWrite struct {
 func startStdio(c *Client) (*stdioTransport, error) {
 	cfg := &c.cfg
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = childEnv(os.Getenv, cfg.Env)
 	cmd.Dir = cfg.Dir
 	setProcessGroup(cmd)
 	// Our own pipes (not cmd's): Wait does not close them under the readers,
@@ -80,6 +81,22 @@ func startStdio(c *Client) (*stdioTransport, error) {
 	return runStdio(c, cmd, ends[1], ends[2], ends[4]), nil
 }
 
+// childEnv returns a child's environment: HOME, LOGNAME, PATH, SHELL, TERM
+// and USER from the gateway's (all it inherits, as in the official MCP SDKs:
+// the gateway's own secrets, database URLs and model API keys must not reach
+// every server it runs), then the configured KEY=VALUE entries, which win.
+func childEnv(getenv func(string) string, configured []string) []string {
+	inherited := [...]string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+	env := make([]string, 0, len(inherited)+len(configured))
+	for _, k := range inherited {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	// exec.Cmd keeps the last value of a repeated key.
+	return append(env, configured...)
+}
+
 func closeFiles(fs ...*os.File) {
 	for _, f := range fs {
 		_ = f.Close()
@@ -93,8 +110,21 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTr
 	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
 	t.mux = newMux(c, t.write)
 	var readers sync.WaitGroup
-	readers.Go(func() { t.readLoop(stdout) })
-	readers.Go(func() { t.logStderr(stderr) })
+	broken := func() {
+		t.fail(connErr("upstream connection failed in the gateway", nil))
+		t.kill()
+	}
+	readers.Go(func() {
+		defer c.recoverPanic("stdio reader", func() {
+			broken()
+			_, _ = io.Copy(io.Discard, stdout)
+		})
+		t.readLoop(stdout)
+	})
+	readers.Go(func() {
+		defer c.recoverPanic("stdio stderr reader", func() { _, _ = io.Copy(io.Discard, stderr) })
+		t.logStderr(stderr)
+	})
 	drained := make(chan struct{})
 	go func() {
 		readers.Wait()
@@ -103,9 +133,11 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTr
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
+		defer c.recoverPanic("stdio writer", broken)
 		t.writeLoop()
 	}()
 	go func() {
+		defer c.recoverPanic("stdio process waiter", broken)
 		err := cmd.Wait()
 		// Let the readers take what the child wrote before exiting, but not
 		// wait on pipes a descendant keeps open.
@@ -186,7 +218,9 @@ func (t *stdioTransport) writeLoop() {
 func (t *stdioTransport) stopWriting() { t.qonce.Do(func() { close(t.quit) }) }
 
 func (t *stdioTransport) readLoop(stdout io.Reader) {
-	br := bufio.NewReaderSize(stdout, 64<<10)
+	budget := t.c.budgetReader(t.mux.ctx, stdout)
+	defer budget.releaseHeld()
+	br := bufio.NewReaderSize(budget, 64<<10)
 	max := int(t.c.cfg.MaxMessageBytes)
 	var line []byte
 	for {
@@ -204,41 +238,34 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			msg, derr := jsonrpc.Decode(bytes.Clone(bytes.TrimSpace(line)))
 			if derr != nil {
-				t.c.cfg.Logger.Warn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
+				t.c.msgWarn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
 			} else {
 				t.dispatch(msg)
 			}
 		}
 		line = line[:0]
+		budget.releaseHeld()
 		if err != nil {
+			if errors.As(err, new(*BudgetError)) {
+				t.fail(&BudgetError{})
+			}
 			return
 		}
 	}
 }
 
 // logStderr copies the child's stderr into the log, line by line, bounded in
-// line length and in lines per minute.
+// line length and in lines per minute (the client's stderr limiter, which
+// reports the lines it held back on the next line it lets through).
 func (t *stdioTransport) logStderr(stderr io.Reader) {
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	window, count, dropped := time.Now(), 0, 0
 	for sc.Scan() {
-		if time.Since(window) > time.Minute {
-			if dropped > 0 {
-				t.c.cfg.Logger.Warn("upstream stderr lines dropped", "count", dropped)
-			}
-			window, count, dropped = time.Now(), 0, 0
-		}
-		if count >= stderrLinesPerMin {
-			dropped++
-			continue
-		}
-		count++
 		line := sc.Bytes()
 		if len(line) > stderrLineMax {
 			line = append(line[:stderrLineMax:stderrLineMax], "…"...)
 		}
-		t.c.cfg.Logger.Info("upstream stderr", "line", string(line))
+		t.c.stderrLog.log(t.c.cfg.Logger, slog.LevelInfo, "upstream stderr", "line", string(line))
 	}
 	_, _ = io.Copy(io.Discard, stderr)
 }
@@ -276,4 +303,43 @@ func (t *stdioTransport) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// startStdio starts the child process unless it died too recently: a child
+// that keeps dying is restarted with exponential backoff, not in a loop.
+func (c *Client) startStdio() (*stdioTransport, error) {
+	c.bmu.Lock()
+	wait := time.Until(c.notBefore)
+	c.bmu.Unlock()
+	if wait > 0 {
+		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
+	}
+	return startStdio(c)
+}
+
+// noteExit records a stdio child's exit for the restart backoff.
+func (c *Client) noteExit(err error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	c.failures++
+	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
+	c.notBefore = time.Now().Add(backoff)
+	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
+}
+
+// noteSuccess ends the restart backoff: the upstream answered.
+func (c *Client) noteSuccess() {
+	if c.cfg.Transport != TransportStdio {
+		return
+	}
+	c.bmu.Lock()
+	c.failures = 0
+	c.notBefore = time.Time{}
+	c.bmu.Unlock()
 }

@@ -25,6 +25,10 @@ import (
 //	plain:        a well-behaved server
 //	hang-init:    never answers initialize (but exits when stdin closes)
 //	deaf:         answers initialize, then never reads stdin again
+//	garbage:      writes 20,000 junk lines and 500 stderr lines before its handshake answer
+//	flood:        sends floodRequests elicitation/create requests before answering tools/call
+//	big:          answers tools/call with a 500 KiB result
+//	env:          a plain server whose tools/call result lists its environment
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
@@ -54,6 +58,14 @@ func fakeStdioServer(mode string) int {
 		case "server/discover":
 			reply(jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"}))
 		case "initialize":
+			if mode == "garbage" {
+				for range 20000 {
+					fmt.Fprintln(out, "garbage, not JSON")
+				}
+				for range 500 {
+					fmt.Fprintln(os.Stderr, "stderr chatter")
+				}
+			}
 			if mode == "hang-init" {
 				continue
 			}
@@ -67,6 +79,20 @@ func fakeStdioServer(mode string) int {
 		case "tools/call":
 			if mode == "exit-on-call" {
 				return 3
+			}
+			if mode == "flood" {
+				for i := range floodRequests {
+					reply(jsonrpc.EncodeRequest(jsonrpc.IntID(int64(1000+i)), "elicitation/create", json.RawMessage(`{"message":"?"}`)))
+				}
+			}
+			if mode == "big" {
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"pad":"`+strings.Repeat("x", 500<<10)+`"}`)))
+				continue
+			}
+			if mode == "env" {
+				env, _ := json.Marshal(os.Environ())
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"env":`+string(env)+`}`)))
+				continue
 			}
 			reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
 		case "":

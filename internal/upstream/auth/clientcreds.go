@@ -277,6 +277,10 @@ func (c *ClientCredentials) mint(ctx context.Context) (*cachedToken, []string, e
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.client.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the token URL, which may carry a credential
+		}
 		return nil, nil, redact(fmt.Errorf("oauth2 client_credentials: token request failed: %w", err), c.secret)
 	}
 	defer resp.Body.Close()

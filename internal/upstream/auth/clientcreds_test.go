@@ -539,3 +539,18 @@ func TestHTTPClientIsCopied(t *testing.T) {
 	}
 	var _ TokenSource = cc
 }
+
+// A token URL may carry a credential in its path or query; a failed token
+// request must not repeat it.
+func TestTokenRequestErrorOmitsTheURL(t *testing.T) {
+	const marker = "URL-SECRET-41d"
+	cc, err := NewClientCredentials(ClientCredentialsConfig{TokenURL: "http://127.0.0.1:1/tenant/" + marker + "/token?k=" + marker,
+		ClientID: "id", ClientSecret: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cc.Token(context.Background())
+	if err == nil || strings.Contains(err.Error(), marker) || strings.Contains(err.Error(), testSecret) {
+		t.Fatalf("err = %v, want a failure that names neither the URL nor the secret", err)
+	}
+}

@@ -1,0 +1,68 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+)
+
+// recoverPanic, deferred at the top of a goroutine the client starts (or
+// around a callback it runs), turns a panic into one ERROR line and lets the
+// process keep serving; onPanic, when given, fails what the goroutine was
+// serving. The panic value is not logged: it may hold arguments or tokens.
+func (c *Client) recoverPanic(where string, onPanic func()) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	c.cfg.Logger.Error("recovered from a panic; the affected operation fails", "where", where,
+		"panic_type", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
+	if onPanic != nil {
+		onPanic()
+	}
+}
+
+// runHandler runs a server→client request handler; a panic in it fails
+// that request only.
+func (c *Client) runHandler(ctx context.Context, h Handler, m *jsonrpc.Message) (res json.RawMessage, err error) {
+	defer c.recoverPanic("server request handler", func() {
+		res, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s failed", m.Method)
+	})
+	return h(ctx, m.Params)
+}
+
+// startHandler reserves what serving one server→client request of this
+// exchange needs: one of the call's MaxServerRequestsPerCall slots and one
+// of the client's MaxServerRequests. It returns false, reserving nothing,
+// when either is taken; the request is then refused at once (busyReply).
+// The caller holds whatever lock keeps the exchange's call from returning.
+func (ex *exchange) startHandler() bool {
+	if ex.inflight.Add(1) > int32(ex.c.cfg.MaxServerRequestsPerCall) {
+		ex.inflight.Add(-1)
+		return false
+	}
+	select {
+	case ex.c.serverReqs <- struct{}{}:
+	default:
+		ex.inflight.Add(-1)
+		return false
+	}
+	ex.handlers.Add(1)
+	return true
+}
+
+// endHandler releases what startHandler reserved.
+func (ex *exchange) endHandler() {
+	<-ex.c.serverReqs
+	ex.inflight.Add(-1)
+	ex.handlers.Done()
+}
+
+// busyReply refuses a server→client request beyond the limits.
+func busyReply(m *jsonrpc.Message) []byte {
+	return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+		"too many concurrent server requests; %s refused, retry later", m.Method))
+}

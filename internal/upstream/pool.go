@@ -1,0 +1,149 @@
+package upstream
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Pool defaults (see Config.MaxSessions and Config.SessionIdle).
+const (
+	DefaultMaxSessions = 256
+	DefaultSessionIdle = 5 * time.Minute
+	// maxRetiring bounds the evicted sessions being ended in the background;
+	// beyond it, whoever evicts ends the session itself.
+	maxRetiring = 16
+)
+
+// PoolFullError means every pooled upstream session was in use (a call in
+// flight, or followed) when a call needed a new one: none could be evicted.
+// It is retryable.
+type PoolFullError struct{}
+
+// Error implements error.
+func (e *PoolFullError) Error() string {
+	return "too many upstream sessions in use; retry later"
+}
+
+// poolState is the pool's bookkeeping of one session, guarded by Client.mu.
+type poolState struct {
+	users    int       // calls in flight, setups and follows holding it
+	lastUsed time.Time // when the last user let go
+}
+
+// useLocked marks a pooled session as held (not evictable) until unuse.
+// c.mu is held.
+func (c *Client) useLocked(s *session) { s.pool.users++ }
+
+// unuse lets go of a session taken by lookup or Follow. A session nobody
+// holds becomes idle: it is evicted after SessionIdle, or earlier when the
+// pool is full and a new one is needed.
+func (c *Client) unuse(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.pool.users--
+	if s.pool.users > 0 {
+		return
+	}
+	s.pool.lastUsed = time.Now()
+	if c.sweep == nil && !c.closed && c.sessions[s.key] == s {
+		c.sweep = time.AfterFunc(c.cfg.SessionIdle, c.sweepIdle)
+	}
+}
+
+// evictLocked removes the least recently used idle session from the pool
+// and returns it (for retire), or nil when every session is in use.
+func (c *Client) evictLocked() *session {
+	var victim *session
+	for _, s := range c.sessions {
+		if s.pool.users == 0 && (victim == nil || s.pool.lastUsed.Before(victim.pool.lastUsed)) {
+			victim = s
+		}
+	}
+	if victim != nil {
+		delete(c.sessions, victim.key)
+	}
+	return victim
+}
+
+// sweepIdle evicts the sessions idle for SessionIdle and arms itself again
+// for the next one to become due.
+func (c *Client) sweepIdle() {
+	defer c.recoverPanic("idle session sweep", nil)
+	now := time.Now()
+	var victims []*session
+	var next time.Duration
+	c.mu.Lock()
+	c.sweep = nil
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	for key, s := range c.sessions {
+		if s.pool.users > 0 {
+			continue
+		}
+		if due := s.pool.lastUsed.Add(c.cfg.SessionIdle).Sub(now); due > 0 {
+			if next == 0 || due < next {
+				next = due
+			}
+			continue
+		}
+		delete(c.sessions, key)
+		victims = append(victims, s)
+	}
+	if next > 0 {
+		c.sweep = time.AfterFunc(next, c.sweepIdle)
+	}
+	c.mu.Unlock()
+	for _, s := range victims {
+		c.retire(s)
+	}
+}
+
+// retire ends an evicted session (DELETE for HTTP sessions): in the
+// background, up to maxRetiring at once, else in the caller's goroutine.
+func (c *Client) retire(s *session) {
+	end := func() {
+		defer c.recoverPanic("ending an evicted session", nil)
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+		defer cancel()
+		if err := s.close(ctx); err != nil {
+			c.cfg.Logger.Debug("ending an evicted upstream session failed", "err", err)
+		}
+	}
+	select {
+	case c.retiring <- struct{}{}:
+		go func() {
+			defer func() { <-c.retiring }()
+			end()
+		}()
+	default:
+		end()
+	}
+}
+
+// Follow holds the pooled session for opts until release is called: it is
+// not evicted, and for a legacy streamable HTTP session its GET stream (on
+// which the upstream sends list_changed and resource updates outside any
+// request, see Config.OnNotification) is open. Owners of downstream
+// sessions, listens and subscriptions that follow an upstream session call
+// it.
+func (c *Client) Follow(ctx context.Context, opts Options) (release func(), err error) {
+	s, err := c.session(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ht, ok := s.transport().(*httpTransport); ok {
+		ht.needSide(ctx)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { c.unuse(s) }) }, nil
+}
+
+// poolSize reports the sessions pooled.
+func (c *Client) poolSize() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
+}
