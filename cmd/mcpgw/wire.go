@@ -120,8 +120,12 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 	// both are built after them, so they are reached through these pointers.
 	var catRef atomic.Pointer[catalog.Catalog]
 	var gwRef atomic.Pointer[gateway.Gateway]
+	// One budget for the upstream answer bytes buffered at once, shared by
+	// every server, so many large answers cannot add up past it.
+	budget := upstream.NewByteBudget(upstream.DefaultAnswerBudget)
 	for _, s := range cfg.Servers {
 		uc := upstreamConfig(s, cfg, env, info, log)
+		uc.AnswerBudget = budget
 		name := s.Name
 		uc.OnNotification = func(session, method string, params json.RawMessage) {
 			if cat := catRef.Load(); cat != nil {
@@ -207,7 +211,7 @@ func newSealer(saltKey string, log *slog.Logger) (*seal.Sealer, error) {
 func upstreamConfig(s config.Server, cfg *config.Config, env envSettings, info mcp.Implementation, log *slog.Logger) upstream.Config {
 	uc := upstream.Config{
 		Name: s.Name, Transport: string(s.Transport), URL: s.URL,
-		Command: s.Command, Args: s.Args, Env: environ(cfg.EnvironmentVariables, s.Env),
+		Command: s.Command, Args: s.Args, Env: environ(s.Env),
 		ProtocolVersion: s.ProtocolVersion,
 		Auth: auth.PolicyConfig{
 			AuthType: string(s.AuthType), AuthValue: s.AuthValue.Reveal(),
@@ -230,24 +234,19 @@ func upstreamConfig(s config.Server, cfg *config.Config, env envSettings, info m
 	return uc
 }
 
-// environ renders a stdio server's environment: the config's
-// environment_variables, then the server's own env, as KEY=VALUE.
-func environ(global, own map[string]string) []string {
-	merged := map[string]string{}
-	for k, v := range global {
-		merged[k] = v
-	}
-	for k, v := range own {
-		merged[k] = v
-	}
-	keys := make([]string, 0, len(merged))
-	for k := range merged {
+// environ renders a stdio server's own env as KEY=VALUE. The config's
+// environment_variables are not passed on: they feed os.environ/ references
+// (a server's env may name one), and often hold model API keys that no stdio
+// child should see.
+func environ(own map[string]string) []string {
+	keys := make([]string, 0, len(own))
+	for k := range own {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, k+"="+merged[k])
+		out = append(out, k+"="+own[k])
 	}
 	return out
 }
