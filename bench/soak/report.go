@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// scenario is one attack.
+type scenario struct {
+	name, title string
+	run         func(ctx context.Context, h *harness, r *result) error
+}
+
+// result is what one scenario measured.
+type result struct {
+	name, title       string
+	base, peak, after figures
+	notes             []string
+	outcome           string
+	seconds           float64
+
+	g       *gateway
+	sampler func() figures
+}
+
+func (r *result) note(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) }
+
+// begin takes the baseline (after a collection) and starts sampling.
+func (r *result) begin(h *harness, g *gateway) {
+	r.g = g
+	r.base = g.measure(true)
+	r.sampler = g.sample(h.rssLimitKB)
+}
+
+// endPeak stops sampling; the peak includes one last reading.
+func (r *result) endPeak() {
+	if r.sampler == nil {
+		return
+	}
+	r.peak = r.sampler()
+	r.sampler = nil
+	r.peak.maxOf(r.base)
+	if r.g != nil {
+		r.peak.maxOf(r.g.measure(false))
+	}
+}
+
+// settle stops sampling, waits d (the attack's connections are gone by
+// then), and takes the after figures (after a collection).
+func (r *result) settle(ctx context.Context, d time.Duration) {
+	r.endPeak()
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	r.after = r.g.measure(true)
+}
+
+// runScenario runs s; a gateway that died or was killed is the result, not
+// an error of the harness.
+func (h *harness) runScenario(ctx context.Context, s scenario) *result {
+	r := &result{name: s.name, title: s.title, base: figures{Goroutines: -1}, peak: figures{Goroutines: -1}, after: figures{Goroutines: -1}}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	err := s.run(sctx, h, r)
+	cancel()
+	r.endPeak()
+	r.seconds = time.Since(start).Seconds()
+	switch {
+	case r.g != nil && r.g.death() != "":
+		r.outcome = r.g.death()
+		for _, l := range r.g.log.lastLines(3) {
+			logf("  gateway log: %s", clip(l, 300))
+		}
+	case err != nil:
+		r.outcome = "harness error: " + err.Error()
+	default:
+		r.outcome = "survived"
+	}
+	if r.g != nil {
+		r.g.stop()
+	}
+	return r
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// renderTable prints the results as markdown.
+func renderTable(results []*result, h *harness, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Soak run %s on %d cores, %s/%s, %s; gateway %s; -wait %s; took %.0f s.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
+		describeBinary(h), h.wait, took.Seconds())
+	b.WriteString("| scenario | attack | VmRSS MB base / peak / after | VmHWM MB | goroutines base / peak / after | fds base / peak / after | heap in use MB base / peak / after | scenario figures | gateway |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, r.title,
+			triple(r, func(f figures) string { return mb(f.RSSKB * 1024) }),
+			ifAlive(r.peak, mb(r.peak.HWMKB*1024)),
+			triple(r, func(f figures) string { return count(f.Goroutines) }),
+			triple(r, func(f figures) string { return count(f.FDs) }),
+			triple(r, func(f figures) string { return ifKnown(f.Goroutines, mb(int64(f.HeapInuse))) }),
+			strings.ReplaceAll(strings.Join(r.notes, "; "), "|", "/"), r.outcome)
+	}
+	return b.String()
+}
+
+func triple(r *result, show func(figures) string) string {
+	return ifAlive(r.base, show(r.base)) + " / " + ifAlive(r.peak, show(r.peak)) + " / " + ifAlive(r.after, show(r.after))
+}
+
+func ifAlive(f figures, s string) string {
+	if !f.Alive {
+		return "—"
+	}
+	return s
+}
+
+func ifKnown(goroutines int, s string) string {
+	if goroutines < 0 {
+		return "—"
+	}
+	return s
+}
+
+func mb(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }
+
+func count(n int) string {
+	if n < 0 {
+		return "—"
+	}
+	return fmt.Sprint(n)
+}
+
+// describeBinary names what was measured: the commit it was built from, or
+// the binary given with -bin.
+func describeBinary(h *harness) string {
+	if h.bin != "" && !strings.HasPrefix(h.bin, h.tmp) {
+		return "binary " + h.bin
+	}
+	out, err := exec.Command("git", "-C", h.repo, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "commit unknown"
+	}
+	desc := "commit " + strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "-C", h.repo, "status", "--porcelain", "--", "cmd", "internal").Output(); len(st) > 0 {
+		desc += " (+ uncommitted changes)"
+	}
+	return desc
+}
