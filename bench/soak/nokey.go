@@ -56,7 +56,7 @@ func nokeyUpload(ctx context.Context, h *harness, r *result) error {
 	wg.Wait()
 	sleepUntil(ctx, deadline)
 	r.endPeak()
-	read := g.readChar() - read0
+	read1 := g.readChar()
 	var sent int64
 	statuses := map[int64]int{}
 	closed := 0
@@ -70,8 +70,8 @@ func nokeyUpload(ctx context.Context, h *harness, r *result) error {
 			u.conn.Close()
 		}
 	}
-	r.note("client wrote %.0f of %.0f MB (kernel buffers absorb some of what the gateway does not read)", float64(sent)/1e6, float64(uploads*(uploadSize-1))/1e6)
-	if read0 >= 0 {
+	r.note("client wrote %.0f of %.0f MB (socket buffers take some the gateway never reads)", float64(sent)/1e6, float64(uploads*(uploadSize-1))/1e6)
+	if read := read1 - read0; read0 >= 0 && read1 >= 0 {
 		r.note("gateway read %.1f MB (%.2f MB per connection, /proc/PID/io rchar)", float64(read)/1e6, float64(read)/1e6/uploads)
 	}
 	r.note("answered within %s: %s; closed by the gateway: %d", uploadHold, statusSummary(statuses), closed)

@@ -158,7 +158,7 @@ func (g *gateway) death() string {
 		return ""
 	}
 	if kb := g.killedKB.Load(); kb > 0 {
-		return fmt.Sprintf("killed by the harness at %.2f GB RSS", float64(kb)/(1<<20))
+		return fmt.Sprintf("killed by the harness at %s MB VmRSS (-rss-limit)", mb(kb*1024))
 	}
 	return fmt.Sprintf("gateway died (%v)", g.exitErr)
 }

@@ -27,7 +27,9 @@ type result struct {
 	sampler func() figures
 }
 
-func (r *result) note(format string, args ...any) { r.notes = append(r.notes, fmt.Sprintf(format, args...)) }
+func (r *result) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
 
 // begin takes the baseline (after a collection) and starts sampling.
 func (r *result) begin(h *harness, g *gateway) {

@@ -126,7 +126,7 @@ func requestFlood(ctx context.Context, h *harness, r *result) error {
 	r.endPeak()
 	how := "completed"
 	if !flood.ok() {
-		how = fmt.Sprintf("failed (HTTP %d, %v)", flood.status, flood.err)
+		how = fmt.Sprintf("failed (HTTP %d, %s)", flood.status, failure(flood))
 	}
 	r.note("flood call %s in %.1f s; upstream sent %d requests, gateway POSTed back %d answers", how, floodTook.Seconds(), fake.floodOut.Load(), fake.answers.Load())
 	r.note("other caller before: %s; during: %s", before, during)
@@ -230,4 +230,16 @@ func bigAnswers(ctx context.Context, h *harness, r *result) error {
 		bigCallers, bigBytes/1_000_000, full.Load(), float64(got.Load())/1e6, took.Seconds(), mb(r.peak.HWMKB*1024))
 	r.settle(ctx, 5*time.Second)
 	return nil
+}
+
+// failure names why a call failed: the transport error or the JSON-RPC
+// error message (the gateway's own, never an upstream body).
+func failure(a answer) string {
+	if a.err != nil {
+		return a.err.Error()
+	}
+	if m := regexp.MustCompile(`"message":"([^"]{0,120})`).FindSubmatch(a.head); m != nil {
+		return string(m[1])
+	}
+	return "no result"
 }
