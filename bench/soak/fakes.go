@@ -47,14 +47,13 @@ func textResult(text string) string {
 
 const initResult = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"soak-fake","version":"1"}}`
 
-// runStdioServer is a minimal stdio MCP server (2025-11-25). Mode env: its
-// tool "env" names which of secretNames it sees. Mode garbage: after its
-// first tools/list it writes non-JSON lines on stdout for -garbage-for.
-// It exits on stdin's EOF or after -life.
+// runStdioServer is a minimal stdio MCP server (2025-11-25). Its tool "env"
+// names which of secretNames it sees in its environment; its tool "garbage"
+// starts writing non-JSON lines on stdout for -garbage-for. It exits on
+// stdin's EOF or after -life.
 func runStdioServer(args []string) int {
 	fs := flag.NewFlagSet("stdio-server", flag.ContinueOnError)
-	mode := fs.String("mode", "env", "env or garbage")
-	garbageFor := fs.Duration("garbage-for", 10*time.Second, "how long to write garbage (mode garbage)")
+	garbageFor := fs.Duration("garbage-for", 10*time.Second, "how long the garbage tool writes garbage")
 	life := fs.Duration("life", 3*time.Minute, "exit after this long whatever happens")
 	if fs.Parse(args) != nil {
 		return 2
@@ -95,11 +94,14 @@ func runStdioServer(args []string) int {
 		case "ping":
 			send(rpcResult(m.ID, `{}`))
 		case "tools/list":
-			send(rpcResult(m.ID, `{"tools":[{"name":"env","description":"which gateway secrets this process sees","inputSchema":{"type":"object"}}]}`))
-			if *mode == "garbage" {
-				garbageOnce.Do(func() { go garbage() })
-			}
+			send(rpcResult(m.ID, `{"tools":[{"name":"env","description":"which gateway secrets this process sees","inputSchema":{"type":"object"}},`+
+				`{"name":"garbage","description":"writes garbage on stdout","inputSchema":{"type":"object"}}]}`))
 		case "tools/call":
+			if m.Params.Name == "garbage" {
+				send(rpcResult(m.ID, textResult("garbage follows")))
+				garbageOnce.Do(func() { go garbage() })
+				continue
+			}
 			var seen []string
 			for _, n := range secretNames() {
 				if _, ok := os.LookupEnv(n); ok {

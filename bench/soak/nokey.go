@@ -75,7 +75,7 @@ func nokeyUpload(ctx context.Context, h *harness, r *result) error {
 		r.note("gateway read %.1f MB (%.2f MB per connection, /proc/PID/io rchar)", float64(read)/1e6, float64(read)/1e6/uploads)
 	}
 	r.note("answered within %s: %s; closed by the gateway: %d", uploadHold, statusSummary(statuses), closed)
-	r.settle(ctx, 5*time.Second)
+	r.settle(ctx, 2*time.Second)
 	return nil
 }
 
@@ -202,7 +202,7 @@ func slowConns(ctx context.Context, h *harness, r *result) error {
 			c.Close()
 		}
 	}
-	r.settle(ctx, 5*time.Second)
+	r.settle(ctx, 2*time.Second)
 	return nil
 }
 

@@ -22,6 +22,8 @@ type result struct {
 	notes             []string
 	outcome           string
 	seconds           float64
+	wait              time.Duration // the longest settle
+	back              time.Duration // when goroutines and fds were back near the baseline; 0 for never
 
 	g       *gateway
 	sampler func() figures
@@ -33,7 +35,7 @@ func (r *result) note(format string, args ...any) {
 
 // begin takes the baseline (after a collection) and starts sampling.
 func (r *result) begin(h *harness, g *gateway) {
-	r.g = g
+	r.g, r.wait = g, h.wait
 	r.base = g.measure(true)
 	r.sampler = g.sample(h.rssLimitKB)
 }
@@ -51,15 +53,30 @@ func (r *result) endPeak() {
 	}
 }
 
-// settle stops sampling, waits d (the attack's connections are gone by
-// then), and takes the after figures (after a collection).
-func (r *result) settle(ctx context.Context, d time.Duration) {
+// settle stops sampling, waits at least least (the attack's connections are
+// gone by then), then until goroutines and fds are back near the baseline or
+// -wait has passed since the attack ended, and takes the after figures
+// (after a collection).
+func (r *result) settle(ctx context.Context, least time.Duration) {
 	r.endPeak()
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+	start := time.Now()
+	sleepUntil(ctx, start.Add(least))
+	for ctx.Err() == nil && r.g.alive() {
+		if f := r.g.measure(false); r.nearBase(f) {
+			r.back = time.Since(start)
+			break
+		}
+		if time.Since(start) >= r.wait {
+			break
+		}
+		sleepUntil(ctx, time.Now().Add(time.Second))
 	}
 	r.after = r.g.measure(true)
+}
+
+// nearBase reports goroutines and fds back within a few of the baseline.
+func (r *result) nearBase(f figures) bool {
+	return f.Alive && f.FDs <= r.base.FDs+4 && (f.Goroutines < 0 || f.Goroutines <= r.base.Goroutines+8)
 }
 
 // runScenario runs s; a gateway that died or was killed is the result, not
@@ -80,6 +97,10 @@ func (h *harness) runScenario(ctx context.Context, s scenario) *result {
 		}
 	case err != nil:
 		r.outcome = "harness error: " + err.Error()
+	case r.back > 0:
+		r.outcome = fmt.Sprintf("survived; goroutines and fds back to baseline %.0f s after the attack", r.back.Seconds())
+	case r.after.Alive:
+		r.outcome = fmt.Sprintf("survived; goroutines or fds **not back** to baseline %.0f s after the attack", r.wait.Seconds())
 	default:
 		r.outcome = "survived"
 	}
