@@ -50,6 +50,9 @@ type harness struct {
 	rssLimitKB int64
 	key        string
 	salt       string
+	// loadAtStart is the load average when the run began: other work on
+	// the machine skews every figure.
+	loadAtStart string
 }
 
 func run() error {
@@ -62,7 +65,7 @@ func run() error {
 	rssLimit := flag.Float64("rss-limit", 4, "kill the gateway when its VmRSS passes this many GiB")
 	flag.Parse()
 
-	h := &harness{repo: *repo, wait: *wait, rssLimitKB: int64(*rssLimit * (1 << 20))}
+	h := &harness{repo: *repo, wait: *wait, rssLimitKB: int64(*rssLimit * (1 << 20)), loadAtStart: loadAverage()}
 	var err error
 	if h.self, err = os.Executable(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -120,9 +121,9 @@ func clip(s string, n int) string {
 // renderTable prints the results as markdown.
 func renderTable(results []*result, h *harness, took time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Soak run %s on %d cores, %s/%s, %s; gateway %s; -wait %s; took %.0f s.\n\n",
+	fmt.Fprintf(&b, "Soak run %s on %d cores, %s/%s, %s; gateway %s; -wait %s; took %.0f s; load average at the start %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(),
-		describeBinary(h), h.wait, took.Seconds())
+		describeBinary(h), h.wait, took.Seconds(), h.loadAtStart)
 	b.WriteString("| scenario | attack | VmRSS MB base / peak / after | VmHWM MB | goroutines base / peak / after | fds base / peak / after | heap in use MB base / peak / after | scenario figures | gateway |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -179,4 +180,17 @@ func describeBinary(h *harness) string {
 		desc += " (+ uncommitted changes)"
 	}
 	return desc
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
