@@ -145,6 +145,10 @@ func startFake(floodN, bigBytes int) (*fakeUpstream, error) {
 
 func (f *fakeUpstream) close() { _ = f.srv.Close() }
 
+// dropIdle closes the fake's idle keep-alive connections, so the gateway's
+// (bounded) pool of idle upstream connections does not count as held.
+func (f *fakeUpstream) dropIdle() { f.srv.SetKeepAlivesEnabled(false) }
+
 func (f *fakeUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodDelete:

@@ -130,6 +130,7 @@ func requestFlood(ctx context.Context, h *harness, r *result) error {
 	}
 	r.note("flood call %s in %.1f s; upstream sent %d requests, gateway POSTed back %d answers", how, floodTook.Seconds(), fake.floodOut.Load(), fake.answers.Load())
 	r.note("other caller before: %s; during: %s", before, during)
+	fake.dropIdle()
 	r.settle(ctx, 2*time.Second)
 	return nil
 }
@@ -229,6 +230,7 @@ func bigAnswers(ctx context.Context, h *harness, r *result) error {
 	r.endPeak()
 	r.note("%d callers × %d MB answers: %d answered in full (%.0f MB received) in %.1f s; VmHWM %s MB",
 		bigCallers, bigBytes/1_000_000, full.Load(), float64(got.Load())/1e6, took.Seconds(), mb(r.peak.HWMKB*1024))
+	fake.dropIdle()
 	r.settle(ctx, 2*time.Second)
 	return nil
 }
