@@ -141,9 +141,14 @@ func scenarioNames() []string {
 	return names
 }
 
-// findFixture returns the go-sdk fixture binary, or "" when there is none.
+// findFixture returns the go-sdk fixture binary, or "" when there is none
+// (or the one named by the flag does not exist).
 func findFixture(flagValue, repo string) string {
-	for _, p := range []string{flagValue, os.Getenv("MCPGW_GO_FIXTURE"), filepath.Join(repo, ".tools", "bin", "everything-server")} {
+	candidates := []string{flagValue}
+	if flagValue == "" {
+		candidates = []string{os.Getenv("MCPGW_GO_FIXTURE"), filepath.Join(repo, ".tools", "bin", "everything-server")}
+	}
+	for _, p := range candidates {
 		if p == "" {
 			continue
 		}

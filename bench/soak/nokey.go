@@ -39,7 +39,7 @@ type upload struct {
 // nokeyUpload: 100 connections without a credential announce a 4 MiB body,
 // send all but its last byte and stall.
 func nokeyUpload(ctx context.Context, h *harness, r *result) error {
-	g, err := h.startGateway("nokey-upload", h.noServers())
+	g, err := h.startGateway(r, h.noServers())
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func sleepUntil(ctx context.Context, t time.Time) {
 // keep-alive connections left idle after one request; the gateway has -wait
 // to cut them.
 func slowConns(ctx context.Context, h *harness, r *result) error {
-	g, err := h.startGateway("slow-conns", h.noServers())
+	g, err := h.startGateway(r, h.noServers())
 	if err != nil {
 		return err
 	}

@@ -86,10 +86,11 @@ type gateway struct {
 	client   *http.Client
 }
 
-// startGateway writes cfg and starts the gateway on a free loopback port.
-// env adds to the minimal environment the gateway gets.
-func (h *harness) startGateway(name, cfg string, env ...string) (*gateway, error) {
-	dir := filepath.Join(h.tmp, name)
+// startGateway writes cfg and starts the gateway of r's scenario on a free
+// loopback port (runScenario stops it). env adds to the minimal environment
+// the gateway gets.
+func (h *harness) startGateway(r *result, cfg string, env ...string) (*gateway, error) {
+	dir := filepath.Join(h.tmp, r.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -113,12 +114,12 @@ func (h *harness) startGateway(name, cfg string, env ...string) (*gateway, error
 		return nil, err
 	}
 	g.cmd, g.pid = cmd, cmd.Process.Pid
+	r.g = g
 	go func() {
 		g.exitErr = cmd.Wait()
 		close(g.exited)
 	}()
 	if err := waitDial(g.addr, 20*time.Second, g.exited); err != nil {
-		g.stop()
 		return nil, fmt.Errorf("gateway did not start: %w; log tail: %s", err, strings.Join(g.log.lastLines(3), " | "))
 	}
 	if waitDial(g.debug, 2*time.Second, g.exited) != nil {

@@ -30,7 +30,7 @@ mcp_servers:
     args: ["stdio-server"]
     protocol_version: "2025-11-25"
 `, h.self)
-	g, err := h.startGateway("stdio-env", cfg, "LITELLM_MASTER_KEY="+h.key,
+	g, err := h.startGateway(r, cfg, "LITELLM_MASTER_KEY="+h.key,
 		"OPENAI_API_KEY=sk-soak-canary-"+randHex(8), "SOAK_CANARY_SECRET="+randHex(8))
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func upstreamSessions(ctx context.Context, h *harness, r *result) error {
 	}
 	defer stop()
 	cfg := fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n    extra_headers: [\"X-Request-Id\"]\n", h.key, fx)
-	g, err := h.startGateway("upstream-sessions", cfg)
+	g, err := h.startGateway(r, cfg)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func requestFlood(ctx context.Context, h *harness, r *result) error {
 	}
 	defer stop()
 	cfg := fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  hostile:\n    url: %s\n    protocol_version: \"2025-11-25\"\n  fx:\n    url: %s\n", h.key, fake.url, fx)
-	g, err := h.startGateway("request-flood", cfg)
+	g, err := h.startGateway(r, cfg)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ mcp_servers:
     args: ["stdio-server", "-garbage-for", "10s"]
     protocol_version: "2025-11-25"
 `, h.key, h.self)
-	g, err := h.startGateway("stdio-garbage", cfg)
+	g, err := h.startGateway(r, cfg)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func bigAnswers(ctx context.Context, h *harness, r *result) error {
 	}
 	defer fake.close()
 	cfg := fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  hostile:\n    url: %s\n    protocol_version: \"2025-11-25\"\n", h.key, fake.url)
-	g, err := h.startGateway("big-answers", cfg)
+	g, err := h.startGateway(r, cfg)
 	if err != nil {
 		return err
 	}
