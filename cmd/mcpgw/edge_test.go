@@ -149,13 +149,15 @@ func TestWebhookDecidesFromHeaders(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	addr := serveEdge(t, edgeConfig("  custom_auth: "+hook+"\n"), nil)
-	for _, tc := range []struct{ name, header, want string }{
-		{"Mcp-Method names the method", "Mcp-Method: tools/list\r\n", "tools/list"},
-		{"without Mcp-Method, the route", "", "/mcp"},
+	// Each case has its own key: a refused key is remembered for a few
+	// seconds, and the webhook is not asked again for it.
+	for _, tc := range []struct{ name, key, header, want string }{
+		{"Mcp-Method names the method", "sk-someone-else-000001", "Mcp-Method: tools/list\r\n", "tools/list"},
+		{"without Mcp-Method, the route", "sk-someone-else-000002", "", "/mcp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)
-			_, _ = io.WriteString(c, bigPost("/mcp", addr, "Authorization: Bearer sk-someone-else-000000\r\n", tc.header))
+			_, _ = io.WriteString(c, bigPost("/mcp", addr, "Authorization: Bearer "+tc.key+"\r\n", tc.header))
 			resp, _, err := readResponse(c, bufio.NewReader(c), 3*time.Second)
 			if err != nil {
 				t.Fatalf("no answer before the body: %v", err)
