@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
@@ -148,6 +149,13 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		return
 	}
 	req.scope, req.unprefix = scope, scoped && !h.cfg.ScopedPrefix
+	if req.msg.Method != mcp.MethodSubscriptionsListen {
+		// Upstream answers keep their share of the byte budget until this
+		// answer is written (a listen is a stream: its events are not held).
+		ctx, done := later.With(req.r.Context())
+		defer done()
+		req.r = req.r.WithContext(ctx)
+	}
 	if modernHeader || hasModernMeta(req.msg) {
 		h.serveModern(req)
 		return

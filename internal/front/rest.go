@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -139,6 +140,9 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	ctx, done := later.With(r.Context()) // see serve
+	defer done()
+	r = r.WithContext(ctx)
 	// A browser may send a cross-site text/plain or form POST without asking
 	// first; only JSON, which it must ask for, runs a tool.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {

@@ -80,15 +80,26 @@
 //     goroutine. On shared streams, answers that belong to no call go
 //     through one replier goroutine with a queue of 64; beyond that they
 //     are dropped (the upstream's request times out on its side).
-//   - Buffered upstream bytes are bounded by a ByteBudget (default 256 MiB,
-//     Config.AnswerBudget; give every client the same one for a
+//   - Buffered upstream bytes are bounded by a ByteBudget (default 64 MiB,
+//     Config.AnswerBudget; the wiring gives every client the same one for a
 //     process-wide bound), on top of the per-message cap
 //     (Config.MaxMessageBytes, default 32 MiB): JSON bodies, SSE events
 //     (response streams, GET streams, HTTP+SSE) and stdio lines are read
 //     through it, at most 32 KiB ahead of it. An answer's bytes are held
-//     until its call returns; other messages' until they are handed on. An
-//     answer that cannot get budget within its request deadline fails with
-//     a BudgetError (503, retryable) for that caller only.
+//     until the downstream request that asked for it has written its own
+//     answer (internal/later; else until its call returns); other messages'
+//     until they are handed on. So the budget bounds answers for their whole
+//     stay, and the gateway's memory for answers in flight stays within a
+//     small multiple of it (one downstream copy, and the garbage
+//     collector's headroom): 20 concurrent 30 MB answers peak at about
+//     330 MB RSS, against 1.66 GB unbounded. An answer that cannot get
+//     budget within its request deadline fails with a BudgetError (503,
+//     retryable) for that caller only; when every holder waits for more
+//     (answers read in pieces could deadlock), the youngest answer gives up
+//     at once instead. A 256 MiB budget was rejected: with its copies and
+//     the collector's headroom it let the process reach about 1 GB. Rarely
+//     does an MCP answer exceed a few hundred KiB; 64 MiB keeps thousands in
+//     flight and two of the largest allowed.
 //   - Log lines per upstream message are rate limited per client: at most
 //     60 a minute for malformed messages, unmatched responses and refused
 //     server requests on every transport, and 120 stderr lines a minute

@@ -142,8 +142,8 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	}
 	// Every byte of the answer is read through the budget, and what the
 	// answer holds is given back when the call returns.
-	br := t.c.budgetReader(ctx, resp.Body)
-	defer br.releaseHeld()
+	br := t.c.answerReader(ctx, resp.Body)
+	defer br.releaseAfterAnswer()
 	resp.Body = budgetBody{br, resp.Body}
 	drained := false
 	defer func() {
@@ -241,7 +241,7 @@ func (t *httpTransport) errorBody(resp *http.Response) *jsonrpc.Error {
 }
 
 func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.Message, error) {
-	b, err := readLimited(resp.Body, t.c.cfg.MaxMessageBytes)
+	b, err := readLimitedSized(resp.Body, t.c.cfg.MaxMessageBytes, resp.ContentLength)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,38 @@ func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.M
 }
 
 func readLimited(r io.Reader, max int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	return readLimitedSized(r, max, -1)
+}
+
+// readInto reads r to its end into b, growing it only if r holds more than
+// its capacity.
+func readInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// readLimitedSized reads at most max bytes of r into one buffer of the
+// announced size (size < 0: unknown), so a large answer is not copied again
+// and again as the buffer grows.
+func readLimitedSized(r io.Reader, max, size int64) ([]byte, error) {
+	var b []byte
+	var err error
+	if size >= 0 && size <= max {
+		b, err = readInto(make([]byte, 0, size+1), io.LimitReader(r, max+1)) // +1: room to see the end
+	} else {
+		b, err = io.ReadAll(io.LimitReader(r, max+1))
+	}
 	if err != nil {
 		if be := (*BudgetError)(nil); errors.As(err, &be) {
 			return nil, be
@@ -409,7 +440,7 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	br := t.c.budgetReader(ctx, resp.Body) // an error body is buffered
+	br := t.c.answerReader(ctx, resp.Body) // an error body is buffered
 	defer br.releaseHeld()
 	resp.Body = budgetBody{br, resp.Body}
 	if err := t.checkStatus(resp, outgoing{}, minted); err != nil {
