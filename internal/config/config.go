@@ -63,9 +63,11 @@ func KnownRevisions() []string {
 	return r
 }
 
-// DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions.
+// DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions:
+// every revision the gateway speaks, oldest first, so a client pinned to an older revision is
+// answered with its own.
 func DefaultAdvertisedVersions() []string {
-	return []string{mcp.LatestLegacy, mcp.Latest}
+	return KnownRevisions()
 }
 
 func isKnownRevision(v string) bool { return slices.Contains(KnownRevisions(), v) }

@@ -33,7 +33,11 @@
 //     slow. Duplicate keys in one mapping are errors (two servers with one name among them).
 //   - Duplicate model_name entries are allowed (LiteLLM load-balances across them).
 //   - The set of protocol revisions comes from internal/mcp (KnownRevisions), the one place
-//     that lists what the gateway speaks; a local copy would drift.
+//     that lists what the gateway speaks; a local copy would drift. mcp_advertised_versions
+//     defaults to all of them (2024-11-05 … 2026-07-28): an older client asking for its own
+//     revision must get it back, since the spec lets it disconnect otherwise. A list narrows
+//     what is served downstream (initialize answers the newest listed legacy revision when the
+//     requested one is not listed; a list without 2026-07-28 refuses modern requests).
 //   - Route keys: a server is reached by its name, its server_id or its alias (/{server}/mcp, REST
 //     server_id). Routes builds the one lookup every route uses: a name wins over any server_id or
 //     alias, a server_id over any alias, the earlier server among equals. A server_id or alias that
