@@ -80,7 +80,11 @@ func wireInteractionPeer(t *testing.T) *recordingPeer {
 func sdkInteractionPeer(t *testing.T) *recordingPeer {
 	var mu sync.Mutex
 	var bad []string
-	fail := func(format string, args ...any) { mu.Lock(); bad = append(bad, fmt.Sprintf(format, args...)); mu.Unlock() }
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		bad = append(bad, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
