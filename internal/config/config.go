@@ -192,12 +192,16 @@ type Server struct {
 
 	// Line is the line of the server's name in the file.
 	Line int
+	// CommandLine is the line of command in the file (0 when absent).
+	CommandLine int
 }
 
 // GeneralSettings is general_settings.
 type GeneralSettings struct {
 	// MasterKey is the admin credential.
 	MasterKey Secret
+	// MasterKeyLine is the line of master_key in the file (0 when absent).
+	MasterKeyLine int
 	// CustomAuth is the http(s) URL of the auth webhook, or empty.
 	CustomAuth string
 	// MCPAdvertisedVersions are the revisions served downstream; never empty, defaults to
