@@ -57,7 +57,9 @@ func TestSuggestedKeysAreKnown(t *testing.T) {
 		{generalKeys, func(k string) string { return "general_settings:\n  " + k + ": x\n" }},
 		{litellmKeys, func(k string) string { return "litellm_settings:\n  " + k + ": x\n" }},
 		{modelKeys, func(k string) string { return "model_list:\n  - " + k + ": x\n" }},
-		{modelParamKeys, func(k string) string { return "model_list:\n  - model_name: m\n    litellm_params:\n      " + k + ": x\n" }},
+		{modelParamKeys, func(k string) string {
+			return "model_list:\n  - model_name: m\n    litellm_params:\n      " + k + ": x\n"
+		}},
 		{serverKeys, func(k string) string { return "mcp_servers:\n  s:\n    " + k + ": x\n" }},
 	}
 	for _, lv := range levels {
