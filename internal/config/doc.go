@@ -12,6 +12,14 @@
 //   - Unknown keys anywhere are warnings and are otherwise ignored: LiteLLM configs carry many keys
 //     for its LLM proxy, and users should be able to point mcpgw at the file they already have.
 //     Known LiteLLM mcp_servers keys that mcpgw does not implement get a warning that says so.
+//     An unknown key within 2 edits (insertion, deletion, substitution or swap of neighbours,
+//     ignoring case, and at most a third of the candidate's length) of a key the loader reads at
+//     that level (top level, general_settings, litellm_settings, a model_list entry or its
+//     litellm_params, a server entry) is named in the warning: `did you mean "master_key"?`.
+//   - Load checks the file alone; it does not judge the master key's strength (that rule and its
+//     escape hatch, LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY, belong to
+//     internal/identity) nor look for stdio commands on disk. `mcpgw check` adds both, using
+//     MasterKeyLine and CommandLine to point at the line.
 //   - A string value of exactly the form os.environ/NAME is replaced by NAME's value, looked up in
 //     the file's environment_variables first and then through Options.LookupEnv. The package never
 //     reads the process environment itself, which keeps it pure and testable. An unset variable is
