@@ -14,7 +14,7 @@
 //   - The master key is compared as SHA-256 digests with crypto/subtle, so neither content nor
 //     length leaks through timing. The digest is computed once in New; the key itself is not
 //     kept.
-//   - The master key yields Caller{IsMaster: true, Role: "proxy_admin", UserID:
+//   - Without custom_auth, the master key yields Caller{IsMaster: true, Role: "proxy_admin", UserID:
 //     "default_user_id"}: LiteLLM's names for the proxy admin, so logs and webhooks that already
 //     know them keep working.
 //   - With custom_auth configured, the webhook decides every request that carries a credential,
