@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/config"
@@ -38,6 +40,10 @@ func runCheck(args []string, stdout, stderr io.Writer, lookupEnv func(string) (s
 	}
 	if cfg != nil {
 		problems = append(problems, startProblems(cfg, lookupEnv)...)
+		// By line, as Load sorts its own; problems without a line come last.
+		slices.SortStableFunc(problems, func(a, b config.Problem) int {
+			return cmp.Compare(lineKey(a.Line), lineKey(b.Line))
+		})
 	}
 	var errs, warns int
 	for _, p := range problems {
@@ -134,6 +140,14 @@ func executable(path string) error {
 		return fmt.Errorf("%q is not executable", path)
 	}
 	return nil
+}
+
+// lineKey orders problems by line, those without one (0) last.
+func lineKey(line int) int {
+	if line <= 0 {
+		return int(^uint(0) >> 1)
+	}
+	return line
 }
 
 func plural(n int, noun string) string {

@@ -59,6 +59,8 @@ func TestCheckAgreesWithServe(t *testing.T) {
 			[]string{`:4: error: mcp_servers.s.command: "` + filepath.Join(bin, "gone") + `" does not exist`}},
 		{"stdio command not executable", stdio(plain), nil, 1, []string{`:4: error: mcp_servers.s.command: "` + plain + `" is not executable`}},
 		{"stdio command is a directory", stdio(bin), nil, 1, []string{`:4: error: mcp_servers.s.command: "` + bin + `" is a directory`}},
+		{"sorted by line", "mcp_servers:\n  s:\n    transport: stdio\n    command: no-such-mcp-server\ngeneral_settings:\n  master_key: sk-short\n", nil, 1,
+			[]string{":4: error: mcp_servers.s.command", ":6: error: general_settings.master_key", "2 errors"}},
 		{"bad environment", strong, map[string]string{"LITELLM_MCP_CLIENT_TIMEOUT": "soon"}, 1,
 			[]string{": error: LITELLM_MCP_CLIENT_TIMEOUT must be a positive number of seconds"}},
 		{"typo in general_settings", "general_settings:\n  mastr_key: sk-Zq8vT2mW9pL4rX7nKd3\n", map[string]string{permit: "true"}, 0,
