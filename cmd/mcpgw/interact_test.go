@@ -445,7 +445,7 @@ func TestRefusedResumesContactNoUpstream(t *testing.T) {
 	for name, c := range map[string]struct {
 		url, tool, token string
 	}{
-		"tampered token":          {a.url, tool, tok[:len(tok)-2] + "AA"},
+		"tampered token":          {a.url, tool, tamperMiddle(tok)},
 		"another tool":            {a.url, "mod-test_input_required_result_request_state", tok},
 		"same tool, other server": {a.url, "other-test_input_required_result_elicitation", tok},
 		"changed target":          {changed.url, tool, tok},
@@ -459,4 +459,16 @@ func TestRefusedResumesContactNoUpstream(t *testing.T) {
 	if mod.count("tools/call") != calls || other.count("tools/call") != 0 {
 		t.Fatalf("a refused resume reached an upstream: mod %d → %d, other %d", calls, mod.count("tools/call"), other.count("tools/call"))
 	}
+}
+
+// tamperMiddle changes one character in the middle of a sealed token: the
+// last characters may carry only padding bits (and may already be "AA"), so
+// changing them does not always change the sealed bytes.
+func tamperMiddle(tok string) string {
+	i := len(tok) / 2
+	c := byte('A')
+	if tok[i] == 'A' {
+		c = 'B'
+	}
+	return tok[:i] + string(c) + tok[i+1:]
 }

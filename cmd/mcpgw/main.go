@@ -5,6 +5,10 @@
 //	mcpgw serve --config FILE [--host HOST] [--port PORT] [--log-level LEVEL] [--data-dir DIR]
 //	mcpgw check --config FILE
 //	mcpgw version
+//
+// check prints every problem serve would stop at (the file's, the master key rule, the
+// environment, each upstream's settings) and, beyond that, stdio commands it cannot find; it
+// starts nothing and contacts no upstream.
 package main
 
 import (

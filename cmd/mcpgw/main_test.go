@@ -88,7 +88,7 @@ func TestCheck(t *testing.T) {
 		code  int
 		lines []string
 	}{
-		{name: "good", path: good, code: 0, lines: []string{
+		{name: "good", path: good, env: map[string]string{"PATH": os.Getenv("PATH")}, code: 0, lines: []string{
 			good + `:8: warning: key "alerting" in general_settings is not used by mcpgw (ignored)`,
 			good + ": 0 errors, 1 warning; 1 server",
 		}},
@@ -284,7 +284,7 @@ func TestSignalExitsZero(t *testing.T) {
 func TestQuickstartIsClean(t *testing.T) {
 	var out bytes.Buffer
 	path := filepath.Join("..", "..", "examples", "quickstart.yaml")
-	if code := run(context.Background(), []string{"check", "--config", path}, &out, io.Discard, noEnv); code != 0 {
+	if code := run(context.Background(), []string{"check", "--config", path}, &out, io.Discard, envOf(map[string]string{"PATH": os.Getenv("PATH")})); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
 	if want := path + ": 0 errors, 0 warnings; 2 servers\n"; out.String() != want {

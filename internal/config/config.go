@@ -63,9 +63,11 @@ func KnownRevisions() []string {
 	return r
 }
 
-// DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions.
+// DefaultAdvertisedVersions returns the default of general_settings.mcp_advertised_versions:
+// every revision the gateway speaks, oldest first, so a client pinned to an older revision is
+// answered with its own.
 func DefaultAdvertisedVersions() []string {
-	return []string{mcp.LatestLegacy, mcp.Latest}
+	return KnownRevisions()
 }
 
 func isKnownRevision(v string) bool { return slices.Contains(KnownRevisions(), v) }
@@ -190,12 +192,16 @@ type Server struct {
 
 	// Line is the line of the server's name in the file.
 	Line int
+	// CommandLine is the line of command in the file (0 when absent).
+	CommandLine int
 }
 
 // GeneralSettings is general_settings.
 type GeneralSettings struct {
 	// MasterKey is the admin credential.
 	MasterKey Secret
+	// MasterKeyLine is the line of master_key in the file (0 when absent).
+	MasterKeyLine int
 	// CustomAuth is the http(s) URL of the auth webhook, or empty.
 	CustomAuth string
 	// MCPAdvertisedVersions are the revisions served downstream; never empty, defaults to

@@ -167,7 +167,7 @@ func TestParseDefaults(t *testing.T) {
 	if s.ServerID != "s" || s.Transport != TransportHTTP || s.ProtocolVersion != ProtocolAuto || s.Alias != "" || s.Timeout != 0 {
 		t.Errorf("server defaults = %+v", s)
 	}
-	if !reflect.DeepEqual(cfg.General.MCPAdvertisedVersions, DefaultAdvertisedVersions()) || !cfg.General.MCPScopedPrefix ||
+	if !reflect.DeepEqual(cfg.General.MCPAdvertisedVersions, []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}) || !cfg.General.MCPScopedPrefix ||
 		cfg.General.HTTP != DefaultHTTPLimits() || cfg.General.AllowedHosts != nil {
 		t.Errorf("general defaults = %+v", cfg.General)
 	}

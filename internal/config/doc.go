@@ -12,6 +12,14 @@
 //   - Unknown keys anywhere are warnings and are otherwise ignored: LiteLLM configs carry many keys
 //     for its LLM proxy, and users should be able to point mcpgw at the file they already have.
 //     Known LiteLLM mcp_servers keys that mcpgw does not implement get a warning that says so.
+//     An unknown key within 2 edits (insertion, deletion, substitution or swap of neighbours,
+//     ignoring case, and at most a third of the candidate's length) of a key the loader reads at
+//     that level (top level, general_settings, litellm_settings, a model_list entry or its
+//     litellm_params, a server entry) is named in the warning: `did you mean "master_key"?`.
+//   - Load checks the file alone; it does not judge the master key's strength (that rule and its
+//     escape hatch, LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY, belong to
+//     internal/identity) nor look for stdio commands on disk. `mcpgw check` adds both, using
+//     MasterKeyLine and CommandLine to point at the line.
 //   - A string value of exactly the form os.environ/NAME is replaced by NAME's value, looked up in
 //     the file's environment_variables first and then through Options.LookupEnv. The package never
 //     reads the process environment itself, which keeps it pure and testable. An unset variable is
@@ -33,7 +41,11 @@
 //     slow. Duplicate keys in one mapping are errors (two servers with one name among them).
 //   - Duplicate model_name entries are allowed (LiteLLM load-balances across them).
 //   - The set of protocol revisions comes from internal/mcp (KnownRevisions), the one place
-//     that lists what the gateway speaks; a local copy would drift.
+//     that lists what the gateway speaks; a local copy would drift. mcp_advertised_versions
+//     defaults to all of them (2024-11-05 … 2026-07-28): an older client asking for its own
+//     revision must get it back, since the spec lets it disconnect otherwise. A list narrows
+//     what is served downstream (initialize answers the newest listed legacy revision when the
+//     requested one is not listed; a list without 2026-07-28 refuses modern requests).
 //   - Route keys: a server is reached by its name, its server_id or its alias (/{server}/mcp, REST
 //     server_id). Routes builds the one lookup every route uses: a name wins over any server_id or
 //     alias, a server_id over any alias, the earlier server among equals. A server_id or alias that

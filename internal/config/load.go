@@ -80,7 +80,7 @@ func (l *loader) parse(data []byte) *Config {
 		case "litellm_settings":
 			samplingNode = l.litellm(e.v, &cfg.LiteLLM)
 		default:
-			l.warnf(e.k, "top-level key %q is not used by mcpgw (ignored)", e.key)
+			l.warnf(e.k, "top-level key %q is not used by mcpgw (ignored)%s", e.key, didYouMean(e.key, topLevelKeys))
 		}
 	}
 	l.validate(cfg, serversNode, samplingNode)
@@ -142,7 +142,7 @@ func (l *loader) models(n *yaml.Node) []Model {
 			case "litellm_params":
 				l.modelParams(e.v, field+".litellm_params", &m.Params)
 			default:
-				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, field)
+				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, field, didYouMean(e.key, modelKeys))
 			}
 		}
 		if m.ModelName == "" {
@@ -169,7 +169,7 @@ func (l *loader) modelParams(n *yaml.Node, field string, p *ModelParams) {
 			s, _ := l.str(e.v, field+".api_key")
 			p.APIKey = Secret(s)
 		default:
-			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, field)
+			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, field, didYouMean(e.key, modelParamKeys))
 		}
 	}
 }
@@ -182,6 +182,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 		case "master_key":
 			s, _ := l.str(e.v, field)
 			g.MasterKey = Secret(s)
+			g.MasterKeyLine = lineOf(e.v)
 			if s != "" && !strings.HasPrefix(s, "sk-") {
 				l.warnf(e.v, "%s should start with \"sk-\" (LiteLLM requires it)", field)
 			}
@@ -212,7 +213,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.AllowedOrigins = l.originList(e.v, field)
 		default:
 			if !l.httpLimit(e, field, &g.HTTP) {
-				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}
 	}
@@ -348,7 +349,7 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 				at = e.v
 			}
 		default:
-			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)", e.key, sec)
+			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}
 	}
 	return at

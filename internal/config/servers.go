@@ -84,6 +84,7 @@ func (l *loader) server(e entry) parsedServer {
 		case "command":
 			if c, ok := l.str(v, field); ok {
 				s.Command = c
+				s.CommandLine = lineOf(v)
 				at.command = v
 			}
 		case "args":
@@ -174,7 +175,7 @@ func (l *loader) server(e entry) parsedServer {
 			if isLiteLLMOnlyServerKey(f.key) {
 				l.warnf(f.k, "key %q in %s is a LiteLLM option mcpgw does not implement (ignored)", f.key, prefix)
 			} else {
-				l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)", f.key, prefix)
+				l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)%s", f.key, prefix, didYouMean(f.key, serverKeys))
 			}
 		}
 	}

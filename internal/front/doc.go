@@ -58,7 +58,11 @@
 //
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
-// when the caller is refused or its visible servers change.
+// when the caller is refused or its visible servers change. A
+// subscriptions/listen also re-authenticates before delivering each event
+// (one custom_auth call per event and listen, on the delivering goroutine,
+// like the stream write itself), so no event reaches a caller whose
+// identity or permissions changed since the last periodic check.
 //
 // A listing that spans several servers (REST tools/list without server_id)
 // is a multi-server request: the caller's Authorization goes to none of

@@ -83,6 +83,11 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
 		},
 		func(method string, params json.RawMessage) {
+			// Events are rare; each is delivered only to a caller who is still who they were.
+			if !h.stillAuthorized(ctx, r, req.caller) {
+				cancel()
+				return
+			}
 			write(jsonrpc.EncodeNotification(method, tagged(params)))
 		})
 	cancel() // the background writers stop before the final write
@@ -242,15 +247,25 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Re
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			now, err := h.cfg.Auth.Authenticate(ctx, r, "subscriptions/listen")
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil || now.Binding() != caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})) {
-				h.cfg.Logger.Info("long-lived stream ended: the caller's authority changed")
+			if !h.stillAuthorized(ctx, r, caller) {
 				cancel()
 				return
 			}
 		}
 	}
+}
+
+// stillAuthorized re-authenticates a long-lived stream's caller: false when
+// the caller is refused, has become someone else or sees other servers (or
+// ctx has ended).
+func (h *MCP) stillAuthorized(ctx context.Context, r *http.Request, caller *identity.Caller) bool {
+	now, err := h.cfg.Auth.Authenticate(ctx, r, "subscriptions/listen")
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil || now.Binding() != caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})) {
+		h.cfg.Logger.Info("long-lived stream ended: the caller's authority changed")
+		return false
+	}
+	return true
 }

@@ -122,11 +122,11 @@ func webhookClient(c *http.Client) *http.Client {
 // Authenticate establishes the caller of one HTTP request. method is the MCP method or the HTTP
 // route, passed to the webhook. Failures are *Error values.
 //
-// Order: the master key is recognised locally (and never sent to the webhook); then, with a
-// webhook configured, a request without a credential is refused with 401 and any other key is
-// decided by the webhook; without a webhook any other key is refused with 401. An open gateway
-// (no master key and no webhook, only possible with PermitWeak) admits every request as
-// proxy_admin.
+// Order: an open gateway (no master key and no webhook, only possible with PermitWeak) admits
+// every request as proxy_admin; a request without a credential is refused with 401; with a
+// webhook configured the webhook decides every key, the master key included, and its identity
+// governs; without one the master key is recognised locally and any other key is refused with
+// 401.
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, method string) (*Caller, error) {
 	key, _ := Credential(r)
 	var digest [sha256.Size]byte
@@ -141,11 +141,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 	if key == "" {
 		return nil, errMissing()
 	}
-	// Comparing fixed-size digests in constant time leaks neither content nor length.
-	if a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1 {
-		return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
-	}
 	if a.webhook == "" {
+		// Comparing fixed-size digests in constant time leaks neither content nor length.
+		if a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1 {
+			return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
+		}
 		return nil, errInvalid()
 	}
 	c, err := a.askWebhook(ctx, r, key, negKey(digest), method)

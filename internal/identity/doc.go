@@ -14,13 +14,23 @@
 //   - The master key is compared as SHA-256 digests with crypto/subtle, so neither content nor
 //     length leaks through timing. The digest is computed once in New; the key itself is not
 //     kept.
-//   - The master key yields Caller{IsMaster: true, Role: "proxy_admin", UserID:
+//   - Without custom_auth, the master key yields Caller{IsMaster: true, Role: "proxy_admin", UserID:
 //     "default_user_id"}: LiteLLM's names for the proxy admin, so logs and webhooks that already
 //     know them keep working.
-//   - The master key short-circuits locally even when custom_auth is configured: it is never
-//     posted to the webhook (a third party must not learn the admin credential) and the admin is
-//     not locked out while the webhook is down. Rejected: LiteLLM's order (custom_auth sees every
-//     key first), which leaks the master key to the webhook.
+//   - With custom_auth configured, the webhook decides every request that carries a credential,
+//     including one presenting the master key, and the identity it answers governs (a webhook
+//     identity is never IsMaster, whatever its user_role). This is LiteLLM's order (the custom
+//     auth function runs before any master-key check) and what the contract promises, so
+//     webhooks and tests written for LiteLLM keep their meaning. The master key is compared
+//     locally only without a webhook. Trade-offs: the webhook now receives the master key in
+//     api_key, so operators must trust their webhook (and the path to it: use https) as they
+//     trust the gateway itself; and while the webhook is down or refusing, the master key gets
+//     the webhook's answer (503, 401 or 403) like every other key, so the admin is locked out
+//     too. An operator locked out can make the webhook recognise the master key itself, run it
+//     redundantly behind one URL, or restart the gateway without custom_auth, after which the
+//     master key is again decided locally. Rejected: the local short-circuit for the master key
+//     (its old rule), which kept the key from the webhook but silently gave every request
+//     presenting it proxy_admin rights the webhook never granted.
 //   - No credential is 401 with WWW-Authenticate: Bearer, decided locally, also with a webhook:
 //     the webhook never receives credential headers, so it could not authenticate such a request
 //     anyway. A wrong key is 401 with Bearer error="invalid_token" (RFC 6750).
@@ -30,7 +40,8 @@
 //     it passes: it is a placeholder for local use that the quickstart tells operators to
 //     replace. New refuses a weak key unless Config.PermitWeak; the error names
 //     LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY and the reason, never the key. The
-//     rule applies with custom_auth too: a webhook deployment still has an admin credential.
+//     rule applies with custom_auth too: the webhook then sees the master key, and it becomes
+//     the local admin credential again as soon as custom_auth is removed.
 //     Rejected: an entropy estimate (opaque to operators, and random-looking placeholders pass
 //     it anyway).
 //   - Open gateway: with PermitWeak, no master key and no webhook, every request is admitted as

@@ -270,20 +270,60 @@ func TestWebhookCallerGone(t *testing.T) {
 	}
 }
 
-func TestWebhookNotCalled(t *testing.T) {
+// With custom_auth configured, the webhook decides every request, including
+// one presenting the master key: the webhook's identity governs (not the
+// proxy admin), its refusal refuses the master key, and its failure is 503
+// for the master key too. Only a request without a credential is decided
+// locally.
+func TestWebhookDecidesMasterKey(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer http.HandlerFunc
+		status int // 0 = admitted with the webhook's identity
+	}{
+		{"identity governs", respond(200, `{"user_id":"alice","team_id":"team-a","object_permission":{"mcp_servers":["interaction-server"]}}`), 0},
+		{"refused", respond(401, `{"detail":"`+bodySecret+`"}`), 401},
+		{"forbidden", respond(403, `{}`), 403},
+		{"webhook failing", respond(500, bodySecret), 503},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWebhook(t, tt.answer)
+			a := newAuth(t, w, 0, nil)
+			c, err := a.Authenticate(context.Background(), request(map[string]string{"Authorization": "Bearer " + strongKey}), "tools/list")
+			if n := w.calls.Load(); n != 1 {
+				t.Fatalf("webhook called %d times for the master key, want 1", n)
+			}
+			body, _ := w.seen()
+			if !strings.Contains(string(body), `"api_key":"`+strongKey+`"`) {
+				t.Errorf("webhook was not asked about the master key: %s", body)
+			}
+			if tt.status != 0 {
+				if e := authErr(t, err); e.Status != tt.status {
+					t.Fatalf("error = %+v, want %d", e, tt.status)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.IsMaster || c.UserID != "alice" || c.TeamID != "team-a" || c.Role == RoleProxyAdmin ||
+				!reflect.DeepEqual(c.Servers, []string{"interaction-server"}) || c.KeyHash != hashOf(strongKey) {
+				t.Fatalf("master key with webhook: %+v, want the webhook's alice/team-a", c)
+			}
+		})
+	}
+}
+
+func TestWebhookNotCalledWithoutCredential(t *testing.T) {
 	w := newWebhook(t, respond(200, `{"user_id":"alice"}`))
 	a := newAuth(t, w, 0, nil)
-
-	c, err := a.Authenticate(context.Background(), request(map[string]string{"Authorization": "Bearer " + strongKey}), "tools/list")
-	if err != nil || !c.IsMaster {
-		t.Fatalf("master key with webhook: %+v, %v", c, err)
-	}
-	_, err = a.Authenticate(context.Background(), request(nil), "tools/list")
+	_, err := a.Authenticate(context.Background(), request(nil), "tools/list")
 	if e := authErr(t, err); e.Status != 401 || e.Challenge != "Bearer" {
 		t.Fatalf("no credential with webhook: %+v", e)
 	}
 	if n := w.calls.Load(); n != 0 {
-		t.Errorf("webhook called %d times; the master key and missing credentials are decided locally", n)
+		t.Errorf("webhook called %d times; a missing credential is decided locally", n)
 	}
 	if _, err := a.Authenticate(context.Background(), request(map[string]string{"Authorization": "Bearer " + userKey}), "tools/list"); err != nil {
 		t.Fatal(err)
