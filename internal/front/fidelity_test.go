@@ -1,0 +1,141 @@
+package front
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// modernPost sends one 2026-07-28 request with the headers the spec
+// requires; nameVal fills Mcp-Name when the method mirrors one.
+func modernPost(t *testing.T, url, method, nameVal, params string) (*http.Response, []byte) {
+	t.Helper()
+	hdr := map[string]string{"Authorization": "Bearer " + testKey, mcp.HeaderProtocolVersion: mcp.V20260728, mcp.HeaderMethod: method}
+	if mcp.NameParam(method) != "" {
+		hdr[mcp.HeaderName] = nameVal
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	if params == "" {
+		params = "{" + meta + "}"
+	} else {
+		params = "{" + meta + "," + params + "}"
+	}
+	return post(t, url, hdr, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params))
+}
+
+// eraUpstream is a fake of one era answering every routed method as a
+// server of that era would: a 2025-era one without resultType or caching
+// hints, a 2026-era one with them (a resources/read cached publicly).
+func eraUpstream(t *testing.T, legacy bool) *fakemcp.Server {
+	modern := ""
+	if !legacy {
+		modern = `"resultType":"complete",`
+	}
+	answer := func(body string) fakemcp.Handler {
+		return func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) { return json.RawMessage("{" + modern + body + "}"), nil }
+	}
+	read := `"contents":[{"uri":"file:///a","text":"a"}]`
+	if !legacy {
+		read += `,"ttlMs":5000,"cacheScope":"public"`
+	}
+	opts := fakemcp.Opts{
+		Legacy: legacy,
+		Lists: map[string][]json.RawMessage{
+			mcp.MethodToolsList:              fakemcp.Tools("echo"),
+			mcp.MethodPromptsList:            fakemcp.Prompts("greet"),
+			mcp.MethodResourcesList:          fakemcp.Resources("file:///a"),
+			mcp.MethodResourcesTemplatesList: fakemcp.Templates("file:///docs/{name}"),
+		},
+		Handlers: map[string]fakemcp.Handler{
+			mcp.MethodToolsCall:          answer(`"content":[{"type":"text","text":"hi"}]`),
+			mcp.MethodPromptsGet:         answer(`"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]`),
+			mcp.MethodResourcesRead:      answer(read),
+			mcp.MethodCompletionComplete: answer(`"completion":{"values":["x"]}`),
+		},
+	}
+	if !legacy {
+		opts.TTLMs, opts.CacheScope = fakemcp.TTL(0), "private"
+	}
+	return fakemcp.New(t, opts)
+}
+
+// Every 2026-07-28 result carries what the 2026-07-28 schema (and the
+// TypeScript SDK v2 client's validation) requires of it, whatever the era
+// of the upstream that produced it: resultType everywhere, ttlMs and
+// cacheScope on the six cacheable results, and each result's own members.
+func TestModernResultsCarryRequiredFieldsForEveryUpstreamEra(t *testing.T) {
+	legacyUp, modernUp := eraUpstream(t, true), eraUpstream(t, false)
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "old", fake: legacyUp}, {name: "new", fake: modernUp}}})
+	type call struct {
+		method, name, params string
+		required             []string // besides resultType (and ttlMs/cacheScope when cacheable)
+	}
+	calls := func(server string) []call {
+		return []call{
+			{mcp.MethodDiscover, "", "", []string{"supportedVersions", "capabilities"}},
+			{mcp.MethodToolsList, "", "", []string{"tools"}},
+			{mcp.MethodPromptsList, "", "", []string{"prompts"}},
+			{mcp.MethodResourcesList, "", "", []string{"resources"}},
+			{mcp.MethodResourcesTemplatesList, "", "", []string{"resourceTemplates"}},
+			{mcp.MethodResourcesRead, "file:///a", `"uri":"file:///a"`, []string{"contents"}},
+			{mcp.MethodToolsCall, server + "-echo", `"name":"` + server + `-echo","arguments":{}`, []string{"content"}},
+			{mcp.MethodPromptsGet, server + "-greet", `"name":"` + server + `-greet"`, []string{"messages"}},
+			{mcp.MethodCompletionComplete, "", `"ref":{"type":"ref/prompt","name":"` + server + `-greet"},"argument":{"name":"a","value":"b"}`, []string{"completion"}},
+		}
+	}
+	for _, server := range []string{"old", "new"} {
+		for _, c := range calls(server) {
+			t.Run(server+"/"+c.method, func(t *testing.T) {
+				resp, body := modernPost(t, f.url+"/"+server+"/mcp", c.method, c.name, c.params)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d: %s", resp.StatusCode, body)
+				}
+				var env struct {
+					Result map[string]json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal(body, &env); err != nil || env.Result == nil {
+					t.Fatalf("no result: %s", body)
+				}
+				res := env.Result
+				if string(res["resultType"]) != `"complete"` {
+					t.Errorf("resultType = %s", res["resultType"])
+				}
+				for _, k := range c.required {
+					if res[k] == nil {
+						t.Errorf("required member %q missing: %s", k, body)
+					}
+				}
+				if !mcp.CacheableMethod(c.method) {
+					return
+				}
+				var ttl json.Number
+				if err := json.Unmarshal(res["ttlMs"], &ttl); err != nil {
+					t.Fatalf("ttlMs missing or not a number: %s", body)
+				}
+				if n, err := ttl.Int64(); err != nil || n < 0 {
+					t.Errorf("ttlMs = %s, want an integer >= 0", ttl)
+				}
+				scope := strings.Trim(string(res["cacheScope"]), `"`)
+				if scope != mcp.CacheScopePrivate && scope != mcp.CacheScopePublic {
+					t.Errorf("cacheScope = %s, want public or private", res["cacheScope"])
+				}
+				if c.method == mcp.MethodResourcesRead {
+					// What the upstream said is kept; the default is the conservative one.
+					want := `0 private`
+					if server == "new" {
+						want = `5000 public`
+					}
+					if got := string(ttl) + " " + scope; got != want {
+						t.Errorf("resources/read hints = %s, want %s", got, want)
+					}
+				}
+			})
+		}
+	}
+}
