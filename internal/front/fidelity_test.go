@@ -38,7 +38,9 @@ func eraUpstream(t *testing.T, legacy bool) *fakemcp.Server {
 		modern = `"resultType":"complete",`
 	}
 	answer := func(body string) fakemcp.Handler {
-		return func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) { return json.RawMessage("{" + modern + body + "}"), nil }
+		return func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			return json.RawMessage("{" + modern + body + "}"), nil
+		}
 	}
 	read := `"contents":[{"uri":"file:///a","text":"a"}]`
 	if !legacy {
