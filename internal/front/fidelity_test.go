@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // modernPost sends one 2026-07-28 request with the headers the spec
@@ -139,5 +140,116 @@ func TestModernResultsCarryRequiredFieldsForEveryUpstreamEra(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// initResult is the result of one initialize answered as JSON or as an SSE
+// stream.
+type initResult struct {
+	Capabilities map[string]json.RawMessage `json:"capabilities"`
+	Instructions string                     `json:"instructions"`
+	ServerInfo   mcp.Implementation         `json:"serverInfo"`
+}
+
+func parseInit(t *testing.T, body []byte) initResult {
+	t.Helper()
+	if i := strings.Index(string(body), "data: "); i >= 0 && body[0] != '{' {
+		line := string(body[i+len("data: "):])
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		body = []byte(line)
+	}
+	var env struct {
+		Result *initResult `json:"result"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Result == nil {
+		t.Fatalf("no initialize result: %s", body)
+	}
+	return *env.Result
+}
+
+func legacyInitialize(t *testing.T, url string, hdr map[string]string) initResult {
+	t.Helper()
+	resp, body := post(t, url, hdr, legacyInit)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize %s: %d %s", url, resp.StatusCode, body)
+	}
+	return parseInit(t, body)
+}
+
+// features lists the standard feature capabilities of an initialize result.
+func features(caps map[string]json.RawMessage) []string {
+	var out []string
+	for _, k := range []string{"tools", "prompts", "resources", "completions", "logging"} {
+		if caps[k] != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// /{server}/mcp looks like the server behind it: a legacy caller is offered
+// the features the server offers, not every feature, and is given the
+// server's instructions; the aggregate labels them per server.
+func TestScopedInitializeAdvertisesOnlyTheServersFeatures(t *testing.T) {
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Caps: `{"tools":{}}`, Instructions: "call echo first"})
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "only", fake: up}}})
+	hdr := map[string]string{"Authorization": "Bearer " + testKey}
+	scoped := legacyInitialize(t, f.url+"/only/mcp", hdr)
+	if got := strings.Join(features(scoped.Capabilities), ","); got != "tools" {
+		t.Errorf("scoped features = %s, want tools (the server offers nothing else)", got)
+	}
+	if scoped.Instructions != "call echo first" {
+		t.Errorf("scoped instructions = %q", scoped.Instructions)
+	}
+	if scoped.ServerInfo.Name != "mcpgw" {
+		t.Errorf("serverInfo = %+v, want the gateway's", scoped.ServerInfo)
+	}
+	agg := legacyInitialize(t, f.url+"/mcp", hdr)
+	if agg.Instructions != "## only\ncall echo first" {
+		t.Errorf("aggregate instructions = %q", agg.Instructions)
+	}
+}
+
+// The same against the real server-everything, compared with initializing
+// it directly. Documented differences: serverInfo names the gateway, and
+// only the standard features are relayed (not experimental or extension
+// capabilities).
+func TestScopedEndpointMatchesServerEverythingDirect(t *testing.T) {
+	url := testpeers.StartNodeEverything(t, "streamableHttp")
+	direct := legacyInitialize(t, url, nil)
+	if direct.Instructions == "" {
+		t.Fatal("server-everything sent no instructions; the comparison means nothing")
+	}
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "everything", url: url}}})
+	hdr := map[string]string{"Authorization": "Bearer " + testKey}
+	via := legacyInitialize(t, f.url+"/everything/mcp", hdr)
+	if d, v := strings.Join(features(direct.Capabilities), ","), strings.Join(features(via.Capabilities), ","); d != v {
+		t.Errorf("features: direct %s, through the gateway %s", d, v)
+	}
+	if via.Instructions != strings.TrimSpace(direct.Instructions) {
+		t.Errorf("instructions differ:\ndirect  %.200q\ngateway %.200q", direct.Instructions, via.Instructions)
+	}
+	resp, body := modernPost(t, f.url+"/everything/mcp", mcp.MethodDiscover, "", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("discover: %d %s", resp.StatusCode, body)
+	}
+	var disc struct {
+		Result struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			Instructions string                     `json:"instructions"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(body, &disc)
+	if d, v := strings.Join(features(direct.Capabilities), ","), strings.Join(features(disc.Result.Capabilities), ","); d != v {
+		t.Errorf("discover features: direct %s, through the gateway %s", d, v)
+	}
+	if disc.Result.Instructions != via.Instructions {
+		t.Errorf("discover instructions differ from initialize's: %.200q", disc.Result.Instructions)
+	}
+	agg := legacyInitialize(t, f.url+"/mcp", hdr)
+	if agg.Instructions != "## everything\n"+via.Instructions {
+		t.Errorf("aggregate instructions = %.200q", agg.Instructions)
 	}
 }

@@ -238,6 +238,9 @@ func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 		"cacheScope":        mcp.CacheScopePrivate,
 		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, catalog.MetaServerOutcomes: outcomes},
 	}
+	if text := g.instructions(op, servers, infos); text != "" {
+		res["instructions"] = text
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		return errOutcome(jsonrpc.CodeInternalError, 500, "cannot encode discovery")
