@@ -31,6 +31,8 @@ type upSpec struct {
 	server gateway.Server // ExtraHeaders, Delegate; Name and Client filled in
 	auth   auth.PolicyConfig
 	url    string // a real peer's endpoint, used when fake is nil
+	// timeout, when set, replaces the upstream request timeout (10s).
+	timeout time.Duration
 }
 
 // frontSpec builds a test front.
@@ -79,6 +81,9 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 		}
 		if u.fake == nil {
 			ucfg.ProtocolVersion = "" // a real peer: the era is probed
+		}
+		if u.timeout > 0 {
+			ucfg.RequestTimeout = u.timeout
 		}
 		c, err := upstream.New(ucfg)
 		if err != nil {

@@ -96,6 +96,9 @@ type Operation struct {
 	KeyInAuthorization bool
 	// Modern is set for 2026-07-28 callers.
 	Modern bool
+	// REST is set for the REST routes, which answer failures by HTTP
+	// status: an upstream failure's Status is its fault class's.
+	REST bool
 	// Interactions reach a legacy caller's session for server→client
 	// requests; nil when the caller cannot take them.
 	Interactions *upstream.Interactions

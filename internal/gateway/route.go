@@ -92,6 +92,9 @@ func (g *Gateway) failure(op *Operation, server string, err error) Outcome {
 	case upstream.FaultAuthRequired, upstream.FaultForbidden:
 		out.Status, out.Challenge = cl.HTTPStatus, cl.Challenge
 	}
+	if op.REST {
+		out.Status = cl.HTTPStatus
+	}
 	return out
 }
 
