@@ -253,3 +253,28 @@ func TestScopedEndpointMatchesServerEverythingDirect(t *testing.T) {
 		t.Errorf("aggregate instructions = %.200q", agg.Instructions)
 	}
 }
+
+// On the wire: a legacy session's call of an unknown tool is answered 200
+// with an isError result and reaches no upstream; a modern caller gets 400
+// with -32602; the REST route 400.
+func TestUnknownToolOnTheWirePerEra(t *testing.T) {
+	up := fakemcp.New(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("echo")}})
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "up", fake: up}}})
+	sid := initLegacy(t, f.url, testKey)
+	resp, body := post(t, f.url+"/mcp", map[string]string{"Authorization": "Bearer " + testKey, mcp.HeaderSessionID: sid, mcp.HeaderProtocolVersion: mcp.V20251125},
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"up-nope","arguments":{}}}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"isError":true`) || !strings.Contains(string(body), `Tool 'up-nope' not found`) {
+		t.Fatalf("legacy: %d %s", resp.StatusCode, body)
+	}
+	resp, body = modernPost(t, f.url+"/mcp", mcp.MethodToolsCall, "up-nope", `"name":"up-nope","arguments":{}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"code":-32602`) {
+		t.Fatalf("modern: %d %s", resp.StatusCode, body)
+	}
+	status, _, rest := restPost(t, f.url, `{"server_id":"up","name":"nope","arguments":{}}`)
+	if status != http.StatusBadRequest {
+		t.Fatalf("REST: %d %v", status, rest)
+	}
+	if n := up.Count(mcp.MethodToolsCall); n != 0 {
+		t.Fatalf("an unknown tool reached the upstream %d times", n)
+	}
+}
