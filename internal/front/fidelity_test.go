@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -276,5 +279,78 @@ func TestUnknownToolOnTheWirePerEra(t *testing.T) {
 	}
 	if n := up.Count(mcp.MethodToolsCall); n != 0 {
 		t.Fatalf("an unknown tool reached the upstream %d times", n)
+	}
+}
+
+// tsFidelity is what the TypeScript SDK v2 client saw of one endpoint
+// (test/clients/fidelity.mjs).
+type tsFidelity struct {
+	Mode         string   `json:"mode"`
+	Era          string   `json:"era"`
+	Instructions string   `json:"instructions"`
+	Capabilities []string `json:"capabilities"`
+	Resources    int      `json:"resources"`
+	ReadContents int      `json:"read_contents"`
+	Step         string   `json:"step"`
+	Error        string   `json:"error"`
+}
+
+// runTSFidelity runs test/clients/fidelity.mjs against url; key "-" sends
+// no credential.
+func runTSFidelity(t *testing.T, mode, url, key, uri string) tsFidelity {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := filepath.Join(testpeers.RepoRoot(t), "test", "clients")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
+		if os.Getenv(testpeers.EnvRequirePeers) == "1" {
+			t.Fatalf("@modelcontextprotocol/client is not installed in %s", dir)
+		}
+		t.Skipf("@modelcontextprotocol/client is not installed; npm ci --prefix %s", dir)
+	}
+	cmd := exec.CommandContext(t.Context(), node, "fidelity.mjs", mode, url, key, uri)
+	cmd.Dir = dir
+	out, _ := cmd.Output()
+	var got tsFidelity
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("fidelity.mjs %s %s: %v: %s", mode, url, err, out)
+	}
+	if got.Error != "" {
+		t.Fatalf("fidelity.mjs %s %s failed at %s: %s", mode, url, got.Step, got.Error)
+	}
+	return got
+}
+
+// The TypeScript SDK v2 client sees server-everything through
+// /{server}/mcp as it sees it directly: the same features, the same
+// instructions, the same resources, and a resources/read it accepts in
+// either era (its 2026-07-28 schema requires ttlMs and cacheScope, which a
+// 2025-era server never sends). Documented differences: serverInfo names
+// the gateway; server-everything speaks only 2025-era revisions, so the
+// modern row has no direct counterpart and is compared with the legacy one.
+func TestTSClientSeesServerEverythingThroughTheGatewayAsDirect(t *testing.T) {
+	const uri = "demo://resource/static/document/architecture.md"
+	url := testpeers.StartNodeEverything(t, "streamableHttp")
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "everything", url: url}}})
+	direct := runTSFidelity(t, "legacy", url, "-", uri)
+	if direct.Instructions == "" || direct.ReadContents == 0 {
+		t.Fatalf("direct: %+v", direct)
+	}
+	for _, mode := range []string{"legacy", "modern"} {
+		via := runTSFidelity(t, mode, f.url+"/everything/mcp", testKey, uri)
+		if mode == "modern" && via.Era != mcp.V20260728 {
+			t.Errorf("modern: negotiated %q", via.Era)
+		}
+		if strings.Join(via.Capabilities, ",") != strings.Join(direct.Capabilities, ",") {
+			t.Errorf("%s: capabilities %v, direct %v", mode, via.Capabilities, direct.Capabilities)
+		}
+		if via.Instructions != strings.TrimSpace(direct.Instructions) {
+			t.Errorf("%s: instructions differ from direct (%d vs %d bytes)", mode, len(via.Instructions), len(direct.Instructions))
+		}
+		if via.Resources != direct.Resources || via.ReadContents != direct.ReadContents {
+			t.Errorf("%s: resources %d read %d, direct %d %d", mode, via.Resources, via.ReadContents, direct.Resources, direct.ReadContents)
+		}
 	}
 }
