@@ -175,8 +175,14 @@ func TestGatewayWithSDKClients(t *testing.T) {
 			if err != nil || len(templates.ResourceTemplates) == 0 {
 				t.Fatalf("resources/templates/list: %v", err)
 			}
-			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nosuch-tool", Arguments: map[string]any{}}); err == nil {
+			// An unknown tool: -32602 for a modern caller, LiteLLM's isError
+			// result for a legacy one.
+			res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "nosuch-tool", Arguments: map[string]any{}})
+			if version == "2026-07-28" && err == nil {
 				t.Fatal("unknown tool accepted")
+			}
+			if version == "2025-11-25" && (err != nil || !res.IsError || textOf(res) != "Tool 'nosuch-tool' not found") {
+				t.Fatalf("unknown tool: %v %+v", err, res)
 			}
 		})
 	}

@@ -42,8 +42,9 @@ type Catalog struct {
 	log     *slog.Logger
 	cache   cache
 	now     func() time.Time
-	seen    names     // what each caller was last shown
-	snaps   snapshots // aggregates being paged through
+	seen    names      // what each caller was last shown
+	snaps   snapshots  // aggregates being paged through
+	warned  warnedURIs // duplicate resource URIs already warned about
 
 	breakers   *breakers     // per-server listing breakers
 	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
@@ -219,6 +220,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	var items []json.RawMessage
 	outcomes := make(map[string]Outcome, len(q.Servers))
 	var authFails []upstream.Classified
+	var owners resourceOwners
 	for i, name := range q.Servers {
 		r := results[i]
 		if o, ok := unasked(r.err); ok {
@@ -241,6 +243,9 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			continue
 		}
 		kept := c.present(q, name, method, r.items)
+		if method == mcp.MethodResourcesList {
+			kept = owners.keep(name, kept)
+		}
 		c.seen.record(q, name, method, r.items, c.now())
 		n := len(kept)
 		o := Outcome{Status: "ok", Count: &n}
@@ -254,9 +259,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		cl := authFails[0]
 		return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", cl.Message), Status: cl.HTTPStatus, Challenge: cl.Challenge}
 	}
-	if method == mcp.MethodResourcesList {
-		c.reportDuplicateURIs(q, results)
-	}
+	c.warnDuplicates(ctx, &owners)
 	if len(items)-offset > PageSize && snapID == "" {
 		snapID = c.snaps.put(q.Binding, items, outcomes, c.now().Add(snapshotTTL))
 	}
@@ -334,23 +337,6 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 		out = append(out, it)
 	}
 	return out
-}
-
-func (c *Catalog) reportDuplicateURIs(q Query, results []fetched) {
-	owner := map[string]string{}
-	for i, name := range q.Servers {
-		for _, it := range results[i].items {
-			uri, ok := stringMember(it, "uri")
-			if !ok {
-				continue
-			}
-			if first, dup := owner[uri]; dup && first != name {
-				c.log.Error("resource URI served by two upstreams; reads go to the first", "first", first, "second", name)
-				continue
-			}
-			owner[uri] = name
-		}
-	}
 }
 
 func encodeList(key string, items []json.RawMessage, next string, outcomes map[string]Outcome) json.RawMessage {

@@ -37,6 +37,16 @@
 //     alive and later aggregates wait for it (up to the listing timeout) until it fails, so a
 //     server that always takes longer than the patience is left out of one aggregate, not all. A panic in a fan-out goroutine is recovered and logged at ERROR (stack only,
 //     never the panic value) and reported as that server's failure.
+//   - Resource URIs are not prefixed, so two servers may list the same one. The first server in
+//     the query's order (config order on the gateway's routes) owns it: the aggregate
+//     resources/list shows its entry only, and resources/read (and completion by resource ref)
+//     goes to it; the others' entries are dropped from the list and their outcome counts. A
+//     server repeating its own URI is left as it is. The operator is warned (WARN, not ERROR:
+//     the gateway serves a consistent answer) once per URI per process, naming the server that
+//     serves it ("served_by") and the ones ignored. The URI is logged without userinfo, query or
+//     fragment, where credentials are carried, clipped to 256 bytes, with "uri_sha256" (a digest
+//     of the whole URI) to tell such URIs apart. The URIs already warned about are remembered by
+//     digest, at most 4096; when full the record starts over (a URI may be warned about again).
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.

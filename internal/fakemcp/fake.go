@@ -33,6 +33,8 @@ type Opts struct {
 	// Caps is the capabilities object; default tools, prompts, resources
 	// and completions.
 	Caps string
+	// Instructions, when set, are sent in initialize and server/discover.
+	Instructions string
 	// Status, when set, answers every POST with this HTTP status, Challenge
 	// as WWW-Authenticate and Body as a text body.
 	Status    int
@@ -232,13 +234,13 @@ func (f *Server) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.RawMess
 		sid := fmt.Sprintf("sess-%d", f.sessions)
 		f.mu.Unlock()
 		w.Header().Set(mcp.HeaderSessionID, sid)
-		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + f.opts.Caps + `,"serverInfo":{"name":"fake-legacy","version":"1"}}`), nil
+		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + f.opts.Caps + f.instructions() + `,"serverInfo":{"name":"fake-legacy","version":"1"}}`), nil
 	case mcp.MethodDiscover:
 		if f.opts.Legacy {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found")
 		}
 		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":` + f.opts.Caps +
-			`,"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake-modern","version":"1"}}}`), nil
+			f.instructions() + `,"ttlMs":0,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake-modern","version":"1"}}}`), nil
 	}
 	if key := ListKey(m.Method); key != "" {
 		items := f.opts.Lists[m.Method]
@@ -259,6 +261,15 @@ func (f *Server) answer(w http.ResponseWriter, m *jsonrpc.Message) (json.RawMess
 		return b, nil
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", m.Method)
+}
+
+// instructions is the instructions member of initialize and discover
+// results, with its leading comma, or "".
+func (f *Server) instructions() string {
+	if f.opts.Instructions == "" {
+		return ""
+	}
+	return `,"instructions":` + string(jsonrpc.AppendString(nil, f.opts.Instructions))
 }
 
 // TTL returns a pointer to ms, for Opts.TTLMs.

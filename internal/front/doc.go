@@ -68,6 +68,19 @@
 // is a multi-server request: the caller's Authorization goes to none of
 // them, as on /mcp.
 //
+// REST statuses: a request the gateway refuses is 400 (missing_parameter,
+// invalid_body, invalid_parameter, an unknown tool), 404 (unknown server_id),
+// 413, 415 or the authentication refusal; a failed upstream call takes its
+// fault class's status (timeout 504, unreachable and upstream errors 502,
+// 429/503 as the upstream sent them, 401/403 with its challenge). A REST
+// listing's server_outcomes name the fault class as /mcp's _meta does.
+//
+// A legacy initialize on /{server}/mcp advertises the features that server
+// offers and passes on its instructions; on /mcp and /mcp/sse it advertises
+// every feature and labels each visible server's instructions (see
+// internal/gateway). Answering initialize therefore probes the caller's
+// servers, as server/discover does.
+//
 // Bounds and their defaults (MCPConfig.Sessions is a SessionConfig; a zero
 // field takes the default):
 //

@@ -30,6 +30,9 @@ type upSpec struct {
 	fake   *fakemcp.Server
 	server gateway.Server // ExtraHeaders, Delegate; Name and Client filled in
 	auth   auth.PolicyConfig
+	url    string // a real peer's endpoint, used when fake is nil
+	// timeout, when set, replaces the upstream request timeout (10s).
+	timeout time.Duration
 }
 
 // frontSpec builds a test front.
@@ -59,7 +62,11 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 	}
 	for _, u := range spec.ups {
 		name := u.name
-		ucfg := upstream.Config{Name: u.name, URL: u.fake.URL(), ProtocolVersion: mcp.V20260728, Auth: u.auth,
+		url := u.url
+		if u.fake != nil {
+			url = u.fake.URL()
+		}
+		ucfg := upstream.Config{Name: u.name, URL: url, ProtocolVersion: mcp.V20260728, Auth: u.auth,
 			RequestTimeout: 10 * time.Second, ListTimeout: 10 * time.Second,
 			OnNotification: func(session, method string, params json.RawMessage) {
 				gwRef.Lock()
@@ -69,8 +76,14 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 					g.Notify(name, session, method, params)
 				}
 			}}
-		if u.fake.Legacy() {
+		if u.fake != nil && u.fake.Legacy() {
 			ucfg.ProtocolVersion = mcp.V20251125
+		}
+		if u.fake == nil {
+			ucfg.ProtocolVersion = "" // a real peer: the era is probed
+		}
+		if u.timeout > 0 {
+			ucfg.RequestTimeout = u.timeout
 		}
 		c, err := upstream.New(ucfg)
 		if err != nil {

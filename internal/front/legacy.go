@@ -90,11 +90,13 @@ func (h *MCP) initialize(req *request, scope string, setID func(string), out sin
 		out.finish(http.StatusInternalServerError, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot open a session")))
 		return
 	}
+	intro := h.cfg.Gateway.Introduce(req.r.Context(), h.operation(req, false))
 	res, _ := json.Marshal(struct {
 		ProtocolVersion string             `json:"protocolVersion"`
 		Capabilities    json.RawMessage    `json:"capabilities"`
 		ServerInfo      mcp.Implementation `json:"serverInfo"`
-	}{version, gateway.LegacyCapabilities(), h.cfg.Info})
+		Instructions    string             `json:"instructions,omitempty"`
+	}{version, intro.LegacyCapabilities, h.cfg.Info, intro.Instructions})
 	setID(id)
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res))
 }

@@ -37,7 +37,7 @@ func restError(w http.ResponseWriter, status int, code, msg string) {
 func (h *MCP) restOp(r *http.Request, caller *identity.Caller, server, method string, params json.RawMessage) gateway.Operation {
 	_, fromAuth := identity.Credential(r)
 	return gateway.Operation{Method: method, Params: params, Caller: caller, Scope: []string{server},
-		Unprefixed: true, Header: r.Header, KeyInAuthorization: fromAuth}
+		Unprefixed: true, Header: r.Header, KeyInAuthorization: fromAuth, REST: true}
 }
 
 // restListConcurrency bounds the servers one REST listing asks at once.
@@ -113,8 +113,13 @@ func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []s
 func (h *MCP) restListOne(ctx context.Context, server string, op gateway.Operation) restListed {
 	out := h.cfg.Gateway.Do(ctx, op)
 	if out.Err != nil {
-		if out.Status == http.StatusUnauthorized || out.Status == http.StatusForbidden {
-			return restListed{outcome: json.RawMessage(`{"status":"auth_required"}`)}
+		// The catalog answers with an error only when the server refused the
+		// caller; its outcome names the fault class as aggregates do.
+		switch out.Status {
+		case http.StatusUnauthorized:
+			return restListed{outcome: json.RawMessage(`{"status":"auth_required","http_status":401}`)}
+		case http.StatusForbidden:
+			return restListed{outcome: json.RawMessage(`{"status":"forbidden","http_status":403}`)}
 		}
 		return restListed{outcome: json.RawMessage(`{"status":"error"}`)}
 	}

@@ -2,6 +2,7 @@ package front
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -126,5 +127,100 @@ func TestRESTListFansOutInOrder(t *testing.T) {
 	}
 	if body["message"] != "Successfully retrieved tools" || body["error"] != nil {
 		t.Fatalf("shape changed: %v", body)
+	}
+}
+
+// restPost calls POST /mcp-rest/tools/call and returns the status, the
+// WWW-Authenticate header and the body.
+func restPost(t *testing.T, url, body string) (int, string, map[string]any) {
+	t.Helper()
+	resp, b := post(t, url+"/mcp-rest/tools/call", map[string]string{"Authorization": "Bearer " + testKey}, body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("REST body %q: %v", b, err)
+	}
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), m
+}
+
+// A REST call's failure is answered with the status of its fault class
+// (timeout 504, unreachable and upstream errors 502, refusals 401/403 with
+// the upstream's challenge, rate limits and overload as the upstream said),
+// and never with the upstream's body.
+func TestRESTCallStatusFollowsTheFaultClass(t *testing.T) {
+	const secret = "SECRET-UPSTREAM-BODY"
+	tools := map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("t")}
+	slow := fakemcp.New(t, fakemcp.Opts{Lists: tools, Delay: map[string]time.Duration{mcp.MethodToolsCall: 5 * time.Second}})
+	gone := fakemcp.New(t, fakemcp.Opts{Lists: tools})
+	rpcErr := fakemcp.New(t, fakemcp.Opts{Lists: tools, Handlers: map[string]fakemcp.Handler{
+		mcp.MethodToolsCall: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			return nil, &jsonrpc.Error{Code: -32001, Message: "upstream says no"}
+		},
+	}})
+	ups := []upSpec{
+		{name: "slow", fake: slow, timeout: 300 * time.Millisecond},
+		{name: "gone", fake: gone},
+		{name: "rpc", fake: rpcErr},
+	}
+	for _, st := range []struct {
+		name   string
+		status int
+	}{{"broken", 500}, {"unauth", 401}, {"forbidden", 403}, {"limited", 429}, {"busy", 503}} {
+		ups = append(ups, upSpec{name: st.name, fake: fakemcp.New(t, fakemcp.Opts{Status: st.status, Challenge: "Bearer realm=\"" + st.name + "\"", Body: secret})})
+	}
+	f := newTestFront(t, frontSpec{ups: ups})
+	gone.Close()
+	for _, tc := range []struct {
+		server    string
+		status    int
+		challenge bool
+	}{
+		{"slow", http.StatusGatewayTimeout, false},
+		{"gone", http.StatusBadGateway, false},
+		{"rpc", http.StatusBadGateway, false},
+		{"broken", http.StatusBadGateway, false},
+		{"unauth", http.StatusUnauthorized, true},
+		{"forbidden", http.StatusForbidden, true},
+		{"limited", http.StatusTooManyRequests, false},
+		{"busy", http.StatusServiceUnavailable, false},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			status, challenge, body := restPost(t, f.url, `{"server_id":"`+tc.server+`","name":"t","arguments":{}}`)
+			if status != tc.status {
+				t.Fatalf("status %d, want %d: %v", status, tc.status, body)
+			}
+			if (challenge != "") != tc.challenge {
+				t.Fatalf("WWW-Authenticate %q", challenge)
+			}
+			if strings.Contains(fmt.Sprint(body), secret) || body["message"] == nil {
+				t.Fatalf("body %v", body)
+			}
+		})
+	}
+}
+
+// A REST listing reports each server's outcome by its fault class, as the
+// aggregate's _meta does: a refusal names itself and its status.
+func TestRESTListOutcomesFollowTheFaultClass(t *testing.T) {
+	var ups []upSpec
+	for _, st := range []struct {
+		name   string
+		status int
+	}{{"unauth", 401}, {"forbidden", 403}, {"broken", 500}} {
+		ups = append(ups, upSpec{name: st.name, fake: fakemcp.New(t, fakemcp.Opts{Status: st.status})})
+	}
+	f := newTestFront(t, frontSpec{ups: ups})
+	for _, tc := range []struct{ server, want string }{
+		{"unauth", `{"status":"auth_required","http_status":401}`},
+		{"forbidden", `{"status":"forbidden","http_status":403}`},
+		{"broken", `{"status":"upstream_error"}`},
+	} {
+		status, body := restGet(t, f.url+"/mcp-rest/tools/list?server_id="+tc.server, map[string]string{"Authorization": "Bearer " + testKey})
+		got, _ := json.Marshal(body["server_outcomes"].(map[string]any)[tc.server])
+		var w any
+		_ = json.Unmarshal([]byte(tc.want), &w)
+		want, _ := json.Marshal(w)
+		if status != http.StatusOK || string(got) != string(want) {
+			t.Errorf("%s: %d outcome %s, want %s", tc.server, status, got, tc.want)
+		}
 	}
 }

@@ -18,4 +18,36 @@
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are
 //     guarded the same way and a panic ends that listen.
 //   - The input rounds the gateway drives itself for one request are bounded (10).
+//   - Results a modern caller can rely on: every complete result of a cacheable method
+//     (server/discover, the four lists, resources/read) carries ttlMs and cacheScope, whatever
+//     the upstream's era. The upstream's own values are kept when valid (an integer 0 ≤ ttlMs <
+//     10^15, cacheScope "public" or "private"); otherwise, and for every 2025-era upstream,
+//     they are ttlMs 0 and cacheScope "private": immediately stale and never shared across
+//     callers, the conservative reading of a server that said nothing. Aggregated lists are
+//     always 0/"private" (they are filtered per caller). The other results' required members
+//     (content, messages, completion) are the upstream's in both eras; resultType is added by
+//     the front.
+//   - A single-server endpoint (/{server}/mcp) looks like its server: a legacy initialize
+//     advertises only the features the server offers (tools, prompts, resources, completions,
+//     logging), each with the gateway's own list-changed and subscribe promises, which it
+//     keeps by refreshing; server/discover aggregates that one server's capabilities; both
+//     carry the server's instructions as they are (at most MaxInstructionsBytes, 32 KiB, per
+//     server). The aggregate /mcp advertises every feature at initialize (the servers behind
+//     it change) and combines the instructions of the servers the caller may see, in config
+//     order, each under a "## <server>" heading. Instructions come from the same probe as
+//     discovery (breakers and patience apply), so a server that does not answer in time
+//     contributes none. serverInfo always names the gateway: the caller's session, names,
+//     errors and limits are the gateway's, and a client keying workarounds on serverInfo must
+//     not apply a server's to the gateway.
+//   - Unknown names: a tools/call for a name no server the caller may use here serves (no such
+//     prefix, a server the caller cannot see, or a tool its server did not list) never reaches
+//     an upstream. A legacy caller gets LiteLLM's isError result "Tool '<name>' not found"; a
+//     modern caller gets -32602 with HTTP 400 (2026-07-28); the REST route keeps -32602/400. A
+//     hidden tool reads exactly like an unknown one. A tool refused by policy (allowed_tools,
+//     disallowed_tools, the caller's tool permissions) is LiteLLM's in-band isError refusal in
+//     every era. Unknown prompts are -32602 in every era.
+//   - Upstream failures on the REST route (Operation.REST) are answered with their fault
+//     class's HTTP status (upstream.Classify): timeout 504, unreachable and upstream errors
+//     502, upstream 429/503 as sent, 401/403 with the upstream's challenge. MCP routes keep
+//     their era's status rules.
 package gateway

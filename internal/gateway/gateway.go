@@ -96,6 +96,9 @@ type Operation struct {
 	KeyInAuthorization bool
 	// Modern is set for 2026-07-28 callers.
 	Modern bool
+	// REST is set for the REST routes, which answer failures by HTTP
+	// status: an upstream failure's Status is its fault class's.
+	REST bool
 	// Interactions reach a legacy caller's session for server→client
 	// requests; nil when the caller cannot take them.
 	Interactions *upstream.Interactions
@@ -146,8 +149,17 @@ func (g *Gateway) visible(op *Operation) []string {
 	return g.cfg.Policy.Visible(op.Caller, op.Scope)
 }
 
-// Do runs one operation.
+// Do runs one operation. A modern caller's complete result of a cacheable
+// method always carries ttlMs and cacheScope (see withCacheHints).
 func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
+	out := g.do(ctx, op)
+	if op.Modern && out.Err == nil && out.Detail == "" && mcp.CacheableMethod(op.Method) {
+		out.Result = withCacheHints(out.Result)
+	}
+	return out
+}
+
+func (g *Gateway) do(ctx context.Context, op Operation) Outcome {
 	switch {
 	case catalog.IsList(op.Method):
 		return g.list(ctx, &op)

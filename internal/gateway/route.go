@@ -27,7 +27,7 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	servers := g.visible(op)
 	server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
 	if !ok {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
+		return unknownName(op, tool, kind, name)
 	}
 	if tool && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
 		return Outcome{Result: toolRefusal(bare, server)}
@@ -37,7 +37,7 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		listMethod = mcp.MethodToolsList
 	}
 	if listed, known := g.cfg.Catalog.Knows(ctx, g.query(op, servers), server, listMethod, bare); known && !listed {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
+		return unknownName(op, tool, kind, name)
 	}
 	if tool && op.Modern {
 		if why := g.servers[server].Client.CheckParamHeaders(bare, jsonrpc.Member(op.Params, "arguments"), op.Header); why != "" {
@@ -49,6 +49,24 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params must be an object")
 	}
 	return g.forward(ctx, op, server, servers, params)
+}
+
+// unknownName answers a name no server the caller may use here serves: a
+// legacy caller's tools/call gets LiteLLM's isError result, anything else
+// -32602 (HTTP 400), as 2026-07-28 says of unknown tools and prompts. A
+// tool of a server the caller cannot see reads the same.
+func unknownName(op *Operation, tool bool, kind, name string) Outcome {
+	if tool && !op.Modern && !op.REST {
+		return Outcome{Result: toolNotFound(name)}
+	}
+	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
+}
+
+// toolNotFound is LiteLLM's in-band answer for a tool that does not exist.
+func toolNotFound(name string) json.RawMessage {
+	b := []byte(`{"content":[{"type":"text","text":`)
+	b = jsonrpc.AppendString(b, "Tool '"+name+"' not found")
+	return append(b, `}],"isError":true}`...)
 }
 
 // toolRefusal is LiteLLM's in-band answer for a tool the caller may not use.
@@ -91,6 +109,9 @@ func (g *Gateway) failure(op *Operation, server string, err error) Outcome {
 	switch cl.Fault {
 	case upstream.FaultAuthRequired, upstream.FaultForbidden:
 		out.Status, out.Challenge = cl.HTTPStatus, cl.Challenge
+	}
+	if op.REST {
+		out.Status = cl.HTTPStatus
 	}
 	return out
 }
@@ -237,6 +258,9 @@ func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 		"ttlMs":             0,
 		"cacheScope":        mcp.CacheScopePrivate,
 		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, catalog.MetaServerOutcomes: outcomes},
+	}
+	if text := g.instructions(op, servers, infos); text != "" {
+		res["instructions"] = text
 	}
 	b, err := json.Marshal(res)
 	if err != nil {

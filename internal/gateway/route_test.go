@@ -215,7 +215,7 @@ func TestToolsCallForwarding(t *testing.T) {
 
 func TestUnprefixedScope(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
-	op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Scope: []string{"beta"}, Unprefixed: true}
+	op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Scope: []string{"beta"}, Unprefixed: true, Modern: true}
 	e := echoed(t, do(t, r.g, op), "beta")
 	if e["name"] != "search" {
 		t.Fatalf("upstream got %v", e["name"])
@@ -228,7 +228,7 @@ func TestUnprefixedScope(t *testing.T) {
 		t.Fatalf("unprefixed tools/list: %q", names)
 	}
 	// Unprefixed needs exactly one server.
-	op = Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Unprefixed: true}
+	op = Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Unprefixed: true, Modern: true}
 	wantError(t, do(t, r.g, op), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 }
 

@@ -1,0 +1,54 @@
+package gateway
+
+import (
+	"encoding/json"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// Caching hints a modern caller gets when the upstream gave none (a
+// 2025-era server) or gave invalid ones: immediately stale and reusable
+// only by the same caller.
+const (
+	defaultTTLMs      = "0"
+	defaultCacheScope = `"` + mcp.CacheScopePrivate + `"`
+)
+
+// withCacheHints makes a complete result of a cacheable method carry valid
+// ttlMs and cacheScope, as the 2026-07-28 schema requires: the upstream's
+// own when valid, else defaultTTLMs and defaultCacheScope. Results that are
+// not complete (input_required) carry none and are returned unchanged.
+func withCacheHints(res json.RawMessage) json.RawMessage {
+	if len(res) == 0 || res[0] != '{' {
+		return res
+	}
+	if rt, ok := jsonrpc.StringMember(res, "resultType"); ok && rt != mcp.ResultTypeComplete {
+		return res
+	}
+	if !validTTL(jsonrpc.Member(res, "ttlMs")) {
+		if b, err := jsonrpc.SetMember(res, "ttlMs", []byte(defaultTTLMs)); err == nil {
+			res = b
+		}
+	}
+	if scope, _ := jsonrpc.StringMember(res, "cacheScope"); scope != mcp.CacheScopePublic && scope != mcp.CacheScopePrivate {
+		if b, err := jsonrpc.SetMember(res, "cacheScope", []byte(defaultCacheScope)); err == nil {
+			res = b
+		}
+	}
+	return res
+}
+
+// validTTL reports a JSON integer >= 0 below 10^15 (a safe integer for
+// every client).
+func validTTL(raw json.RawMessage) bool {
+	if len(raw) == 0 || len(raw) > 15 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

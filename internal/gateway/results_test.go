@@ -1,0 +1,27 @@
+package gateway
+
+import "testing"
+
+// Caching hints a modern result must carry: the upstream's when valid, the
+// conservative defaults otherwise; never on input_required.
+func TestWithCacheHints(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"2025-era result", `{"contents":[]}`, `{"contents":[],"ttlMs":0,"cacheScope":"private"}`},
+		{"upstream hints kept", `{"contents":[],"ttlMs":5000,"cacheScope":"public"}`, `{"contents":[],"ttlMs":5000,"cacheScope":"public"}`},
+		{"scope only", `{"contents":[],"cacheScope":"public"}`, `{"contents":[],"cacheScope":"public","ttlMs":0}`},
+		{"negative ttl", `{"ttlMs":-5,"cacheScope":"private"}`, `{"ttlMs":0,"cacheScope":"private"}`},
+		{"fractional ttl", `{"ttlMs":1.5,"cacheScope":"private"}`, `{"ttlMs":0,"cacheScope":"private"}`},
+		{"string ttl", `{"ttlMs":"10","cacheScope":"private"}`, `{"ttlMs":0,"cacheScope":"private"}`},
+		{"huge ttl", `{"ttlMs":99999999999999999999,"cacheScope":"private"}`, `{"ttlMs":0,"cacheScope":"private"}`},
+		{"unknown scope", `{"ttlMs":1,"cacheScope":"shared"}`, `{"ttlMs":1,"cacheScope":"private"}`},
+		{"complete marked", `{"resultType":"complete"}`, `{"resultType":"complete","ttlMs":0,"cacheScope":"private"}`},
+		{"input_required untouched", `{"resultType":"input_required","inputRequests":{}}`, `{"resultType":"input_required","inputRequests":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := withCacheHints([]byte(tc.in))
+			if !jsonEqual(t, got, tc.want) {
+				t.Fatalf("withCacheHints(%s) = %s, want %s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
