@@ -265,6 +265,13 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 		}
 		if s.expired() {
 			c.drop(s)
+			if attempt == 0 && sessionEnded(err) {
+				// The upstream ended the session or restarted and forgot
+				// it; it refused the request unread. One new session, one
+				// retry.
+				c.cfg.Logger.Info("upstream " + c.where + " ended the session; starting a new one")
+				continue
+			}
 		}
 		if attempt == 0 && method == mcp.MethodToolsCall && s.info.Era == mcp.EraModern {
 			if re := rpcErr(err); re != nil && re.Code() == mcp.CodeHeaderMismatch {

@@ -113,6 +113,11 @@
 //   - Errors are typed (RPCError, StatusError, ProtocolError,
 //     ConnectionError, TimeoutError) and never carry an upstream body: an
 //     error answer's body is read only when it is a JSON-RPC error object.
+//   - A legacy HTTP session the upstream no longer knows (it ended it, or
+//     restarted) is answered 404, or 400 with an error naming the session
+//     (server-everything: "No valid session ID provided"). The upstream
+//     refused that request unread, so the session is dropped and the call
+//     retried once on a new one; any other 400 is the call's own error.
 //   - Redirects are followed only within the origin of the request, so
 //     credentials cannot be carried to another host.
 //   - A minted (OAuth2) credential refused with 401 is refreshed once and the
