@@ -46,6 +46,7 @@ type Client struct {
 	budget     *ByteBudget   // upstream answer bytes buffered
 
 	msgLog    *lineLimiter // per-message log lines (see msgWarn)
+	causes    causeLog     // failure causes warned about (see noteCause)
 	stderrLog *lineLimiter // stdio children's stderr lines
 
 	freshOnce sync.Once
@@ -201,6 +202,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 	}
 	s, err := c.session(ctx, opts)
 	if err != nil {
+		c.noteCause(err)
 		return Info{}, err
 	}
 	c.unuse(s)
@@ -249,7 +251,8 @@ func (c *Client) logFailure(ctx context.Context, method, name string, opts Optio
 		level = slog.LevelError
 	}
 	cl := Classify(err)
-	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message)
+	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message, "cause", failureCause(err))
+	c.noteCause(err)
 }
 
 func (c *Client) pooledCall(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {

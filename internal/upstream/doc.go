@@ -94,6 +94,13 @@
 //     server requests on every transport, and 120 stderr lines a minute
 //     (each cut at 1 KiB); the next line let through reports how many were
 //     suppressed.
+//   - Callers see a failure's class and a generic text ("cannot reach
+//     upstream"); operators get its cause (command not found, connection
+//     refused, DNS, TLS, the HTTP status, …), built from error types and
+//     never from an upstream body, a credential or an argument. Each
+//     distinct cause is logged at WARN once (at most 16 remembered per
+//     client, forgotten when the upstream next answers), under the
+//     per-message limit above; every failure's debug line names it too.
 //   - Every goroutine the client starts, and every callback it runs
 //     (interaction handlers, notification callbacks), recovers a panic: it
 //     is logged at ERROR with its stack but not its value (which may hold
