@@ -18,4 +18,9 @@
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are
 //     guarded the same way and a panic ends that listen.
 //   - The input rounds the gateway drives itself for one request are bounded (10).
+//   - A legacy caller's calls run on an upstream session of its own (upstream.Interactions.Owner,
+//     the caller's downstream session): server→client requests (roots, elicitation, sampling) are
+//     answered by the caller whose call is in flight, and what an upstream keeps per session
+//     (roots it cached, the logging/setLevel level, subscriptions) never reaches another caller,
+//     even one presenting the same key. See internal/upstream for the bound on such sessions.
 package gateway

@@ -444,6 +444,9 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
+	if in := opts.Interactions; in != nil && in.Owner != "" {
+		key += "|" + in.Owner
+	}
 	var victim *session
 	defer func() {
 		if victim != nil {

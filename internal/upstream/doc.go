@@ -65,6 +65,24 @@
 //     retryable) rather than break a call in flight or open sessions beyond
 //     the cap. Evicted sessions are ended in the background, at most 16 at
 //     once, else by the caller that evicted them.
+//   - Per-caller state never rides a shared session. An upstream keeps
+//     state per session that belongs to one caller: roots it asked for and
+//     cached (server-everything asks once per session and answers every
+//     later get-roots-list from its cache), the logging/setLevel level,
+//     resource subscriptions. An operation whose Interactions name an Owner
+//     (the gateway sets one for every legacy downstream session) therefore
+//     runs on a pooled session of that owner's own, keyed by owner,
+//     credentials and capability set, and reused for the owner's later
+//     calls; it counts toward the same MaxSessions bound and idle eviction
+//     (an owner's session outlives its downstream session by at most
+//     SessionIdle). Operations without an Owner (catalog lists, modern
+//     callers, whose roots and levels travel per request) share sessions by
+//     credentials as before. Answering roots from the gateway instead was
+//     rejected: the upstream decides when to ask and caches the answer, so
+//     the only way to keep one caller's answer from another is not to share
+//     the session; and a shared session that does not offer roots hides
+//     the tools that need them (server-everything registers get-roots-list
+//     only for clients that declare roots).
 //   - A legacy streamable HTTP session's GET stream (server→client requests
 //     and notifications outside any request) is opened only when something
 //     needs it: the session shared by callers without credentials of their

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/internal/testpeers"
+)
+
+// rootsSession opens a legacy session whose client offers one root.
+func rootsSession(t *testing.T, endpoint, root string) *sdk.ClientSession {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "roots-" + root, Version: "1"}, nil)
+	client.AddRoots(&sdk.Root{URI: "file:///" + root, Name: root})
+	tr := &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: authTransport{testKey}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// Two callers with the same gateway key but different roots call
+// server-everything's get-roots-list, which asks the client for its roots
+// once per upstream session and caches them. Caller A's roots must never
+// reach a tool call made by caller B, whatever order they call in.
+func TestCallerRootsNeverCrossCallers(t *testing.T) {
+	yaml := fmt.Sprintf(`
+general_settings:
+  master_key: %s
+mcp_servers:
+  everything:
+    url: %s
+`, testKey, testpeers.StartNodeEverything(t, "streamableHttp"))
+	gw := startGateway(t, yaml, nil)
+	a := rootsSession(t, gw.url+"/mcp", "alpha-workspace")
+	b := rootsSession(t, gw.url+"/mcp", "beta-workspace")
+	roots := func(cs *sdk.ClientSession) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "everything-get-roots-list", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("get-roots-list: %v", err)
+		}
+		return textOf(res)
+	}
+	for i, step := range []struct {
+		cs         *sdk.ClientSession
+		own, other string
+	}{{a, "alpha", "beta"}, {b, "beta", "alpha"}, {a, "alpha", "beta"}, {b, "beta", "alpha"}} {
+		got := roots(step.cs)
+		if !strings.Contains(got, "file:///"+step.own+"-workspace") || strings.Contains(got, step.other) {
+			t.Fatalf("call %d by %s: roots answer %q; want only its own root", i, step.own, got)
+		}
+	}
+}
