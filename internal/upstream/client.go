@@ -462,8 +462,16 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 		c.useLocked(s)
 		return s, false, nil
 	}
-	if len(c.sessions) >= c.cfg.MaxSessions {
-		if victim = c.evictLocked(); victim == nil {
+	owned := opts.Interactions != nil && opts.Interactions.Owner != ""
+	switch {
+	case owned && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
+		// Callers' own sessions make room among themselves, so they can
+		// never crowd out the shared ones.
+		if victim = c.evictLocked(func(s *session) bool { return s.owned }); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
+	case len(c.sessions) >= c.cfg.MaxSessions:
+		if victim = c.evictLocked(nil); victim == nil {
 			return nil, false, &PoolFullError{}
 		}
 	}

@@ -73,9 +73,12 @@
 //     (the gateway sets one for every legacy downstream session) therefore
 //     runs on a pooled session of that owner's own, keyed by owner,
 //     credentials and capability set, and reused for the owner's later
-//     calls; it counts toward the same MaxSessions bound and idle eviction
-//     (an owner's session outlives its downstream session by at most
-//     SessionIdle). Operations without an Owner (catalog lists, modern
+//     calls. Owners' sessions are capped among themselves by
+//     Config.MaxOwnedSessions (default 128; 16 on stdio, where each is a
+//     child process), within MaxSessions: a new one evicts the least
+//     recently used idle owner's session, never a shared one, and is
+//     refused with a PoolFullError when all are in use. An owner's session
+//     outlives its downstream session by at most SessionIdle. Operations without an Owner (catalog lists, modern
 //     callers, whose roots and levels travel per request) share sessions by
 //     credentials as before. Answering roots from the gateway instead was
 //     rejected: the upstream decides when to ask and caches the answer, so
