@@ -34,13 +34,22 @@ func rootsSession(t *testing.T, endpoint, root string) *sdk.ClientSession {
 // once per upstream session and caches them. Caller A's roots must never
 // reach a tool call made by caller B, whatever order they call in.
 func TestCallerRootsNeverCrossCallers(t *testing.T) {
+	t.Run("streamable-http", func(t *testing.T) {
+		checkRootsIsolation(t, fmt.Sprintf("    url: %s\n", testpeers.StartNodeEverything(t, "streamableHttp")))
+	})
+	t.Run("stdio", func(t *testing.T) {
+		argv := testpeers.NodeEverything(t)
+		checkRootsIsolation(t, fmt.Sprintf("    transport: stdio\n    command: %s\n    args: [%q, stdio]\n", argv[0], argv[1]))
+	})
+}
+
+func checkRootsIsolation(t *testing.T, server string) {
 	yaml := fmt.Sprintf(`
 general_settings:
   master_key: %s
 mcp_servers:
   everything:
-    url: %s
-`, testKey, testpeers.StartNodeEverything(t, "streamableHttp"))
+%s`, testKey, server)
 	gw := startGateway(t, yaml, nil)
 	a := rootsSession(t, gw.url+"/mcp", "alpha-workspace")
 	b := rootsSession(t, gw.url+"/mcp", "beta-workspace")
