@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +74,47 @@ mcp_servers:
 		if !strings.Contains(got, "file:///"+step.own+"-workspace") || strings.Contains(got, step.other) {
 			t.Fatalf("call %d by %s: roots answer %q; want only its own root", i, step.own, got)
 		}
+	}
+}
+
+// The same check with the real TypeScript SDK clients (v1, and v2 in legacy mode), which answer
+// roots/list on the POST stream of the call that caused it.
+func TestCallerRootsNeverCrossTypeScriptClients(t *testing.T) {
+	node, dir := tsClients(t)
+	gw := startGateway(t, fmt.Sprintf(`
+general_settings:
+  master_key: %s
+mcp_servers:
+  everything:
+    url: %s
+`, testKey, testpeers.StartNodeEverything(t, "streamableHttp")), nil)
+	for _, sdkName := range []string{"v1", "v2"} {
+		t.Run(sdkName, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tsClientTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "roots.mjs", sdkName, gw.url+"/mcp", testKey)
+			cmd.Dir = dir
+			cmd.WaitDelay = 5 * time.Second
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			runErr := cmd.Run()
+			var res struct {
+				Answers []string `json:"answers"`
+				Error   string   `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(tsLastLine(stdout.String())), &res); err != nil || runErr != nil || res.Error != "" {
+				t.Fatalf("roots.mjs %s: %v %v %s; stderr:\n%s", sdkName, runErr, err, stdout.String(), tsTail(stderr.String(), 8<<10))
+			}
+			own := []string{"alpha", "beta", "alpha", "beta"}
+			if len(res.Answers) != len(own) {
+				t.Fatalf("answers = %q", res.Answers)
+			}
+			for i, got := range res.Answers {
+				other := own[(i+1)%2]
+				if !strings.Contains(got, "file:///"+own[i]+"-workspace") || strings.Contains(got, other) {
+					t.Fatalf("call %d by %s: roots answer %q; want only its own root", i, own[i], got)
+				}
+			}
+		})
 	}
 }
