@@ -14,9 +14,10 @@
 //     (legacy handshake, session id, protocol-version header) or, for modern
 //     upstreams, the per-request _meta. Sessions are pooled in the Client,
 //     keyed by the caller's credential headers (every map entry, whatever
-//     the case of its key) and the capabilities the caller's interaction
-//     callbacks justify, so a session is never shared between different
-//     credentials and is initialised once, not per call.
+//     the case of its key), the capabilities the caller's interaction
+//     callbacks justify and, when the interactions name one, their Owner,
+//     so a session is never shared between different credentials (nor
+//     between owners) and is initialised once, not per call.
 //   - Client: era discovery (auto mode probes server/discover first and falls
 //     back to initialize, then to HTTP+SSE, as the spec's dual-era client
 //     rules say; the verdict is remembered and dropped when the upstream
