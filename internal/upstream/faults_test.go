@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"fmt"
 	"net"
 	"net/http"
@@ -715,4 +716,31 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 	if n := conns.Load(); n > 3 {
 		t.Fatalf("%d connections for 20 sequential streamed answers: answers cut short are not reused", n)
 	}
+}
+
+// FuzzSessionRefusal feeds arbitrary error bodies to the parser that
+// decides whether an error answer names the session: it never panics, only
+// a JSON body is relayed as a JSON-RPC error, and a plain-text body counts
+// as a session refusal only when it mentions the session.
+func FuzzSessionRefusal(f *testing.F) {
+	f.Add("application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+	f.Add("application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
+	f.Add("text/plain; charset=utf-8", "session not found\n")
+	f.Add("application/json", `{"error":null}`)
+	f.Add("text/html", "<h1>session</h1>")
+	f.Fuzz(func(t *testing.T, ctype, body string) {
+		tr := &httpTransport{c: &Client{}}
+		resp := &http.Response{Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(body))}
+		rpc, about := tr.errorBody(resp)
+		mt := mediaType(resp)
+		if mt != "application/json" && rpc != nil {
+			t.Fatalf("a %q body was relayed as a JSON-RPC error", mt)
+		}
+		if about && mt == "text/plain" && !strings.Contains(strings.ToLower(body), "session") {
+			t.Fatal("a body that does not mention the session was taken for a session refusal")
+		}
+		if about && mt != "text/plain" && mt != "application/json" {
+			t.Fatalf("a %q body was read", mt)
+		}
+	})
 }
