@@ -205,7 +205,7 @@ func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operat
 // legacyInteractions lets the core ask a legacy caller for input on its
 // session: only what the caller declared at initialize.
 func legacyInteractions(sess *live, out sink) *upstream.Interactions {
-	in := &upstream.Interactions{}
+	in := &upstream.Interactions{Owner: sess.id}
 	ask := func(method string) upstream.Handler {
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return sess.ask(ctx, out, method, params)

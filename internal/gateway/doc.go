@@ -50,4 +50,9 @@
 //     class's HTTP status (upstream.Classify): timeout 504, unreachable and upstream errors
 //     502, upstream 429/503 as sent, 401/403 with the upstream's challenge. MCP routes keep
 //     their era's status rules.
+//   - A legacy caller's calls run on an upstream session of its own (upstream.Interactions.Owner,
+//     the caller's downstream session): server→client requests (roots, elicitation, sampling) are
+//     answered by the caller whose call is in flight, and what an upstream keeps per session
+//     (roots it cached, the logging/setLevel level, subscriptions) never reaches another caller,
+//     even one presenting the same key. See internal/upstream for the bound on such sessions.
 package gateway

@@ -237,6 +237,12 @@ type legacyFlags struct{ cancelled atomic.Bool }
 // the request is cancelled and flagged.
 func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFlags) *upstream.Interactions {
 	in := &upstream.Interactions{Progress: op.Progress, Log: op.Log}
+	if op.Interactions != nil {
+		// A legacy caller's calls run on an upstream session of its own:
+		// what the upstream keeps per session (its roots, its log level)
+		// must not reach other callers.
+		in.Owner = op.Interactions.Owner
+	}
 	cancel := func(reply string) upstream.Handler {
 		return func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			flags.cancelled.Store(true)

@@ -46,6 +46,7 @@ type Client struct {
 	budget     *ByteBudget   // upstream answer bytes buffered
 
 	msgLog    *lineLimiter // per-message log lines (see msgWarn)
+	causes    causeLog     // failure causes warned about (see noteCause)
 	stderrLog *lineLimiter // stdio children's stderr lines
 
 	freshOnce sync.Once
@@ -201,6 +202,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 	}
 	s, err := c.session(ctx, opts)
 	if err != nil {
+		c.noteCause(err)
 		return Info{}, err
 	}
 	c.unuse(s)
@@ -249,7 +251,8 @@ func (c *Client) logFailure(ctx context.Context, method, name string, opts Optio
 		level = slog.LevelError
 	}
 	cl := Classify(err)
-	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message)
+	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message, "cause", failureCause(err))
+	c.noteCause(err)
 }
 
 func (c *Client) pooledCall(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
@@ -265,6 +268,13 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 		}
 		if s.expired() {
 			c.drop(s)
+			if attempt == 0 && sessionEnded(err) {
+				// The upstream ended the session or restarted and forgot
+				// it; it refused the request unread. One new session, one
+				// retry.
+				c.cfg.Logger.Info("upstream " + c.where + " ended the session; starting a new one")
+				continue
+			}
 		}
 		if attempt == 0 && method == mcp.MethodToolsCall && s.info.Era == mcp.EraModern {
 			if re := rpcErr(err); re != nil && re.Code() == mcp.CodeHeaderMismatch {
@@ -434,6 +444,9 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
+	if in := opts.Interactions; in != nil && in.Owner != "" {
+		key += "|" + in.Owner
+	}
 	var victim *session
 	defer func() {
 		if victim != nil {
@@ -449,8 +462,16 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 		c.useLocked(s)
 		return s, false, nil
 	}
-	if len(c.sessions) >= c.cfg.MaxSessions {
-		if victim = c.evictLocked(); victim == nil {
+	owned := opts.Interactions != nil && opts.Interactions.Owner != ""
+	switch {
+	case owned && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
+		// Callers' own sessions make room among themselves, so they can
+		// never crowd out the shared ones.
+		if victim = c.evictLocked(func(s *session) bool { return s.owned }); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
+	case len(c.sessions) >= c.cfg.MaxSessions:
+		if victim = c.evictLocked(nil); victim == nil {
 			return nil, false, &PoolFullError{}
 		}
 	}

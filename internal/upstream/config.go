@@ -57,6 +57,11 @@ type Config struct {
 	// capability set); a full pool evicts its least recently used idle
 	// session. Default DefaultMaxSessions.
 	MaxSessions int
+	// MaxOwnedSessions caps, within MaxSessions, the sessions of single
+	// callers (Interactions.Owner); a new one evicts the least recently
+	// used idle one among them. Default DefaultMaxOwnedSessions, or
+	// DefaultMaxOwnedStdio for stdio (each session is a child process).
+	MaxOwnedSessions int
 	// SessionIdle is how long a pooled session nobody uses is kept before
 	// it is ended (DELETE). Default DefaultSessionIdle.
 	SessionIdle time.Duration
@@ -117,6 +122,13 @@ func (c *Config) withDefaults() (Config, error) {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = DefaultMaxSessions
 	}
+	if cfg.MaxOwnedSessions <= 0 {
+		cfg.MaxOwnedSessions = DefaultMaxOwnedSessions
+		if cfg.Transport == TransportStdio {
+			cfg.MaxOwnedSessions = DefaultMaxOwnedStdio
+		}
+	}
+	cfg.MaxOwnedSessions = min(cfg.MaxOwnedSessions, cfg.MaxSessions)
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = DefaultSessionIdle
 	}

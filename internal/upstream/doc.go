@@ -14,9 +14,10 @@
 //     (legacy handshake, session id, protocol-version header) or, for modern
 //     upstreams, the per-request _meta. Sessions are pooled in the Client,
 //     keyed by the caller's credential headers (every map entry, whatever
-//     the case of its key) and the capabilities the caller's interaction
-//     callbacks justify, so a session is never shared between different
-//     credentials and is initialised once, not per call.
+//     the case of its key), the capabilities the caller's interaction
+//     callbacks justify and, when the interactions name one, their Owner,
+//     so a session is never shared between different credentials (nor
+//     between owners) and is initialised once, not per call.
 //   - Client: era discovery (auto mode probes server/discover first and falls
 //     back to initialize, then to HTTP+SSE, as the spec's dual-era client
 //     rules say; the verdict is remembered and dropped when the upstream
@@ -65,6 +66,27 @@
 //     retryable) rather than break a call in flight or open sessions beyond
 //     the cap. Evicted sessions are ended in the background, at most 16 at
 //     once, else by the caller that evicted them.
+//   - Per-caller state never rides a shared session. An upstream keeps
+//     state per session that belongs to one caller: roots it asked for and
+//     cached (server-everything asks once per session and answers every
+//     later get-roots-list from its cache), the logging/setLevel level,
+//     resource subscriptions. An operation whose Interactions name an Owner
+//     (the gateway sets one for every legacy downstream session) therefore
+//     runs on a pooled session of that owner's own, keyed by owner,
+//     credentials and capability set, and reused for the owner's later
+//     calls. Owners' sessions are capped among themselves by
+//     Config.MaxOwnedSessions (default 128; 16 on stdio, where each is a
+//     child process), within MaxSessions: a new one evicts the least
+//     recently used idle owner's session, never a shared one, and is
+//     refused with a PoolFullError when all are in use. An owner's session
+//     outlives its downstream session by at most SessionIdle. Operations without an Owner (catalog lists, modern
+//     callers, whose roots and levels travel per request) share sessions by
+//     credentials as before. Answering roots from the gateway instead was
+//     rejected: the upstream decides when to ask and caches the answer, so
+//     the only way to keep one caller's answer from another is not to share
+//     the session; and a shared session that does not offer roots hides
+//     the tools that need them (server-everything registers get-roots-list
+//     only for clients that declare roots).
 //   - A legacy streamable HTTP session's GET stream (server→client requests
 //     and notifications outside any request) is opened only when something
 //     needs it: the session shared by callers without credentials of their
@@ -105,6 +127,13 @@
 //     server requests on every transport, and 120 stderr lines a minute
 //     (each cut at 1 KiB); the next line let through reports how many were
 //     suppressed.
+//   - Callers see a failure's class and a generic text ("cannot reach
+//     upstream"); operators get its cause (command not found, connection
+//     refused, DNS, TLS, the HTTP status, …), built from error types and
+//     never from an upstream body, a credential or an argument. Each
+//     distinct cause is logged at WARN once (at most 16 remembered per
+//     client, forgotten when the upstream next answers), under the
+//     per-message limit above; every failure's debug line names it too.
 //   - Every goroutine the client starts, and every callback it runs
 //     (interaction handlers, notification callbacks), recovers a panic: it
 //     is logged at ERROR with its stack but not its value (which may hold
@@ -124,6 +153,11 @@
 //   - Errors are typed (RPCError, StatusError, ProtocolError,
 //     ConnectionError, TimeoutError) and never carry an upstream body: an
 //     error answer's body is read only when it is a JSON-RPC error object.
+//   - A legacy HTTP session the upstream no longer knows (it ended it, or
+//     restarted) is answered 404, or 400 with an error naming the session
+//     (server-everything: "No valid session ID provided"). The upstream
+//     refused that request unread, so the session is dropped and the call
+//     retried once on a new one; any other 400 is the call's own error.
 //   - Redirects are followed only within the origin of the request, so
 //     credentials cannot be carried to another host.
 //   - A minted (OAuth2) credential refused with 401 is refreshed once and the

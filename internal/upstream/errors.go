@@ -15,6 +15,10 @@ import (
 type RPCError struct {
 	Err        *jsonrpc.Error
 	HTTPStatus int // the HTTP status that carried it; 0 on stdio
+
+	// sessionEnded: the upstream refused the request because it no longer
+	// knows the session, so it did nothing with it.
+	sessionEnded bool
 }
 
 // Error implements error.
@@ -94,6 +98,13 @@ func netCause(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// sessionEnded reports whether err is an upstream's refusal of a request
+// on a session it no longer knows: the request was not acted on.
+func sessionEnded(err error) bool {
+	re := rpcErr(err)
+	return re != nil && re.sessionEnded
 }
 
 // rpcErr returns the RPCError in err's chain, if any.

@@ -31,6 +31,12 @@ type Interactions struct {
 	// Notify receives every other notification sent for this operation (a
 	// listen stream's events); nil leaves them to Config.OnNotification.
 	Notify func(method string, params json.RawMessage)
+	// Owner names the caller these interactions answer for (its
+	// downstream session). A non-empty Owner runs the operation on a
+	// pooled session of that owner's own, so what an upstream keeps per
+	// session (roots it cached, a log level) never reaches another caller.
+	// Empty shares the session with every caller of the same credentials.
+	Owner string
 }
 
 // Offer names client capabilities every legacy session of an upstream

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -105,34 +106,81 @@ func TestAutoOffersLatestLegacyAndAcceptsOlder(t *testing.T) {
 	}
 }
 
+// The upstream answers a request on a session it no longer knows (it ended
+// the session, or restarted): the call is refused unread, so the client
+// starts one new session and retries once; an error that is not about the
+// session is not retried.
 func TestSessionExpiryReinitialises(t *testing.T) {
-	var lists atomic.Int32
+	jsonErr := func(w http.ResponseWriter, status int, msg string) {
+		writeJSON(w, status, []byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"`+msg+`"}}`))
+	}
+	cases := []struct {
+		name    string
+		refuse  func(w http.ResponseWriter) // the answer to a request on s1
+		wantErr bool
+		want    []string
+	}{
+		{"404", func(w http.ResponseWriter) { http.Error(w, "session gone", http.StatusNotFound) }, false,
+			[]string{"initialize None", "tools/list s1", "tools/list s1", "initialize None", "tools/list s2"}},
+		{"400 JSON error naming the session (TS SDK servers)", func(w http.ResponseWriter) {
+			jsonErr(w, 400, "Bad Request: No valid session ID provided")
+		}, false, []string{"initialize None", "tools/list s1", "tools/list s1", "initialize None", "tools/list s2"}},
+		{"400 plain text naming the session", func(w http.ResponseWriter) {
+			http.Error(w, "Bad Request: unknown Mcp-Session-Id", http.StatusBadRequest)
+		}, false, []string{"initialize None", "tools/list s1", "tools/list s1", "initialize None", "tools/list s2"}},
+		{"400 about something else is not retried", func(w http.ResponseWriter) {
+			jsonErr(w, 400, "Bad Request: invalid params")
+		}, true, []string{"initialize None", "tools/list s1", "tools/list s1"}},
+		{"400 without a body is not retried", func(w http.ResponseWriter) { w.WriteHeader(400) }, true,
+			[]string{"initialize None", "tools/list s1", "tools/list s1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var lists atomic.Int32
+			f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+				if lists.Add(1) == 1 {
+					writeJSON(w, 200, toolsPage(m.ID, "a"))
+					return
+				}
+				if r.Header.Get("Mcp-Session-Id") == "s1" {
+					tc.refuse(w)
+					return
+				}
+				writeJSON(w, 200, toolsPage(m.ID, "b"))
+			})
+			c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25"})
+			ctx := context.Background()
+			if _, err := c.ListTools(ctx, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			tools, err := c.ListTools(ctx, Options{})
+			if tc.wantErr {
+				if err == nil || sessionEnded(err) {
+					t.Fatalf("err = %v, want the upstream's refusal", err)
+				}
+			} else if err != nil || len(tools) != 1 || !strings.Contains(string(tools[0]), `"b"`) {
+				t.Fatalf("after re-init: %s %v", tools, err)
+			}
+			if got := f.calls(); !slices.Equal(got, tc.want) {
+				t.Fatalf("requests = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// An upstream that refuses every session is re-initialised once per call,
+// not in a loop.
+func TestSessionExpiryRetriesOnce(t *testing.T) {
 	f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-		if lists.Add(1) == 1 {
-			writeJSON(w, 200, toolsPage(m.ID, "a"))
-			return
-		}
-		if r.Header.Get("Mcp-Session-Id") == "s1" {
-			http.Error(w, "session gone", http.StatusNotFound)
-			return
-		}
-		writeJSON(w, 200, toolsPage(m.ID, "b"))
+		http.Error(w, "session not found", http.StatusNotFound)
 	})
 	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25"})
-	ctx := context.Background()
-	if _, err := c.ListTools(ctx, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := c.ListTools(ctx, Options{})
+	_, err := c.CallTool(context.Background(), "x", []byte(`{}`), Options{})
 	var re *RPCError
-	if !errors.As(err, &re) || re.Code() != jsonrpc.CodeInvalidRequest || re.Err.Message != "Session terminated" {
+	if !errors.As(err, &re) || re.Err.Message != "Session terminated" {
 		t.Fatalf("err = %v, want Session terminated", err)
 	}
-	tools, err := c.ListTools(ctx, Options{})
-	if err != nil || len(tools) != 1 || !strings.Contains(string(tools[0]), `"b"`) {
-		t.Fatalf("after re-init: %s %v", tools, err)
-	}
-	want := []string{"initialize None", "tools/list s1", "tools/list s1", "initialize None", "tools/list s2"}
+	want := []string{"initialize None", "tools/call s1", "initialize None", "tools/call s2"}
 	if got := f.calls(); !slices.Equal(got, want) {
 		t.Fatalf("requests = %v, want %v", got, want)
 	}
@@ -668,4 +716,31 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 	if n := conns.Load(); n > 3 {
 		t.Fatalf("%d connections for 20 sequential streamed answers: answers cut short are not reused", n)
 	}
+}
+
+// FuzzSessionRefusal feeds arbitrary error bodies to the parser that
+// decides whether an error answer names the session: it never panics, only
+// a JSON body is relayed as a JSON-RPC error, and a plain-text body counts
+// as a session refusal only when it mentions the session.
+func FuzzSessionRefusal(f *testing.F) {
+	f.Add("application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
+	f.Add("application/json", `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}`)
+	f.Add("text/plain; charset=utf-8", "session not found\n")
+	f.Add("application/json", `{"error":null}`)
+	f.Add("text/html", "<h1>session</h1>")
+	f.Fuzz(func(t *testing.T, ctype, body string) {
+		tr := &httpTransport{c: &Client{}}
+		resp := &http.Response{Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(body))}
+		rpc, about := tr.errorBody(resp)
+		mt := mediaType(resp)
+		if mt != "application/json" && rpc != nil {
+			t.Fatalf("a %q body was relayed as a JSON-RPC error", mt)
+		}
+		if about && mt == "text/plain" && !strings.Contains(strings.ToLower(body), "session") {
+			t.Fatal("a body that does not mention the session was taken for a session refusal")
+		}
+		if about && mt != "text/plain" && mt != "application/json" {
+			t.Fatalf("a %q body was read", mt)
+		}
+	})
 }

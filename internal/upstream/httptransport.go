@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -201,18 +202,22 @@ func (t *httpTransport) checkStatus(resp *http.Response, r outgoing, minted stri
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate"), minted: minted}
 	}
-	rpc := t.errorBody(resp)
-	if resp.StatusCode == http.StatusNotFound && !r.modern {
-		sid, _ := t.state()
-		if sid != "" && !r.handshake {
-			t.mu.Lock()
-			t.ended = true
-			t.mu.Unlock()
-			if rpc == nil {
-				rpc = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Session terminated"}
-			}
-			return &RPCError{Err: rpc, HTTPStatus: resp.StatusCode}
+	rpc, aboutSession := t.errorBody(resp)
+	sid, _ := t.state()
+	onSession := !r.modern && sid != "" && !r.handshake
+	if onSession && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest && aboutSession) {
+		// The upstream no longer knows the session (it ended it, or it
+		// restarted and answers the stale id with 404, or with a 400 that
+		// names the session as SDK-based servers commonly do).
+		t.mu.Lock()
+		t.ended = true
+		t.mu.Unlock()
+		if rpc == nil {
+			rpc = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Session terminated"}
 		}
+		return &RPCError{Err: rpc, HTTPStatus: resp.StatusCode, sessionEnded: true}
+	}
+	if resp.StatusCode == http.StatusNotFound && !r.modern {
 		if rpc == nil {
 			rpc = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Not Found"}
 		}
@@ -224,20 +229,45 @@ func (t *httpTransport) checkStatus(resp *http.Response, r outgoing, minted stri
 	return &StatusError{Status: resp.StatusCode}
 }
 
-// errorBody returns the JSON-RPC error an error answer carries, if any.
-func (t *httpTransport) errorBody(resp *http.Response) *jsonrpc.Error {
-	if mediaType(resp) != "application/json" {
-		return nil
+// maxErrorBody bounds what is read of an error answer's body.
+const maxErrorBody = 64 << 10
+
+// errorBody returns the JSON-RPC error an error answer carries, if any, and
+// whether the answer names the session (a JSON-RPC error message, or a
+// plain-text body, mentioning it). The body itself is never kept.
+func (t *httpTransport) errorBody(resp *http.Response) (*jsonrpc.Error, bool) {
+	mt := mediaType(resp)
+	if mt != "application/json" && mt != "text/plain" {
+		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
-		return nil
+		return nil, false
+	}
+	if mt == "text/plain" {
+		return nil, namesSession(b)
 	}
 	m, err := jsonrpc.Decode(b)
-	if err != nil || m.Error == nil {
-		return nil
+	if err == nil && m.Error != nil {
+		return m.Error, namesSession([]byte(m.Error.Message))
 	}
-	return m.Error
+	// An error object without a usable id ({"error":{…}} with no id, as
+	// some SDK servers send for a request they could not route) is not
+	// relayed, but its message may still name the session.
+	var e struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		return nil, namesSession([]byte(e.Error.Message))
+	}
+	return nil, false
+}
+
+// namesSession reports whether an error text is about the session.
+func namesSession(b []byte) bool {
+	return bytes.Contains(bytes.ToLower(b), []byte("session"))
 }
 
 func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.Message, error) {

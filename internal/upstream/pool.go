@@ -10,6 +10,12 @@ import (
 const (
 	DefaultMaxSessions = 256
 	DefaultSessionIdle = 5 * time.Minute
+	// DefaultMaxOwnedSessions bounds the sessions of single callers
+	// (Interactions.Owner) on an HTTP or SSE upstream.
+	DefaultMaxOwnedSessions = 128
+	// DefaultMaxOwnedStdio bounds them on a stdio upstream, where each is a
+	// child process.
+	DefaultMaxOwnedStdio = 16
 	// maxRetiring bounds the evicted sessions being ended in the background;
 	// beyond it, whoever evicts ends the session itself.
 	maxRetiring = 16
@@ -51,11 +57,15 @@ func (c *Client) unuse(s *session) {
 	}
 }
 
-// evictLocked removes the least recently used idle session from the pool
-// and returns it (for retire), or nil when every session is in use.
-func (c *Client) evictLocked() *session {
+// evictLocked removes the least recently used idle session (among those
+// match accepts; nil accepts all) from the pool and returns it (for
+// retire), or nil when every such session is in use.
+func (c *Client) evictLocked(match func(*session) bool) *session {
 	var victim *session
 	for _, s := range c.sessions {
+		if match != nil && !match(s) {
+			continue
+		}
 		if s.pool.users == 0 && (victim == nil || s.pool.lastUsed.Before(victim.pool.lastUsed)) {
 			victim = s
 		}
@@ -64,6 +74,18 @@ func (c *Client) evictLocked() *session {
 		delete(c.sessions, victim.key)
 	}
 	return victim
+}
+
+// ownedLocked counts the pooled sessions of one caller (Interactions.Owner).
+// It runs only when a session is created. c.mu is held.
+func (c *Client) ownedLocked() int {
+	n := 0
+	for _, s := range c.sessions {
+		if s.owned {
+			n++
+		}
+	}
+	return n
 }
 
 // sweepIdle evicts the sessions idle for SessionIdle and arms itself again

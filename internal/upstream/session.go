@@ -41,6 +41,7 @@ type session struct {
 	injected http.Header     // per-caller headers
 	token    string          // the caller's delegated credential, if any
 	cred     string          // names the credentials (see CredentialKey)
+	owned    bool            // the session of one caller (Interactions.Owner)
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
 	ephemeral bool
@@ -64,7 +65,8 @@ type session struct {
 
 func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
 	life, end := context.WithCancel(context.Background())
-	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
+	owned := opts.Interactions != nil && opts.Interactions.Owner != ""
+	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral, owned: owned,
 		cred: credentialDigest(opts.Header, opts.Token), life: life, end: end, turn: make(chan struct{}, 1)}
 }
 
@@ -399,11 +401,11 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
-	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral {
+	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral && !s.owned {
 		// The session shared by callers without credentials of their own
 		// (at most one per capability set) always follows the upstream's
-		// notifications; others open the GET stream when a call or a
-		// follower needs it (httpTransport.needSide).
+		// notifications; others (a caller's own among them) open the GET
+		// stream when a call or a follower needs it (httpTransport.needSide).
 		ht.openStandalone(ctx)
 	}
 	return nil

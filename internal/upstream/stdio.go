@@ -333,8 +333,10 @@ func (c *Client) noteExit(err error) {
 	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
 }
 
-// noteSuccess ends the restart backoff: the upstream answered.
+// noteSuccess ends the restart backoff and forgets the failure causes
+// warned about: the upstream answered.
 func (c *Client) noteSuccess() {
+	c.causes.reset()
 	if c.cfg.Transport != TransportStdio {
 		return
 	}
