@@ -171,6 +171,12 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 	}
 	res := h.cfg.Gateway.Do(ctx, op)
+	if ctx.Err() != nil {
+		// Cancelled by the caller (notifications/cancelled) or gone: a
+		// cancelled request gets no response.
+		abandon(out)
+		return
+	}
 	if res.Detail != "" {
 		out.finish(res.Status, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", res.Detail)))
 		return
@@ -187,6 +193,25 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		return
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+}
+
+// abandon ends a request's answer without a response: a POST answered as
+// JSON gets 202 and no body, an SSE answer ends with no message, and
+// nothing is written to a session's stream.
+func abandon(out sink) {
+	rp, ok := out.(*reply)
+	if !ok {
+		return
+	}
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.done {
+		return
+	}
+	rp.done = true
+	if rp.stream == nil {
+		rp.w.WriteHeader(http.StatusAccepted)
+	}
 }
 
 // legacyOperation builds the core's view of a legacy session's request: the
