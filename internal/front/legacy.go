@@ -130,6 +130,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid log level %q", clip(level))))
 			return
 		}
+		sess.logLevel.Store(&level)
 		res := h.cfg.Gateway.Do(ctx, h.legacyOperation(req, sess, out))
 		if res.Result == nil {
 			res.Result = json.RawMessage(`{}`)
@@ -304,9 +305,16 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	_, keyInAuth := identity.Credential(r)
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, false)
 	op.ClientCaps = sess.claims.Caps
-	_, stop := h.follow(sess, op, gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	_, stop := h.follow(sess, op, sessionFilter(sess))
 	defer stop()
 	st.run(ctx, sess.done)
+}
+
+// sessionFilter is what a legacy session's stream follows: list changes
+// (the gateway advertised listChanged at initialize) and the log lines its
+// upstream sessions send outside any request, at the session's level.
+func sessionFilter(sess *live) gateway.Filter {
+	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

@@ -186,6 +186,10 @@ func (c *Client) deliver(m *jsonrpc.Message, cred string) {
 		if c.cfg.OnLog != nil {
 			c.cfg.OnLog(m.Params)
 		}
+		// Callers following this session relay it at their own level.
+		if c.cfg.OnNotification != nil {
+			c.cfg.OnNotification(cred, m.Method, m.Params)
+		}
 	case mcp.NotifProgress:
 		// A progress notification for no live request is dropped.
 	default:
