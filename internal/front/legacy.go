@@ -236,7 +236,14 @@ func legacyInteractions(sess *live, out sink) *upstream.Interactions {
 		}
 	}
 	if gateway.CapabilityDeclared(sess.claims.Caps, "elicitation") {
-		in.Elicit = ask(mcp.MethodElicitationCreate)
+		elicit := ask(mcp.MethodElicitationCreate)
+		in.Elicit = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			params, err := gateway.PrepareElicitation(sess.claims.Caps, params, true)
+			if err != nil {
+				return nil, err
+			}
+			return elicit(ctx, params)
+		}
 	}
 	if gateway.CapabilityDeclared(sess.claims.Caps, "roots") {
 		in.Roots = ask(mcp.MethodRootsList)
@@ -311,10 +318,14 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 }
 
 // sessionFilter is what a legacy session's stream follows: list changes
-// (the gateway advertised listChanged at initialize) and the log lines its
-// upstream sessions send outside any request, at the session's level.
+// (the gateway advertised listChanged at initialize), the log lines its
+// upstream sessions send outside any request, at the session's level, and,
+// for a caller that declared URL-mode elicitation,
+// notifications/elicitation/complete.
 func sessionFilter(sess *live) gateway.Filter {
-	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel}
+	_, url := gateway.ElicitModes(sess.claims.Caps)
+	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel,
+		ElicitationComplete: url}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

@@ -28,6 +28,10 @@ type Filter struct {
 	// returns when each arrives ("" relays every level). Only a legacy
 	// caller's session sets it: a 2026-07-28 listen carries no log lines.
 	Log func() string `json:"-"`
+	// ElicitationComplete also relays notifications/elicitation/complete
+	// from legacy upstream sessions (a 2025-11-25 caller that declared
+	// URL-mode elicitation).
+	ElicitationComplete bool `json:"-"`
 }
 
 // Bounds on a SubscriptionFilter.
@@ -81,6 +85,8 @@ func (f *Filter) wants(method string, params json.RawMessage) bool {
 		return f.PromptsListChanged
 	case mcp.NotifResourcesListChanged:
 		return f.ResourcesListChanged
+	case mcp.NotifElicitationComplete:
+		return f.ElicitationComplete
 	case mcp.NotifMessage:
 		if f.Log == nil {
 			return false
@@ -256,7 +262,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 // honour is the part of want the servers can honour (those that answered
 // their probe, per infos), with the subscribed URIs each server serves.
 func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
-	honoured := Filter{Log: want.Log}
+	honoured := Filter{Log: want.Log, ElicitationComplete: want.ElicitationComplete}
 	owners := map[string][]string{} // server → the subscribed URIs it serves
 	for _, info := range infos {
 		if info == nil {

@@ -72,7 +72,9 @@ func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
 		key += k
 	}
 	if in.Elicit != nil {
-		add("elicitation", `{}`, "e")
+		// Both modes: the gateway refuses a mode the caller of the call in
+		// flight did not declare.
+		add("elicitation", `{"form":{},"url":{}}`, "e")
 	}
 	if in.Roots != nil {
 		add("roots", `{}`, "r")
