@@ -10,7 +10,7 @@ import (
 func TestLogLinesFollowLevelAndCredentials(t *testing.T) {
 	for _, c := range []struct {
 		name, least, level, cred string
-		want                   bool
+		want                     bool
 	}{
 		{"no level set: every level", "", "debug", "c1", true},
 		{"at the level", "warning", "warning", "c1", true},
@@ -38,7 +38,14 @@ func TestLogLinesFollowLevelAndCredentials(t *testing.T) {
 	got := 0
 	defer g.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ToolsListChanged: true}, emit: func(string, json.RawMessage) { got++ }})()
 	g.Notify("s", "c1", "notifications/message", json.RawMessage(`{"level":"emergency","data":"x"}`))
+	g.Notify("s", "c1", "notifications/elicitation/complete", json.RawMessage(`{"elicitationId":"e1"}`))
 	if got != 0 {
-		t.Fatal("a listen without Log received a log line")
+		t.Fatal("a listen without Log or ElicitationComplete received a log line or an elicitation completion")
+	}
+	// A session that declared URL-mode elicitation follows completions.
+	defer g.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ElicitationComplete: true}, emit: func(string, json.RawMessage) { got++ }})()
+	g.Notify("s", "c1", "notifications/elicitation/complete", json.RawMessage(`{"elicitationId":"e1"}`))
+	if got != 1 {
+		t.Fatalf("elicitation completions delivered: %d, want 1", got)
 	}
 }
