@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -329,5 +330,40 @@ func cancelOverSSE(t *testing.T, base, server, callerID string, tap *wireTap, se
 		case <-timeout:
 			return got
 		}
+	}
+}
+
+// The v1 TypeScript SDK client cancels with an AbortSignal: it sends
+// notifications/cancelled and keeps its streams open. Through the gateway to
+// server-everything over stdio, on /mcp and /mcp/sse, the upstream is told
+// for the gateway's id and no response for the cancelled id reaches the
+// client.
+func TestTypeScriptClientCancel(t *testing.T) {
+	node, dir := tsClients(t)
+	gw, taps := everythingTaps(t, "")
+	tap := taps["stdio"]
+	for i, c := range []struct{ mode, path string }{{"v1-http", "/mcp"}, {"v1-sse", "/mcp/sse"}} {
+		t.Run(c.mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tsClientTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "cancel.mjs", c.mode, gw.url+c.path, testKey, "stdio-trigger-long-running-operation")
+			cmd.Dir = dir
+			cmd.WaitDelay = 5 * time.Second
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			runErr := cmd.Run()
+			var res struct {
+				Aborted bool   `json:"aborted"`
+				Late    []any  `json:"late"`
+				Error   string `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(tsLastLine(stdout.String())), &res); err != nil || !res.Aborted || res.Error != "" {
+				t.Fatalf("cancel.mjs: %v %v %+v; stderr %s", runErr, err, res, tsTail(stderr.String(), 4<<10))
+			}
+			expectUpstreamCancel(t, tap, upstreamCallID(t, tap, i))
+			if len(res.Late) > 0 {
+				t.Fatalf("the client received a response for its cancelled request: %v", res.Late)
+			}
+		})
 	}
 }
