@@ -380,7 +380,8 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 // urlElicitationRequired turns a legacy upstream's -32042 (the user must
 // open a URL, then retry) into an in-band tool failure for a 2026-07-28
 // caller, which must never see that code: it names the URLs to open and
-// says to retry. Legacy callers get the error as the upstream sent it.
+// says to retry (for prompts/get and resources/read, a -32602 error with
+// that text). Legacy callers get the error as the upstream sent it.
 func urlElicitationRequired(op *Operation, err error) (Outcome, bool) {
 	var re *upstream.RPCError
 	if !op.Modern || !errors.As(err, &re) || re.Err.Code != mcp.CodeURLElicitationRequiredLegacy {
@@ -402,6 +403,9 @@ func urlElicitationRequired(op *Operation, err error) (Outcome, bool) {
 				text += " (" + e.Message + ")"
 			}
 		}
+	}
+	if op.Method != mcp.MethodToolsCall { // only a tool result can carry it in-band
+		return Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", text)}, true
 	}
 	return Outcome{Result: isErrorResult(text)}, true
 }
