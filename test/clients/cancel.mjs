@@ -4,7 +4,7 @@
 // usage: node cancel.mjs <v1-http|v1-sse> <url> <key> <tool>
 //
 // It connects, calls <tool> (server-everything's trigger-long-running-operation, 6 s, with a
-// progress callback) with an AbortSignal, aborts it after 1.5 s (the SDK then sends
+// progress callback) with an AbortSignal, aborts it at its first progress (the SDK then sends
 // notifications/cancelled and keeps its streams open), waits 8 s and prints ONE JSON line:
 //
 //   {"mode","aborted":true|false,"late":[messages received for the cancelled id]}
@@ -37,9 +37,9 @@ transport.onmessage = (msg, extra) => {
 
 const ac = new AbortController();
 let aborted = false;
-const call = client.callTool({ name: tool, arguments: { duration: 6, steps: 3 } }, undefined, { signal: ac.signal, onprogress: () => {} })
+// Aborted at the first progress notification (after 2 s): the upstream is running the tool.
+const call = client.callTool({ name: tool, arguments: { duration: 6, steps: 3 } }, undefined, { signal: ac.signal, onprogress: () => ac.abort('user') })
   .catch(() => { aborted = true; });
-setTimeout(() => ac.abort('user'), 1500);
 await call;
 await new Promise((r) => setTimeout(r, 8000));
 process.stdout.write(JSON.stringify({ mode, aborted, late }) + '\n');
