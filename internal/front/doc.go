@@ -64,6 +64,19 @@
 // like the stream write itself), so no event reaches a caller whose
 // identity or permissions changed since the last periodic check.
 //
+// A legacy session's GET stream, and an /mcp/sse connection's stream once
+// initialized, follow the caller's upstreams: list changes, the log lines
+// their sessions send outside any request (at the level the caller set with
+// logging/setLevel on this replica; every level until then) and, for a
+// caller that declared URL-mode elicitation, notifications/elicitation/complete.
+//
+// Cancellation: a legacy caller's notifications/cancelled ends the request
+// it names (the upstream is told notifications/cancelled for the gateway's
+// own id; see internal/upstream) and no response follows: a POST answered as
+// JSON gets 202 with no body, an SSE answer ends without a message, and
+// nothing is written to an /mcp/sse stream. A 2026-07-28 caller cancels by
+// closing the request's stream, which ends the upstream call the same way.
+//
 // A listing that spans several servers (REST tools/list without server_id)
 // is a multi-server request: the caller's Authorization goes to none of
 // them, as on /mcp.

@@ -132,6 +132,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid log level %q", clip(level))))
 			return
 		}
+		sess.logLevel.Store(&level)
 		res := h.cfg.Gateway.Do(ctx, h.legacyOperation(req, sess, out))
 		if res.Result == nil {
 			res.Result = json.RawMessage(`{}`)
@@ -173,6 +174,12 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 	}
 	res := h.cfg.Gateway.Do(ctx, op)
+	if ctx.Err() != nil {
+		// Cancelled by the caller (notifications/cancelled) or gone: a
+		// cancelled request gets no response.
+		abandon(out)
+		return
+	}
 	if res.Detail != "" {
 		out.finish(res.Status, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", res.Detail)))
 		return
@@ -189,6 +196,25 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		return
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+}
+
+// abandon ends a request's answer without a response: a POST answered as
+// JSON gets 202 and no body, an SSE answer ends with no message, and
+// nothing is written to a session's stream.
+func abandon(out sink) {
+	rp, ok := out.(*reply)
+	if !ok {
+		return
+	}
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.done {
+		return
+	}
+	rp.done = true
+	if rp.stream == nil {
+		rp.w.WriteHeader(http.StatusAccepted)
+	}
 }
 
 // legacyOperation builds the core's view of a legacy session's request: the
@@ -212,7 +238,14 @@ func legacyInteractions(sess *live, out sink) *upstream.Interactions {
 		}
 	}
 	if gateway.CapabilityDeclared(sess.claims.Caps, "elicitation") {
-		in.Elicit = ask(mcp.MethodElicitationCreate)
+		elicit := ask(mcp.MethodElicitationCreate)
+		in.Elicit = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			params, err := gateway.PrepareElicitation(sess.claims.Caps, params, true)
+			if err != nil {
+				return nil, err
+			}
+			return elicit(ctx, params)
+		}
 	}
 	if gateway.CapabilityDeclared(sess.claims.Caps, "roots") {
 		in.Roots = ask(mcp.MethodRootsList)
@@ -281,9 +314,20 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	_, keyInAuth := identity.Credential(r)
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, false)
 	op.ClientCaps = sess.claims.Caps
-	_, stop := h.follow(sess, op, gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true})
+	_, stop := h.follow(sess, op, sessionFilter(sess))
 	defer stop()
 	st.run(ctx, sess.done)
+}
+
+// sessionFilter is what a legacy session's stream follows: list changes
+// (the gateway advertised listChanged at initialize), the log lines its
+// upstream sessions send outside any request, at the session's level, and,
+// for a caller that declared URL-mode elicitation,
+// notifications/elicitation/complete.
+func sessionFilter(sess *live) gateway.Filter {
+	_, url := gateway.ElicitModes(sess.claims.Caps)
+	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel,
+		ElicitationComplete: url}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

@@ -129,8 +129,7 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 	ctx, cancel := context.WithCancel(h.ctx)
 	ack := make(chan struct{})
 	op.Header = op.Header.Clone() // the follow outlives the request it came with
-	raw, _ := json.Marshal(filter)
-	var once sync.Once // ack closes once
+	var once sync.Once            // ack closes once
 	if !sess.startWork() {
 		if honoured != nil {
 			honoured <- false
@@ -157,7 +156,7 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 			case <-ctx.Done():
 			}
 		}()
-		h.cfg.Gateway.Listen(ctx, op, raw,
+		h.cfg.Gateway.ListenFilter(ctx, op, filter,
 			func(got json.RawMessage) {
 				once.Do(func() {
 					if honoured != nil {

@@ -111,6 +111,9 @@ type live struct {
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
 	used     atomic.Int64   // unix nanoseconds of the last request or GET stream
+	// logLevel is the level the caller last set with logging/setLevel on
+	// this replica ("" until then: every level is relayed).
+	logLevel atomic.Pointer[string]
 
 	// Background listens following the session (list changes on its GET
 	// stream, resources/subscribe), ended with the session; none starts
@@ -454,6 +457,15 @@ func (ss *sessions) closeAll() {
 	for _, l := range ended {
 		l.work.Wait()
 	}
+}
+
+// minLogLevel is the least severe log level relayed to the session's
+// stream ("" for every level).
+func (l *live) minLogLevel() string {
+	if p := l.logLevel.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // currentStream returns the session's open GET stream, or nil.

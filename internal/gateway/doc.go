@@ -55,4 +55,23 @@
 //     answered by the caller whose call is in flight, and what an upstream keeps per session
 //     (roots it cached, the logging/setLevel level, subscriptions) never reaches another caller,
 //     even one presenting the same key. See internal/upstream for the bound on such sessions.
+//   - Log lines (notifications/message) a legacy upstream session sends outside any request
+//     go, like list changes, only to the listens following that upstream session (same
+//     credentials) whose Filter.Log is set, at or above the level it returns: a legacy
+//     caller's session sets it from its logging/setLevel (every level until it sets one).
+//     A 2026-07-28 listen never carries log lines (the spec sends them only on the stream of
+//     the request that opted in with _meta logLevel). Nothing is queued here: each line is
+//     handed to the follower's stream, whose own bound applies.
+//   - Elicitation modes: every legacy upstream session that may elicit offers both form and
+//     URL mode (it is shared by callers with the same credentials, and servers register
+//     URL-mode tools only for clients that declare it). A request in a mode the caller of the
+//     call in flight did not declare ({} alone means form only) is answered to the upstream
+//     with -32602, and never reaches the caller; a 2026-07-28 upstream's input request in
+//     such a mode answers the caller -32021 naming the capability ({"elicitation":{"url":{}}}).
+//     A URL-mode request reaching a 2025-era caller without an elicitationId gets a random one
+//     (as LiteLLM does); notifications/elicitation/complete from a legacy upstream session
+//     follows the legacy sessions that declared URL mode (Filter.ElicitationComplete). A
+//     legacy upstream's -32042 (URL elicitation required) reaches a legacy caller as sent; a
+//     2026-07-28 caller, which must never see that code, gets an isError result naming the
+//     URLs to open before retrying.
 package gateway

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -257,7 +258,13 @@ func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFl
 		case op.Interactions != nil && op.Interactions.Elicit != nil:
 			in.Elicit = op.Interactions.Elicit
 		case op.Modern && CapabilityDeclared(op.ClientCaps, "elicitation"):
-			in.Elicit = cancel(`{"action":"cancel"}`)
+			cancelled := cancel(`{"action":"cancel"}`)
+			in.Elicit = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+				if _, err := PrepareElicitation(op.ClientCaps, params, false); err != nil {
+					return nil, err // a mode the caller did not declare
+				}
+				return cancelled(ctx, params)
+			}
 		}
 	}
 	switch {
@@ -296,6 +303,47 @@ func CapabilityDeclared(caps json.RawMessage, key string) bool {
 	return v != nil && string(v) != "null"
 }
 
+// ElicitModes reports the elicitation modes a ClientCapabilities object
+// declares: an empty elicitation object means form only.
+func ElicitModes(caps json.RawMessage) (form, url bool) {
+	if !CapabilityDeclared(caps, "elicitation") {
+		return false, false
+	}
+	e := jsonrpc.Member(caps, "elicitation")
+	f, u := CapabilityDeclared(e, "form"), CapabilityDeclared(e, "url")
+	return f || !u, u
+}
+
+// elicitURLMode reports whether elicitation/create params ask for URL mode.
+func elicitURLMode(params json.RawMessage) bool {
+	mode, _ := stringMember(params, "mode")
+	return mode == "url"
+}
+
+// PrepareElicitation checks one elicitation/create request against the
+// caller's capabilities: a mode the caller did not declare is refused with
+// -32602 (the error to answer the upstream with). A URL-mode request
+// without an elicitationId gets one when addID is set (2025-11-25 callers
+// need it; 2026-07-28 upstreams send none).
+func PrepareElicitation(caps, params json.RawMessage, addID bool) (json.RawMessage, error) {
+	form, url := ElicitModes(caps)
+	if !elicitURLMode(params) {
+		if !form {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the client does not support form-mode elicitation")
+		}
+		return params, nil
+	}
+	if !url {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "the client does not support URL-mode elicitation")
+	}
+	if id, ok := stringMember(params, "elicitationId"); addID && (!ok || id == "") {
+		raw := make([]byte, 16)
+		_, _ = rand.Read(raw)
+		return jsonrpc.SetMember(params, "elicitationId", jsonrpc.AppendString(nil, hex.EncodeToString(raw)))
+	}
+	return params, nil
+}
+
 // isErrorResult is an in-band tool failure with a fixed text.
 func isErrorResult(text string) json.RawMessage {
 	b := []byte(`{"content":[{"type":"text","text":`)
@@ -316,6 +364,9 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 			return Outcome{Result: isErrorResult(msgLegacyCannotResume)}
 		}
 		if err != nil {
+			if out, ok := urlElicitationRequired(op, err); ok {
+				return out
+			}
 			return g.failure(op, s.Name, err)
 		}
 		if !res.InputRequired {
@@ -330,6 +381,39 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 		}
 		params = next
 	}
+}
+
+// urlElicitationRequired turns a legacy upstream's -32042 (the user must
+// open a URL, then retry) into an in-band tool failure for a 2026-07-28
+// caller, which must never see that code: it names the URLs to open and
+// says to retry (for prompts/get and resources/read, a -32602 error with
+// that text). Legacy callers get the error as the upstream sent it.
+func urlElicitationRequired(op *Operation, err error) (Outcome, bool) {
+	var re *upstream.RPCError
+	if !op.Modern || !errors.As(err, &re) || re.Err.Code != mcp.CodeURLElicitationRequiredLegacy {
+		return Outcome{}, false
+	}
+	var data struct {
+		Elicitations []struct {
+			Mode    string `json:"mode"`
+			URL     string `json:"url"`
+			Message string `json:"message"`
+		} `json:"elicitations"`
+	}
+	_ = json.Unmarshal(re.Err.Data, &data)
+	text := "The server needs the user to complete a step in a browser before this request can proceed; open the URL(s) below, then retry the same request."
+	for _, e := range data.Elicitations {
+		if e.Mode == "url" && e.URL != "" {
+			text += "\n" + e.URL
+			if e.Message != "" {
+				text += " (" + e.Message + ")"
+			}
+		}
+	}
+	if op.Method != mcp.MethodToolsCall { // only a tool result can carry it in-band
+		return Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", text)}, true
+	}
+	return Outcome{Result: isErrorResult(text)}, true
 }
 
 // inputRequest is one entry of an InputRequiredResult.
@@ -383,7 +467,11 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 				return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for user input (elicitation), which is not allowed for it (allow_elicitation is off); the request was refused.")}, true
 			}
 			forCaller = append(forCaller, k)
-			if !CapabilityDeclared(op.ClientCaps, "elicitation") {
+			form, url := ElicitModes(op.ClientCaps)
+			switch {
+			case elicitURLMode(req.Params) && !url:
+				needCaps = append(needCaps, capElicitationURL)
+			case !elicitURLMode(req.Params) && !form:
 				needCaps = append(needCaps, "elicitation")
 			}
 		case mcp.MethodRootsList:
@@ -442,10 +530,17 @@ func (g *Gateway) askLegacyCaller(ctx context.Context, op *Operation, req inputR
 	return h(ctx, req.Params)
 }
 
+// capElicitationURL names URL-mode elicitation among missing capabilities.
+const capElicitationURL = "elicitation.url"
+
 // missingCapability answers -32021 naming what the caller must declare.
 func missingCapability(op *Operation, caps []string) Outcome {
 	req := map[string]any{}
 	for _, c := range caps {
+		if c == capElicitationURL {
+			req["elicitation"] = map[string]any{"url": map[string]any{}}
+			continue
+		}
 		req[c] = map[string]any{}
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": req})

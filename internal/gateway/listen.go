@@ -23,6 +23,15 @@ type Filter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// Log, when set, also relays the notifications/message that legacy
+	// upstream sessions send outside any request, at or above the level it
+	// returns when each arrives ("" relays every level). Only a legacy
+	// caller's session sets it: a 2026-07-28 listen carries no log lines.
+	Log func() string `json:"-"`
+	// ElicitationComplete also relays notifications/elicitation/complete
+	// from legacy upstream sessions (a 2025-11-25 caller that declared
+	// URL-mode elicitation).
+	ElicitationComplete bool `json:"-"`
 }
 
 // Bounds on a SubscriptionFilter.
@@ -76,6 +85,18 @@ func (f *Filter) wants(method string, params json.RawMessage) bool {
 		return f.PromptsListChanged
 	case mcp.NotifResourcesListChanged:
 		return f.ResourcesListChanged
+	case mcp.NotifElicitationComplete:
+		return f.ElicitationComplete
+	case mcp.NotifMessage:
+		if f.Log == nil {
+			return false
+		}
+		least := f.Log()
+		if least == "" {
+			return true
+		}
+		level, _ := stringMember(params, "level")
+		return mcp.LogLevelSeverity(level) >= mcp.LogLevelSeverity(least)
 	case mcp.NotifResourcesUpdated:
 		uri, _ := stringMember(params, "uri")
 		for _, u := range f.ResourceSubscriptions {
@@ -124,7 +145,7 @@ func (h *hub) add(server string, s *hubSub) func() {
 }
 
 // Notify delivers a notification a server sent outside any request (list
-// changes, resource updates) on the upstream session named by session (see
+// changes, resource updates, log lines) on the upstream session named by session (see
 // upstream.CredentialKey) to the listens following that session: callers
 // with other credentials never see it.
 func (g *Gateway) Notify(server, session, method string, params json.RawMessage) {
@@ -153,6 +174,12 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 	if perr != nil {
 		return Outcome{Err: perr, Status: http.StatusBadRequest}
 	}
+	return g.ListenFilter(ctx, op, want, ack, emit)
+}
+
+// ListenFilter is Listen with a filter the gateway built itself (a legacy
+// caller's session following its upstreams), Log included.
+func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	servers := g.visible(&op)
@@ -235,7 +262,7 @@ func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage,
 // honour is the part of want the servers can honour (those that answered
 // their probe, per infos), with the subscribed URIs each server serves.
 func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
-	var honoured Filter
+	honoured := Filter{Log: want.Log, ElicitationComplete: want.ElicitationComplete}
 	owners := map[string][]string{} // server → the subscribed URIs it serves
 	for _, info := range infos {
 		if info == nil {

@@ -82,10 +82,11 @@ type Config struct {
 	// Offer is advertised by every legacy session (see Offer).
 	Offer Offer
 
-	// OnLog receives notifications/message params from the upstream.
+	// OnLog receives notifications/message params not tied to an operation.
 	OnLog func(params json.RawMessage)
-	// OnNotification receives other server notifications not tied to an
-	// operation (list_changed, resources/updated).
+	// OnNotification receives server notifications not tied to an
+	// operation (list_changed, resources/updated, and notifications/message,
+	// which OnLog gets too).
 	// session names the credentials of the upstream session it came on
 	// (see CredentialKey): it belongs to callers with those credentials.
 	OnNotification func(session, method string, params json.RawMessage)

@@ -78,7 +78,9 @@ func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
 		key += k
 	}
 	if in.Elicit != nil {
-		add("elicitation", `{}`, "e")
+		// Both modes: the gateway refuses a mode the caller of the call in
+		// flight did not declare.
+		add("elicitation", `{"form":{},"url":{}}`, "e")
 	}
 	if in.Roots != nil {
 		add("roots", `{}`, "r")
@@ -191,6 +193,10 @@ func (c *Client) deliver(m *jsonrpc.Message, cred string) {
 	case mcp.NotifMessage:
 		if c.cfg.OnLog != nil {
 			c.cfg.OnLog(m.Params)
+		}
+		// Callers following this session relay it at their own level.
+		if c.cfg.OnNotification != nil {
+			c.cfg.OnNotification(cred, m.Method, m.Params)
 		}
 	case mcp.NotifProgress:
 		// A progress notification for no live request is dropped.

@@ -376,7 +376,7 @@ func TestCapabilitiesAdvertisedOnlyWithCallbacks(t *testing.T) {
 			caps = append(caps, string(p.Capabilities))
 		}
 	}
-	want := []string{`{}`, `{"elicitation":{}}`, `{"elicitation":{},"sampling":{}}`}
+	want := []string{`{}`, `{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"form":{},"url":{}},"sampling":{}}`}
 	if !slices.Equal(caps, want) {
 		t.Fatalf("capabilities = %v, want %v", caps, want)
 	}
