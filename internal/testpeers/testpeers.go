@@ -4,6 +4,10 @@
 //
 // scripts/test.sh installs both peers and sets MCPGW_REQUIRE_PEERS=1, so a missing peer fails
 // the run there; elsewhere a test that needs a missing peer is skipped with the install command.
+//
+// Every Node-based peer and client runs on one node, chosen by Node: $MCPGW_NODE (set by
+// scripts/node.sh, which scripts/test.sh sources), else the pinned node scripts/node.sh installs
+// in test/node, else node on PATH; it must be at least MinNodeVersion, whatever the machine has.
 package testpeers
 
 import (
@@ -12,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -103,10 +106,7 @@ func GoFixture(t testing.TB) string {
 func NodeEverything(t testing.TB) []string {
 	t.Helper()
 	root := RepoRoot(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node", "install Node.js (apt-get install -y nodejs npm; scripts/test.sh does this)")
-	}
+	node := Node(t)
 	hint := "install it with: npm ci --prefix " + filepath.Join(root, "test", "peers") +
 		" --no-audit --no-fund (scripts/test.sh does this)"
 	entry, err := nodeEntry(filepath.Join(root, nodePackageDir))
