@@ -94,7 +94,7 @@ func fidelityExceptions() map[fidelityCase]string {
 	everything := []string{"everything_stdio", "everything_http", "everything_sse"}
 	others := []string{"filesystem", "memory", "sequential"}
 	legacy := []string{"v1", "v2-legacy"}
-	all := fidelityClients
+	all := fidelityClients()
 	modern := []string{"v2-modern"}
 	add(item8, everything, all, "initialize")
 	add(item8caps, others, legacy, "initialize")
@@ -112,8 +112,8 @@ func fidelityExceptions() map[fidelityCase]string {
 	return m
 }
 
-// fidelityClients are the columns, in the order they run against one gateway.
-var fidelityClients = []string{"v1", "v2-legacy", "v2-modern"}
+// fidelityClients returns the columns, in the order they run against one gateway.
+func fidelityClients() []string { return []string{"v1", "v2-legacy", "v2-modern"} }
 
 // fidelityRow is one server of the table.
 type fidelityRow struct {
@@ -129,14 +129,11 @@ type fidelityRow struct {
 	restart func(t *testing.T)
 }
 
-var everythingOps = []string{"initialize", "tools/list", "prompts/list", "resources/list",
-	"resources/templates/list", "tools/call", "prompts/get", "resources/read", "roots", "logging",
-	"elicitation/form", "elicitation/url", "cancellation"}
-
-var basicOps = []string{"initialize", "tools/list", "prompts/list", "resources/list",
-	"resources/templates/list", "tools/call"}
-
 func fidelityRows(t *testing.T) []fidelityRow {
+	basicOps := []string{"initialize", "tools/list", "prompts/list", "resources/list",
+		"resources/templates/list", "tools/call"}
+	everythingOps := append(slices.Clone(basicOps), "prompts/get", "resources/read", "roots", "logging",
+		"elicitation/form", "elicitation/url", "cancellation")
 	node := testpeers.Node(t)
 	stdio := func(argv []string, env map[string]string) func(t *testing.T) (map[string]any, string) {
 		return func(t *testing.T) (map[string]any, string) {
@@ -220,7 +217,7 @@ func TestFidelityDirectVsGateway(t *testing.T) {
 			gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  %s:\n%s",
 				testKey, row.name, entry), nil)
 			gwTarget := map[string]any{"kind": "http", "url": gw.url + "/" + row.name + "/mcp"}
-			for _, client := range fidelityClients {
+			for _, client := range fidelityClients() {
 				direct, through := runFidelityPair(t, node, dir, row, client, row.ops, target, gwTarget)
 				for _, op := range row.ops {
 					c := fidelityCase{row.name, client, op}
