@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The project's test command. Installs the real MCP peers the tests run against (pinned versions),
-# then runs go vet and the race-enabled test suite. Runs unattended on a fresh machine (as root it
-# installs Node.js from Debian when missing). Every step prints how long it took.
+# then runs go vet and the race-enabled test suite. Runs unattended on a fresh machine. Every
+# Node-based step and test runs on the one pinned Node.js in test/node (scripts/node.sh), whatever
+# Node the machine has: the machine's npm is used only to fetch it (as root, without npm, Debian's
+# npm is installed for that). Every step prints how long it took.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 GO_SDK_VERSION=v1.8.0 # keep in step with go.mod and internal/testpeers
+# shellcheck source=node.sh
+source "$ROOT/scripts/node.sh"
 
 step() {
 	local name=$1
@@ -17,27 +21,14 @@ step() {
 	echo "==> $name: $((SECONDS - start))s"
 }
 
-ensure_node() {
-	if command -v node >/dev/null && command -v npm >/dev/null; then
-		return
-	fi
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "node and npm are required; install Node.js (apt-get install -y nodejs npm)" >&2
-		exit 1
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y nodejs npm
-}
-
 install_go_fixture() {
 	GOBIN="$ROOT/.tools/bin" go install "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@$GO_SDK_VERSION"
 }
 
 total=$SECONDS
 echo "go: $(go version)"
-step "node and npm" ensure_node
-echo "node: $(node --version), npm: $(npm --version)"
+step "pinned node and npm (test/node)" ensure_pinned_node
+echo "node: $(command -v node) $(node --version), npm: $(npm --version), MCPGW_NODE=$MCPGW_NODE"
 step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
 step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture

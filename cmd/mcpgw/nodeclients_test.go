@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -26,15 +25,11 @@ func peerMissing(t *testing.T, what, hint string) {
 	t.Skipf("%s is not installed; %s", what, hint)
 }
 
-// nodeBinary returns the node executable and the test/clients folder the pinned npm clients are
-// installed in.
+// nodeBinary returns the node executable (the pinned one, see testpeers.Node) and the
+// test/clients folder the pinned npm clients are installed in.
 func nodeBinary(t *testing.T) (node, dir string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		peerMissing(t, "node", "install Node.js (apt-get install -y nodejs npm; scripts/test.sh does this)")
-	}
-	return node, filepath.Join(testpeers.RepoRoot(t), "test", "clients")
+	return testpeers.Node(t), filepath.Join(testpeers.RepoRoot(t), "test", "clients")
 }
 
 // nodePackage checks that pkg is installed under dir at exactly version and returns its folder

@@ -283,7 +283,7 @@ func TestUnknownToolOnTheWirePerEra(t *testing.T) {
 }
 
 // tsFidelity is what the TypeScript SDK v2 client saw of one endpoint
-// (test/clients/fidelity.mjs).
+// (test/clients/resources-read.mjs).
 type tsFidelity struct {
 	Mode         string   `json:"mode"`
 	Era          string   `json:"era"`
@@ -295,7 +295,7 @@ type tsFidelity struct {
 	Error        string   `json:"error"`
 }
 
-// runTSFidelity runs test/clients/fidelity.mjs against url; key "-" sends
+// runTSFidelity runs test/clients/resources-read.mjs against url; key "-" sends
 // no credential.
 func runTSFidelity(t *testing.T, mode, url, key, uri string) tsFidelity {
 	t.Helper()
@@ -310,15 +310,15 @@ func runTSFidelity(t *testing.T, mode, url, key, uri string) tsFidelity {
 		}
 		t.Skipf("@modelcontextprotocol/client is not installed; npm ci --prefix %s", dir)
 	}
-	cmd := exec.CommandContext(t.Context(), node, "fidelity.mjs", mode, url, key, uri)
+	cmd := exec.CommandContext(t.Context(), node, "resources-read.mjs", mode, url, key, uri)
 	cmd.Dir = dir
 	out, _ := cmd.Output()
 	var got tsFidelity
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("fidelity.mjs %s %s: %v: %s", mode, url, err, out)
+		t.Fatalf("resources-read.mjs %s %s: %v: %s", mode, url, err, out)
 	}
 	if got.Error != "" {
-		t.Fatalf("fidelity.mjs %s %s failed at %s: %s", mode, url, got.Step, got.Error)
+		t.Fatalf("resources-read.mjs %s %s failed at %s: %s", mode, url, got.Step, got.Error)
 	}
 	return got
 }

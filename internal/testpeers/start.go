@@ -31,7 +31,7 @@ func StartGoFixtureHTTP(t testing.TB, stateless bool) string {
 	bin := GoFixture(t)
 	port := startPeer(t, "go-sdk everything-server", func(port int) ([]string, []string) {
 		return []string{bin, "-http", "127.0.0.1:" + strconv.Itoa(port), "-stateless=" + strconv.FormatBool(stateless)}, nil
-	}, func(p *proc, port int) bool { return dialable(port) })
+	}, func(p *proc, port int) bool { return dialable(port) }, nil)
 	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
 }
 
@@ -40,6 +40,25 @@ func StartGoFixtureHTTP(t testing.TB, stateless bool) string {
 // http://127.0.0.1:PORT/mcp, mode "sse" gives the legacy SSE stream URL http://127.0.0.1:PORT/sse.
 // The process group is killed at cleanup; its output is logged only if the test failed.
 func StartNodeEverything(t testing.TB, mode string) string {
+	t.Helper()
+	return StartNodeEverythingPeer(t, mode).URL
+}
+
+// Peer is a started server-everything that a test may restart on the same port.
+type Peer struct {
+	// URL is the peer's endpoint, as StartNodeEverything returns it.
+	URL string
+
+	name    string
+	port    int
+	command func(port int) ([]string, []string)
+	ready   func(*proc, int) bool
+	mu      sync.Mutex
+	cur     *proc
+}
+
+// StartNodeEverythingPeer is StartNodeEverything returning the Peer, for tests that restart it.
+func StartNodeEverythingPeer(t testing.TB, mode string) *Peer {
 	t.Helper()
 	var path string
 	switch mode {
@@ -51,18 +70,57 @@ func StartNodeEverything(t testing.TB, mode string) string {
 		t.Fatalf("testpeers: StartNodeEverything mode %q (want streamableHttp or sse)", mode)
 	}
 	argv := append(NodeEverything(t), mode)
-	port := startPeer(t, "server-everything "+mode, func(port int) ([]string, []string) {
-		return argv, []string{"PORT=" + strconv.Itoa(port)}
-	}, func(p *proc, port int) bool {
-		// It prints "... on port PORT" once listening; a port taken by someone else makes it exit.
-		return strings.Contains(p.out.String(), "on port "+strconv.Itoa(port)) && dialable(port)
-	})
-	return "http://127.0.0.1:" + strconv.Itoa(port) + path
+	pr := &Peer{name: "server-everything " + mode,
+		command: func(port int) ([]string, []string) {
+			return argv, []string{"PORT=" + strconv.Itoa(port)}
+		},
+		ready: func(p *proc, port int) bool {
+			// It prints "... on port PORT" once listening; a port taken by someone else makes it exit.
+			return strings.Contains(p.out.String(), "on port "+strconv.Itoa(port)) && dialable(port)
+		}}
+	pr.port = startPeer(t, pr.name, pr.command, pr.ready, pr.set)
+	pr.URL = "http://127.0.0.1:" + strconv.Itoa(pr.port) + path
+	return pr
+}
+
+func (pr *Peer) set(p *proc) {
+	pr.mu.Lock()
+	pr.cur = p
+	pr.mu.Unlock()
+}
+
+// Restart kills the peer and starts a new process on the same port, as an upstream that was
+// redeployed; it fails the test if the new process does not become ready.
+func (pr *Peer) Restart(t testing.TB) {
+	t.Helper()
+	pr.mu.Lock()
+	old := pr.cur
+	pr.mu.Unlock()
+	old.stop()
+	var lastOut string
+	for attempt := 1; attempt <= startAttempts; attempt++ {
+		argv, env := pr.command(pr.port)
+		p, err := start(argv, env)
+		if err != nil {
+			t.Fatalf("testpeers: restart %s: %v", pr.name, err)
+		}
+		if p.waitReady(func() bool { return pr.ready(p, pr.port) }) {
+			pr.set(p)
+			t.Cleanup(p.stop)
+			return
+		}
+		p.stop()
+		lastOut = p.out.String()
+		time.Sleep(200 * time.Millisecond) // the old socket may take a moment to go
+	}
+	t.Fatalf("testpeers: %s did not restart on port %d; last output:\n%s", pr.name, pr.port, lastOut)
 }
 
 // startPeer starts the command made for a free port until ready reports true, retrying on
 // another port when the process exits or does not become ready; it returns the port.
-func startPeer(t testing.TB, name string, command func(port int) (argv, env []string), ready func(*proc, int) bool) int {
+// started, when not nil, is told the process that became ready.
+func startPeer(t testing.TB, name string, command func(port int) (argv, env []string), ready func(*proc, int) bool,
+	started func(*proc)) int {
 	t.Helper()
 	var lastOut string
 	for attempt := 1; attempt <= startAttempts; attempt++ {
@@ -76,6 +134,9 @@ func startPeer(t testing.TB, name string, command func(port int) (argv, env []st
 			t.Fatalf("testpeers: start %s: %v", name, err)
 		}
 		if p.waitReady(func() bool { return ready(p, port) }) {
+			if started != nil {
+				started(p)
+			}
 			t.Cleanup(func() {
 				p.stop()
 				if t.Failed() {

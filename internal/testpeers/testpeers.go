@@ -1,9 +1,14 @@
 // Package testpeers finds and starts the real third-party MCP peers that tests run against: the
-// go-sdk conformance fixture and @modelcontextprotocol/server-everything. It is a test helper:
+// go-sdk conformance fixture, @modelcontextprotocol/server-everything and the other reference
+// servers (server-filesystem, -memory, -sequential-thinking). It is a test helper:
 // import it only from _test.go files.
 //
 // scripts/test.sh installs both peers and sets MCPGW_REQUIRE_PEERS=1, so a missing peer fails
 // the run there; elsewhere a test that needs a missing peer is skipped with the install command.
+//
+// Every Node-based peer and client runs on one node, chosen by Node: $MCPGW_NODE (set by
+// scripts/node.sh, which scripts/test.sh sources), else the pinned node scripts/node.sh installs
+// in test/node, else node on PATH; it must be at least MinNodeVersion, whatever the machine has.
 package testpeers
 
 import (
@@ -12,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -22,6 +26,9 @@ import (
 const (
 	GoSDKVersion          = "v1.8.0"
 	NodeEverythingVersion = "2026.8.31"
+	// NodeReferenceVersion is the pinned version of the other reference servers in test/peers:
+	// @modelcontextprotocol/server-filesystem, -memory and -sequential-thinking.
+	NodeReferenceVersion = "2026.8.31"
 )
 
 // Environment variables the helpers read.
@@ -32,10 +39,7 @@ const (
 	EnvGoFixture = "MCPGW_GO_FIXTURE"
 )
 
-const (
-	goFixturePkg   = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
-	nodePackageDir = "test/peers/node_modules/@modelcontextprotocol/server-everything"
-)
+const goFixturePkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
 
 // RepoRoot returns the directory holding go.mod, found by walking up from the working directory.
 func RepoRoot(t testing.TB) string {
@@ -102,23 +106,34 @@ func GoFixture(t testing.TB) string {
 // ("stdio", "sse" or "streamableHttp") to choose one; stdio is its default.
 func NodeEverything(t testing.TB) []string {
 	t.Helper()
-	root := RepoRoot(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node", "install Node.js (apt-get install -y nodejs npm; scripts/test.sh does this)")
+	return NodeServer(t, "server-everything")
+}
+
+// NodeServer returns the argv (pinned node, entry file) that runs the reference server
+// @modelcontextprotocol/<name> installed in <repo>/test/peers at its pinned version: one of
+// server-everything, server-filesystem, server-memory, server-sequential-thinking. Append the
+// server's own arguments.
+func NodeServer(t testing.TB, name string) []string {
+	t.Helper()
+	version := NodeReferenceVersion
+	if name == "server-everything" {
+		version = NodeEverythingVersion
 	}
-	hint := "install it with: npm ci --prefix " + filepath.Join(root, "test", "peers") +
+	root := RepoRoot(t)
+	node := Node(t)
+	hint := "install it with: scripts/node.sh npm ci --prefix " + filepath.Join(root, "test", "peers") +
 		" --no-audit --no-fund (scripts/test.sh does this)"
-	entry, err := nodeEntry(filepath.Join(root, nodePackageDir))
+	pkgDir := filepath.Join(root, "test", "peers", "node_modules", "@modelcontextprotocol", name)
+	entry, err := nodeEntry(pkgDir, version)
 	if err != nil {
-		missing(t, "@modelcontextprotocol/server-everything@"+NodeEverythingVersion, hint+" ("+err.Error()+")")
+		missing(t, "@modelcontextprotocol/"+name+"@"+version, hint+" ("+err.Error()+")")
 	}
 	return []string{node, entry}
 }
 
 // nodeEntry reads the package's package.json and returns the absolute path of its bin entry,
 // after checking the installed version is the pinned one.
-func nodeEntry(pkgDir string) (string, error) {
+func nodeEntry(pkgDir, version string) (string, error) {
 	raw, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
 	if err != nil {
 		return "", err
@@ -130,8 +145,8 @@ func nodeEntry(pkgDir string) (string, error) {
 	if err := json.Unmarshal(raw, &pkg); err != nil {
 		return "", fmt.Errorf("package.json: %w", err)
 	}
-	if pkg.Version != NodeEverythingVersion {
-		return "", fmt.Errorf("installed version %s, want %s", strconv.Quote(pkg.Version), NodeEverythingVersion)
+	if pkg.Version != version {
+		return "", fmt.Errorf("installed version %s, want %s", strconv.Quote(pkg.Version), version)
 	}
 	var rel string
 	if err := json.Unmarshal(pkg.Bin, &rel); err != nil {
@@ -139,7 +154,7 @@ func nodeEntry(pkgDir string) (string, error) {
 		if err := json.Unmarshal(pkg.Bin, &bins); err != nil || len(bins) == 0 {
 			return "", errors.New("package.json has no bin entry")
 		}
-		rel = bins["mcp-server-everything"]
+		rel = bins["mcp-"+filepath.Base(pkgDir)]
 		if rel == "" {
 			for _, v := range bins {
 				rel = v

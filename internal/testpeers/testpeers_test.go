@@ -185,11 +185,14 @@ func readEvents(ctx context.Context, r io.Reader) <-chan sseEvent {
 	return ch
 }
 
-// TestStdioPeers runs both peers over stdio and reads their initialize answer.
+// TestStdioPeers runs every peer over stdio and reads its initialize answer.
 func TestStdioPeers(t *testing.T) {
 	for name, argv := range map[string][]string{
-		"go-sdk fixture":    {GoFixture(t)},
-		"server-everything": append(NodeEverything(t), "stdio"),
+		"go-sdk fixture":             {GoFixture(t)},
+		"server-everything":          append(NodeEverything(t), "stdio"),
+		"server-filesystem":          append(NodeServer(t, "server-filesystem"), t.TempDir()),
+		"server-memory":              NodeServer(t, "server-memory"),
+		"server-sequential-thinking": NodeServer(t, "server-sequential-thinking"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
