@@ -299,10 +299,7 @@ type tsFidelity struct {
 // no credential.
 func runTSFidelity(t *testing.T, mode, url, key, uri string) tsFidelity {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
+	node := testpeers.Node(t)
 	dir := filepath.Join(testpeers.RepoRoot(t), "test", "clients")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
 		if os.Getenv(testpeers.EnvRequirePeers) == "1" {
