@@ -210,11 +210,44 @@ func (g *Gateway) list(ctx context.Context, op *Operation) Outcome {
 			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params: %v", err)
 		}
 	}
+	if out, lacking := g.lacksFeature(ctx, op, servers); lacking {
+		return out
+	}
 	res, fail := g.cfg.Catalog.List(ctx, g.query(op, servers), op.Method, p.Cursor)
 	if fail != nil {
 		return Outcome{Err: fail.Err, Status: fail.Status, Challenge: fail.Challenge}
 	}
 	return Outcome{Result: res}
+}
+
+// lacksFeature answers a list on a single-server endpoint whose server does
+// not offer that feature as the server itself would: -32601. An aggregate
+// lists nothing for it instead (it advertises every feature); so does a
+// server whose capabilities cannot be learnt now.
+func (g *Gateway) lacksFeature(ctx context.Context, op *Operation, servers []string) (Outcome, bool) {
+	if op.REST || !scopedTo(op, servers) {
+		return Outcome{}, false
+	}
+	s := g.servers[servers[0]]
+	ictx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
+	defer cancel()
+	info, err := s.Client.Info(ictx, g.options(s, op, false))
+	if err != nil {
+		return Outcome{}, false
+	}
+	var has bool
+	switch op.Method {
+	case mcp.MethodToolsList:
+		has = info.Capabilities.HasTools()
+	case mcp.MethodPromptsList:
+		has = info.Capabilities.HasPrompts()
+	default: // resources/list, resources/templates/list
+		has = info.Capabilities.HasResources()
+	}
+	if has {
+		return Outcome{}, false
+	}
+	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method), true
 }
 
 // options are the upstream options of one server for this operation: the
