@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/later"
 )
 
 // errPanic is a fetch that panicked; the panic was logged.
@@ -59,7 +61,9 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 	results := make(chan result, n) // never blocks a call
 	jobs := make([]*fetchJob, n)    // nil once answered or given up on
 	for i := range n {
-		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		// A listing is cached, not answered: its bytes are not held until
+		// the request's answer is written (internal/later).
+		fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
 		j := &fetchJob{cancel: cancel, stop: context.AfterFunc(ctx, cancel)}
 		jobs[i] = j
 		go func() {

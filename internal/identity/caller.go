@@ -59,7 +59,7 @@ func (c *Caller) Binding() string {
 
 // Error is an authentication failure returned by Authenticate; every field is safe to show the caller.
 type Error struct {
-	// Status is the HTTP status to answer with: 401, 403 or 503.
+	// Status is the HTTP status to answer with: 401, 403, 431 or 503.
 	Status int
 	// Message is a fixed, caller-safe explanation (never a key, never webhook text).
 	Message string
@@ -81,6 +81,10 @@ func errInvalid() *Error {
 
 func errForbidden() *Error {
 	return &Error{Status: 403, Message: "credential not permitted"}
+}
+
+func errHeadersTooLarge() *Error {
+	return &Error{Status: 431, Message: "too many or too large request headers for authentication"}
 }
 
 func errUnavailable() *Error {

@@ -1,9 +1,7 @@
 package identity
 
 import (
-	"cmp"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -64,34 +62,24 @@ const (
 )
 
 // webhookHeaders returns the request's non-credential headers, names lower-cased and repeated
-// values joined with ", ". At most maxWebhookHeaders headers totalling maxWebhookHeaderBytes are
-// kept, the smallest first (ties by name), so a flood of large headers cannot crowd out the
-// small ones webhooks key on; the rest are dropped.
-func webhookHeaders(h http.Header) map[string]string {
-	type kv struct{ name, val string }
-	kept := make([]kv, 0, min(len(h), maxWebhookHeaders*2))
+// values joined with ", ", and false when there are more than maxWebhookHeaders of them or they
+// total more than maxWebhookHeaderBytes: such a request is refused rather than trimmed, since a
+// caller choosing what to send could otherwise crowd out the headers a webhook keys on (a
+// proxy's X-Forwarded-For, a tenant header).
+func webhookHeaders(h http.Header) (map[string]string, bool) {
+	out := make(map[string]string, min(len(h), maxWebhookHeaders))
+	budget := maxWebhookHeaderBytes
 	for name, vals := range h {
 		lname := strings.ToLower(name)
 		if isCredentialHeader(lname) {
 			continue
 		}
-		kept = append(kept, kv{lname, strings.Join(vals, ", ")})
-	}
-	slices.SortFunc(kept, func(a, b kv) int {
-		if c := cmp.Compare(len(a.name)+len(a.val), len(b.name)+len(b.val)); c != 0 {
-			return c
+		v := strings.Join(vals, ", ")
+		budget -= len(lname) + len(v)
+		if len(out) == maxWebhookHeaders || budget < 0 {
+			return nil, false
 		}
-		return strings.Compare(a.name, b.name)
-	})
-	out := make(map[string]string, min(len(kept), maxWebhookHeaders))
-	budget := maxWebhookHeaderBytes
-	for _, e := range kept {
-		n := len(e.name) + len(e.val)
-		if len(out) == maxWebhookHeaders || n > budget {
-			break
-		}
-		budget -= n
-		out[e.name] = e.val
+		out[lname] = v
 	}
-	return out
+	return out, true
 }

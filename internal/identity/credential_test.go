@@ -61,7 +61,10 @@ func TestWebhookHeaders(t *testing.T) {
 	h.Set("X-Litellm-End-User-Id", "bob")
 	h.Add("Accept", "application/json")
 	h.Add("Accept", "text/event-stream")
-	got := webhookHeaders(h)
+	got, ok := webhookHeaders(h)
+	if !ok {
+		t.Fatal("ordinary headers refused")
+	}
 	want := map[string]string{
 		"idempotency-key":       "idem-1",
 		"content-type":          "application/json",

@@ -56,9 +56,11 @@
 //     harmless idempotency-key and x-idempotency-key. A denylist by word was preferred over an
 //     allowlist because webhooks routinely key on custom headers (tenant, end-user id) that an
 //     allowlist could not anticipate; the words cover every credential header in LiteLLM's docs.
-//     The remaining headers are bounded: at most 64 headers and 16 KiB of names plus values,
-//     smallest first (ties by name), so a caller's flood of large headers costs the webhook
-//     little and cannot crowd out the small tenant or end-user headers; the rest are dropped.
+//     The remaining headers are bounded: a request with more than 64 of them or more than
+//     16 KiB of names plus values is refused with 431 and the webhook is not asked, so a
+//     caller's flood of headers costs the webhook nothing. Rejected: dropping the excess (the
+//     largest first), which let a caller choose what the webhook sees by crowding out the
+//     headers it keys on (a proxy's X-Forwarded-For, a tenant header).
 //   - Webhook answer: 200 is the identity, decoded with exact key matching; unknown keys are
 //     ignored; string fields may be null; lists must be lists of strings. 401 and 403 are passed
 //     through. Every other status (including other 2xx and 3xx: redirects are never followed, so

@@ -60,8 +60,12 @@ func (a *Authenticator) askWebhook(ctx context.Context, r *http.Request, key str
 // callWebhook asks custom_auth who holds key. 200 yields the identity; 401/403 are passed
 // through; anything else is 503.
 func (a *Authenticator) callWebhook(ctx context.Context, r *http.Request, key, method string) (*Caller, error) {
+	headers, ok := webhookHeaders(r.Header)
+	if !ok {
+		return nil, errHeadersTooLarge()
+	}
 	body, err := json.Marshal(webhookRequest{
-		APIKey: key, Method: method, Path: r.URL.Path, Headers: webhookHeaders(r.Header),
+		APIKey: key, Method: method, Path: r.URL.Path, Headers: headers,
 	})
 	if err != nil {
 		return nil, a.unavailable(ctx, "encode request")

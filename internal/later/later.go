@@ -56,3 +56,14 @@ func (l *list) run() {
 		fn()
 	}
 }
+
+// Without returns ctx with no list: work deferred under it runs at once.
+// Work a request does on the side (listings it checks names against, which
+// are cached, not answered) uses it, so that only the answer itself waits
+// for the answer to be written.
+func Without(ctx context.Context) context.Context {
+	if l, _ := ctx.Value(key{}).(*list); l == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, (*list)(nil))
+}

@@ -26,3 +26,14 @@ func TestDeferRunsOnceAtTheEnd(t *testing.T) {
 		t.Fatal("Defer accepted work without a list")
 	}
 }
+
+func TestWithoutRunsAtOnce(t *testing.T) {
+	ctx, run := With(context.Background())
+	defer run()
+	if Defer(Without(ctx), func() {}) {
+		t.Fatal("Defer accepted work under Without; it must run at once")
+	}
+	if !Defer(ctx, func() {}) {
+		t.Fatal("Without changed the request's own list")
+	}
+}

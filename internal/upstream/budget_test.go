@@ -217,3 +217,25 @@ func TestAnswerBudgetHeldUntilTheAnswerIsWritten(t *testing.T) {
 		t.Fatalf("without a request list: %d bytes held after the call", held)
 	}
 }
+
+// An answer's announced size is allocated before it is read only when it is
+// small: an upstream that announces 30 MiB and sends five bytes costs no
+// 30 MiB buffer outside the byte budget.
+func TestAnnouncedSizeAllocatedOnlyWhenSmall(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		announced int64
+		maxCap    int
+	}{
+		{"small, allocated at once", 5, 6},
+		{"large, grown with what is read", 30 << 20, 4 << 10},
+	} {
+		b, err := readLimitedSized(strings.NewReader("hello"), 32<<20, tc.announced)
+		if err != nil || string(b) != "hello" {
+			t.Fatalf("%s: %q, %v", tc.name, b, err)
+		}
+		if cap(b) > tc.maxCap {
+			t.Fatalf("%s: buffer of %d bytes for a 5-byte body announced as %d", tc.name, cap(b), tc.announced)
+		}
+	}
+}

@@ -45,7 +45,8 @@ type Client struct {
 	serverReqs chan struct{} // one token per server→client request being served
 	budget     *ByteBudget   // upstream answer bytes buffered
 
-	msgLog    *lineLimiter // per-message log lines (see msgWarn)
+	msgLog    *lineLimiter // per-message warnings (see msgWarn)
+	dbgLog    *lineLimiter // per-message debug lines (see msgDebug)
 	causes    causeLog     // failure causes warned about (see noteCause)
 	stderrLog *lineLimiter // stdio children's stderr lines
 
@@ -137,6 +138,7 @@ func New(cfg Config) (*Client, error) {
 		budget:     full.AnswerBudget,
 		retiring:   make(chan struct{}, maxRetiring),
 		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
+		dbgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
 		stderrLog:  newLineLimiter(stderrLinesPerMin, time.Minute, nil),
 	}
 	if full.URL != "" {
@@ -327,7 +329,7 @@ func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session)
 	cctx, cancel := context.WithDeadline(context.Background(), s.cleanupDeadline())
 	defer cancel()
 	if cerr := s.terminate(cctx, abandoned); cerr != nil {
-		c.cfg.Logger.Debug("ending the operation's own session failed", "err", cerr)
+		c.cfg.Logger.Debug("ending the operation's own session failed", "err", causeText(cerr))
 	}
 	return err
 }

@@ -123,8 +123,9 @@
 //     does an MCP answer exceed a few hundred KiB; 64 MiB keeps thousands in
 //     flight and two of the largest allowed.
 //   - Log lines per upstream message are rate limited per client: at most
-//     60 a minute for malformed messages, unmatched responses and refused
-//     server requests on every transport, and 120 stderr lines a minute
+//     60 warnings a minute (malformed messages, failure causes) and,
+//     separately, 60 debug lines a minute (unmatched responses, refused
+//     server requests), on every transport, and 120 stderr lines a minute
 //     (each cut at 1 KiB); the next line let through reports how many were
 //     suppressed.
 //   - Callers see a failure's class and a generic text ("cannot reach

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -53,7 +54,7 @@ type ProtocolError struct {
 // Error implements error.
 func (e *ProtocolError) Error() string {
 	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
+		return e.Msg + ": " + causeText(e.Err)
 	}
 	return e.Msg
 }
@@ -71,9 +72,22 @@ type ConnectionError struct {
 // Error implements error.
 func (e *ConnectionError) Error() string {
 	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
+		return e.Msg + ": " + causeText(e.Err)
 	}
 	return e.Msg
+}
+
+// causeText is err's text with any URL net/http put in it (a *url.Error
+// names the whole URL, path and query included) redacted as redactURL does.
+func causeText(err error) string {
+	text := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.URL != "" {
+		safe := redactURL(ue.URL)
+		text = strings.ReplaceAll(text, strconv.Quote(ue.URL), strconv.Quote(safe))
+		text = strings.ReplaceAll(text, ue.URL, safe)
+	}
+	return text
 }
 
 // Unwrap returns the cause.

@@ -144,7 +144,11 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	// Every byte of the answer is read through the budget, and what the
 	// answer holds is given back when the call returns.
 	br := t.c.answerReader(ctx, resp.Body)
-	defer br.releaseAfterAnswer()
+	if r.handshake {
+		defer br.releaseHeld() // the session's, not an answer the caller gets
+	} else {
+		defer br.releaseAfterAnswer()
+	}
 	resp.Body = budgetBody{br, resp.Body}
 	drained := false
 	defer func() {
@@ -307,13 +311,19 @@ func readInto(b []byte, r io.Reader) ([]byte, error) {
 	}
 }
 
+// preallocMax bounds the buffer allocated for an answer's announced size
+// before any of it has been read (and taken from the byte budget): an
+// upstream could announce much and send little.
+const preallocMax = 1 << 20
+
 // readLimitedSized reads at most max bytes of r into one buffer of the
-// announced size (size < 0: unknown), so a large answer is not copied again
-// and again as the buffer grows.
+// announced size (size < 0: unknown) when that is small, so an answer is not
+// copied again and again as the buffer grows; larger answers grow with what
+// is read.
 func readLimitedSized(r io.Reader, max, size int64) ([]byte, error) {
 	var b []byte
 	var err error
-	if size >= 0 && size <= max {
+	if size >= 0 && size <= min(max, preallocMax) {
 		b, err = readInto(make([]byte, 0, size+1), io.LimitReader(r, max+1)) // +1: room to see the end
 	} else {
 		b, err = io.ReadAll(io.LimitReader(r, max+1))
@@ -419,13 +429,13 @@ func (t *httpTransport) serveOnStream(ctx, hctx context.Context, ex *exchange, m
 			defer ex.endHandler()
 			defer t.c.recoverPanic("server request", nil)
 			if err := t.send(hctx, ex.serveRequest(hctx, m)); err != nil {
-				t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+				t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
 			}
 		}()
 		return
 	}
 	if err := t.send(ctx, reply); err != nil {
-		t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+		t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
 	}
 }
 

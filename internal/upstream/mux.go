@@ -245,7 +245,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 		defer m.c.recoverPanic("server request", nil)
 		reply := target.ex.serveRequest(target.ctx, msg)
 		if err := m.send(target.ctx, reply); err != nil {
-			m.c.msgDebug("could not answer server request", "method", msg.Method, "err", err)
+			m.c.msgDebug("could not answer server request", "method", msg.Method, "err", causeText(err))
 		}
 	}()
 }
@@ -273,7 +273,7 @@ func (m *mux) replyLoop() {
 		select {
 		case b := <-m.replies:
 			if err := m.send(m.ctx, b); err != nil {
-				m.c.msgDebug("could not answer server request", "err", err)
+				m.c.msgDebug("could not answer server request", "err", causeText(err))
 			}
 		case <-m.ctx.Done():
 			return

@@ -131,7 +131,7 @@ func (c *Client) retire(s *session) {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
 		defer cancel()
 		if err := s.close(ctx); err != nil {
-			c.cfg.Logger.Debug("ending an evicted upstream session failed", "err", err)
+			c.cfg.Logger.Debug("ending an evicted upstream session failed", "err", causeText(err))
 		}
 	}
 	select {

@@ -76,7 +76,8 @@ func (c *Client) msgWarn(msg string, args ...any) {
 	c.msgLog.log(c.cfg.Logger, slog.LevelWarn, msg, args...)
 }
 
-// msgDebug logs a per-message debug line, under the same limit.
+// msgDebug logs a per-message debug line, under a limit of its own: debug
+// lines never crowd out the warnings operators need.
 func (c *Client) msgDebug(msg string, args ...any) {
-	c.msgLog.log(c.cfg.Logger, slog.LevelDebug, msg, args...)
+	c.dbgLog.log(c.cfg.Logger, slog.LevelDebug, msg, args...)
 }

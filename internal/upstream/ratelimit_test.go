@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,5 +75,19 @@ func TestGetStreamGarbageIsRateLimited(t *testing.T) {
 	_ = c.Close(context.Background())
 	if n := len(logs.lines("WARN", "not a JSON-RPC message")); n == 0 || n > msgLinesPerMin {
 		t.Fatalf("%d warnings for 5,000 junk events, want 1..%d", n, msgLinesPerMin)
+	}
+}
+
+// Debug lines per upstream message have a limit of their own: a flood of
+// them never suppresses the warnings operators need.
+func TestDebugFloodLeavesWarnings(t *testing.T) {
+	var logs logBuffer
+	c := newClient(t, Config{Name: "up", URL: "http://127.0.0.1:1/mcp", ProtocolVersion: "2025-11-25", Logger: logs.logger()})
+	for i := 0; i < 500; i++ {
+		c.msgDebug("ignored response with an unmatched id")
+	}
+	c.msgWarn("upstream failed: connection refused")
+	if !strings.Contains(logs.String(), "upstream failed: connection refused") {
+		t.Fatal("a debug flood suppressed the next warning")
 	}
 }

@@ -105,3 +105,20 @@ func FuzzRedactURL(f *testing.F) {
 		}
 	})
 }
+
+// A connection or protocol error never repeats the URL's path or query, even
+// when net/http's *url.Error put the whole URL in its cause.
+func TestConnectionErrorRedactsTheURL(t *testing.T) {
+	const secret = "SECRET-TOKEN-in-path"
+	raw := "http://127.0.0.1:1/a/" + secret + "/mcp?api_key=sk-secret-query"
+	_, err := http.Get(raw)
+	if err == nil {
+		t.Fatal("a closed port answered")
+	}
+	for _, e := range []error{connErr("cannot reach upstream", err), protoErr("invalid MCP response", err)} {
+		text := e.Error()
+		if strings.Contains(text, secret) || strings.Contains(text, "sk-secret-query") {
+			t.Fatalf("error text carries the URL's secrets: %s", text)
+		}
+	}
+}

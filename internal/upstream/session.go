@@ -341,7 +341,7 @@ func (s *session) startModern(ctx context.Context) error {
 		if errors.As(err, &se) {
 			return err // credentials refused: nothing else will work either
 		}
-		c.cfg.Logger.Debug("server/discover failed; capabilities unknown", "err", err)
+		c.cfg.Logger.Debug("server/discover failed; capabilities unknown", "err", causeText(err))
 		return nil
 	}
 	var d mcp.DiscoverResult
@@ -532,7 +532,7 @@ func sendCancelled(tr transport, id jsonrpc.ID, c *Client) {
 	defer cancel()
 	params := append(append([]byte(`{"requestId":`), id.Raw()...), `,"reason":"request cancelled by the gateway"}`...)
 	if err := tr.send(ctx, jsonrpc.EncodeNotification(mcp.NotifCancelled, params)); err != nil {
-		c.cfg.Logger.Debug("could not send notifications/cancelled", "err", err)
+		c.cfg.Logger.Debug("could not send notifications/cancelled", "err", causeText(err))
 	}
 }
 

@@ -104,7 +104,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 	resp, err := t.do(req)
 	answered()
 	if err != nil {
-		t.c.cfg.Logger.Debug("upstream GET stream not opened", "err", err)
+		t.c.cfg.Logger.Debug("upstream GET stream not opened", "err", causeText(err))
 		return
 	}
 	defer resp.Body.Close()
@@ -122,7 +122,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 		ev, err := rd.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-				t.c.cfg.Logger.Debug("upstream GET stream ended", "err", err)
+				t.c.cfg.Logger.Debug("upstream GET stream ended", "err", causeText(err))
 			}
 			return
 		}
@@ -151,7 +151,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 			if reply != nil {
 				// Refused (or a ping) at once, without a goroutine.
 				if err := t.send(ctx, reply); err != nil {
-					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+					t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
 				}
 				continue
 			}
@@ -161,7 +161,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 				defer target.endHandler()
 				defer t.c.recoverPanic("server request", nil)
 				if err := t.send(ctx, target.serveRequest(tctx, m)); err != nil {
-					t.c.msgDebug("could not answer server request", "method", m.Method, "err", err)
+					t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
 				}
 			}()
 		}
