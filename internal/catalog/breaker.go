@@ -137,14 +137,6 @@ func (b *breakers) markSlow(server string) {
 	}
 }
 
-// slow reports whether aggregates wait for server beyond their patience.
-func (b *breakers) slow(server string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	br := b.m[server]
-	return br != nil && br.slowOK
-}
-
 // impatient reports whether an aggregate may stop waiting for server after
 // its patience: the server has answered before (so it is not merely
 // starting) and is not known to be slow but alive.

@@ -152,7 +152,7 @@ func TestListPatienceLearnsSlowServer(t *testing.T) {
 	if l := mustList(t, cat, q, mcp.MethodToolsList, ""); !jsonEqual(t, l.outcomes, `{"healthy":{"status":"ok","tool_count":1},"slow":{"status":"timeout"}}`) {
 		t.Fatalf("first aggregate: %v", l.outcomes)
 	}
-	for deadline := time.Now().Add(3 * time.Second); !cat.breakers.slow("slow") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(3 * time.Second); cat.breakers.impatient("slow") && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	l := mustList(t, cat, q, mcp.MethodToolsList, "")
