@@ -26,12 +26,14 @@
 // MaxHeaderBytes (64 KiB), all general_settings keys (see internal/config).
 //
 // Authentication comes first: every MCP and REST route establishes the caller from the headers
-// alone (master key, or the custom_auth webhook told the method from Mcp-Method when present,
-// else the HTTP route) before it reads a body or resolves a /{server} segment, so a caller
-// without a valid key costs no body read and learns nothing about which servers exist (401
-// whatever the segment; an unknown server is 404 only for a valid key). The caller is kept with
-// the request; a POSTed message whose method differs from the Mcp-Method the caller was
-// established for is refused (400, -32020). A body is bounded by MaxBodyBytes (default
+// alone (master key, or the custom_auth webhook) before it reads a body or resolves a /{server}
+// segment, so a caller without a valid key costs no body read and learns nothing about which
+// servers exist (401 whatever the segment; an unknown server is 404 only for a valid key). The
+// webhook is told the method from Mcp-Method only on a POSTed MCP message (/mcp, /{server}/mcp,
+// /mcp/sse/messages), where the message is then bound to it: one whose method differs from
+// Mcp-Method, or whose params.name/uri differs from Mcp-Name when that header is sent (either
+// era), is refused (400, -32020). Every other route (REST, GET /mcp/sse, a legacy session's
+// GET and DELETE) tells the webhook its HTTP route and hides Mcp-Method and Mcp-Name from it. A body is bounded by MaxBodyBytes (default
 // DefaultMaxBodyBytes, 4 MiB; general_settings.max_request_body_bytes): 413, before reading
 // when Content-Length announces more.
 //

@@ -124,7 +124,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this gateway serves no legacy revision", http.StatusBadRequest)
 		return
 	}
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, false)
 	if !ok {
 		return
 	}
