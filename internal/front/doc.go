@@ -60,7 +60,11 @@
 //
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
-// when the caller is refused or its visible servers change. A
+// when the caller is refused (401, 403) or its identity or visible servers
+// change. An authentication service that cannot answer (503: busy, down,
+// restarting) does not end it: it is asked again at the next check, and the
+// stream ends only once it has been unavailable for
+// SessionConfig.AuthUnavailableGrace (default 60 s) in a row. A
 // subscriptions/listen also re-authenticates before delivering each event
 // (one custom_auth call per event and listen, on the delivering goroutine,
 // like the stream write itself), so no event reaches a caller whose
@@ -122,7 +126,8 @@
 //   - a stream's outgoing queue: 64 messages; a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
 //   - re-authentication of long-lived streams: SessionConfig.RecheckInterval,
-//     default 10 s.
+//     default 10 s; an unavailable authentication service is tolerated for
+//     SessionConfig.AuthUnavailableGrace, default 60 s.
 //   - REST tools/list: at most 8 servers listed at once per request.
 //
 // A panic in a goroutine the front starts is recovered and logged at ERROR

@@ -305,7 +305,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	go func() {
 		defer rechecked.Done()
 		defer recoverPanic(h.cfg.Logger, "GET stream re-authentication", cancel)
-		h.recheck(ctx, cancel, r, caller)
+		h.recheck(ctx, cancel, h.watchAuth(r, caller))
 	}()
 	defer rechecked.Wait()
 	defer cancel()

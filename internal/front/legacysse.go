@@ -145,7 +145,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer rechecked.Done()
 		defer recoverPanic(h.cfg.Logger, "/mcp/sse re-authentication", cancel)
-		h.recheck(ctx, cancel, r, caller)
+		h.recheck(ctx, cancel, h.watchAuth(r, caller))
 	}()
 	defer func() {
 		h.sseConns.remove(id)

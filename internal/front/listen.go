@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -62,6 +63,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		}
 		return params
 	}
+	watch := h.watchAuth(r, req.caller)
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() {
@@ -72,7 +74,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
-		h.recheck(ctx, cancel, r, req.caller)
+		h.recheck(ctx, cancel, watch)
 	}()
 	defer bg.Wait()
 	defer cancel()
@@ -84,7 +86,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		},
 		func(method string, params json.RawMessage) {
 			// Events are rare; each is delivered only to a caller who is still who they were.
-			if !h.stillAuthorized(ctx, r, req.caller) {
+			if !watch.ok(ctx) {
 				cancel()
 				return
 			}
@@ -236,9 +238,9 @@ func (h *MCP) unsubscribe(sess *live, uri string) {
 }
 
 // recheck re-authenticates a long-lived stream's caller periodically and
-// ends the stream (cancel) when the caller is refused or has become someone
-// else: authority is re-checked, never carried.
-func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, caller *identity.Caller) {
+// ends the stream (cancel) when watch says so: authority is re-checked,
+// never carried.
+func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, watch *authWatch) {
 	t := time.NewTicker(h.cfg.Sessions.RecheckInterval)
 	defer t.Stop()
 	for {
@@ -246,7 +248,7 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Re
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if !h.stillAuthorized(ctx, r, caller) {
+			if !watch.ok(ctx) {
 				cancel()
 				return
 			}
@@ -254,15 +256,54 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Re
 	}
 }
 
-// stillAuthorized re-authenticates a long-lived stream's caller: false when
-// the caller is refused, has become someone else or sees other servers (or
-// ctx has ended).
-func (h *MCP) stillAuthorized(ctx context.Context, r *http.Request, caller *identity.Caller) bool {
-	now, err := h.cfg.Auth.Authenticate(ctx, r, "subscriptions/listen")
+// authWatch re-authenticates the caller of one long-lived stream. A webhook
+// that cannot answer (503: busy, down, restarting) does not end the stream
+// until it has been unavailable for the grace period in a row; a refusal
+// (401, 403) or a change of identity or visible servers ends it at once.
+type authWatch struct {
+	h      *MCP
+	r      *http.Request
+	caller *identity.Caller
+
+	mu        sync.Mutex
+	downSince time.Time // first of an unbroken run of unavailable answers; zero when answering
+}
+
+// watchAuth returns the re-authentication of the stream r opened for caller.
+func (h *MCP) watchAuth(r *http.Request, caller *identity.Caller) *authWatch {
+	return &authWatch{h: h, r: r, caller: caller}
+}
+
+// ok re-authenticates the caller: false when the stream must end (the
+// caller is refused, has become someone else or sees other servers, the
+// webhook has been unavailable beyond the grace period, or ctx has ended).
+func (a *authWatch) ok(ctx context.Context) bool {
+	h := a.h
+	now, err := h.cfg.Auth.Authenticate(ctx, a.r, "subscriptions/listen")
 	if ctx.Err() != nil {
 		return false
 	}
-	if err != nil || now.Binding() != caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})) {
+	if err != nil {
+		var ae *identity.Error
+		if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
+			h.cfg.Logger.Info("long-lived stream ended: the caller was refused")
+			return false
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.downSince.IsZero() {
+			a.downSince = time.Now()
+		}
+		if time.Since(a.downSince) >= h.cfg.Sessions.AuthUnavailableGrace {
+			h.cfg.Logger.Warn("long-lived stream ended: authentication unavailable for too long")
+			return false
+		}
+		return true
+	}
+	a.mu.Lock()
+	a.downSince = time.Time{}
+	a.mu.Unlock()
+	if now.Binding() != a.caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: a.caller})) {
 		h.cfg.Logger.Info("long-lived stream ended: the caller's authority changed")
 		return false
 	}

@@ -28,6 +28,7 @@ const (
 	DefaultMaxDeletedSessions   = 100000
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultRecheckInterval      = 10 * time.Second
+	DefaultAuthUnavailableGrace = 60 * time.Second
 	DefaultMaxSSEConns          = 10000
 	DefaultMaxLivePerCaller     = 1000
 	DefaultMaxSSEConnsPerCaller = 1000
@@ -50,6 +51,10 @@ type SessionConfig struct {
 	// /mcp/sse, subscriptions/listen) re-authenticates its caller (default
 	// DefaultRecheckInterval).
 	RecheckInterval time.Duration
+	// AuthUnavailableGrace is how long a long-lived stream outlives an
+	// authentication service that cannot answer (503) in a row before it
+	// ends (default DefaultAuthUnavailableGrace); a refusal ends it at once.
+	AuthUnavailableGrace time.Duration
 	// MaxSSEConns caps open /mcp/sse connections (default
 	// DefaultMaxSSEConns); beyond it /mcp/sse answers 503.
 	MaxSSEConns int
@@ -74,6 +79,9 @@ func (c SessionConfig) withDefaults() SessionConfig {
 	}
 	if c.RecheckInterval <= 0 {
 		c.RecheckInterval = DefaultRecheckInterval
+	}
+	if c.AuthUnavailableGrace <= 0 {
+		c.AuthUnavailableGrace = DefaultAuthUnavailableGrace
 	}
 	if c.MaxSSEConns <= 0 {
 		c.MaxSSEConns = DefaultMaxSSEConns
