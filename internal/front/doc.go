@@ -66,9 +66,11 @@
 // stream ends only once it has been unavailable for
 // SessionConfig.AuthUnavailableGrace (default 60 s) in a row. A
 // subscriptions/listen also re-authenticates before delivering each event
-// (one custom_auth call per event and listen, on the delivering goroutine,
-// like the stream write itself), so no event reaches a caller whose
-// identity or permissions changed since the last periodic check.
+// (one custom_auth call per event and listen), so no event reaches a caller
+// whose identity or permissions changed since the last periodic check. That
+// call and the write happen on the listen's own writer goroutine: an
+// upstream's goroutine (for a stdio server, the one reading its output)
+// only queues the event, and drops it when the listen's queue is full.
 //
 // A legacy session's GET stream, and an /mcp/sse connection's stream once
 // initialized, follow the caller's upstreams: list changes, the log lines
@@ -125,6 +127,9 @@
 //     ends the previous one.
 //   - a stream's outgoing queue: 64 messages; a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
+//   - a subscriptions/listen's event queue: 64 events (listenQueue); an
+//     event that does not fit is dropped. Each write on a listen's stream
+//     must finish within 30 s (streamWriteTimeout), else the listen ends.
 //   - re-authentication of long-lived streams: SessionConfig.RecheckInterval,
 //     default 10 s; an unavailable authentication service is tolerated for
 //     SessionConfig.AuthUnavailableGrace, default 60 s.

@@ -39,42 +39,38 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	keepOpen(w, r)
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	out := sse.NewWriter(w)
-	var mu sync.Mutex
+	out := &listenWriter{out: sse.NewWriter(w), rc: http.NewResponseController(w)}
 	write := func(b []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = out.WriteEvent(sse.Event{Type: "message", Data: b})
+		if out.event(b) != nil {
+			cancel() // a client that stopped reading, or left
+		}
 	}
-	tagged := func(params json.RawMessage) json.RawMessage {
-		if len(params) == 0 || params[0] != '{' {
-			params = json.RawMessage(`{}`)
-		}
-		meta := jsonrpc.Member(params, "_meta")
-		if len(meta) == 0 || meta[0] != '{' {
-			meta = []byte(`{}`)
-		}
-		meta, err := jsonrpc.SetMember(meta, mcp.MetaSubscriptionID, msg.ID.Raw())
-		if err != nil {
-			return params
-		}
-		if p, err := jsonrpc.SetMember(params, "_meta", meta); err == nil {
-			return p
-		}
-		return params
-	}
+	tagged := func(params json.RawMessage) json.RawMessage { return tagSubscription(params, msg.ID.Raw()) }
 	watch := h.watchAuth(r, req.caller)
+	// Events arrive on upstream goroutines (for a stdio server, the one
+	// reading its output): they are only queued there, and dropped when the
+	// queue is full; the caller is re-checked and the event written here.
+	events := make(chan listenEvent, listenQueue)
+	acked := make(chan struct{})
+	var ackOnce sync.Once
 	var bg sync.WaitGroup
-	bg.Add(2)
+	bg.Add(3)
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
-		keepalive(ctx, &mu, out)
+		keepalive(ctx, out)
 	}()
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
 		h.recheck(ctx, cancel, watch)
+	}()
+	go func() {
+		defer bg.Done()
+		defer recoverPanic(h.cfg.Logger, "listen delivery", cancel)
+		deliverListen(ctx, cancel, acked, events, watch, func(ev listenEvent) {
+			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+		})
 	}()
 	defer bg.Wait()
 	defer cancel()
@@ -83,14 +79,13 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')
 			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
+			ackOnce.Do(func() { close(acked) })
 		},
 		func(method string, params json.RawMessage) {
-			// Events are rare; each is delivered only to a caller who is still who they were.
-			if !watch.ok(ctx) {
-				cancel()
-				return
+			select {
+			case events <- listenEvent{method: method, params: params}:
+			default: // a stuck listen loses events, never holds the upstream
 			}
-			write(jsonrpc.EncodeNotification(method, tagged(params)))
 		})
 	cancel() // the background writers stop before the final write
 	bg.Wait()
@@ -99,8 +94,85 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}
 }
 
+// listenQueue bounds the events waiting to be written on one listen.
+const listenQueue = 64
+
+// streamWriteTimeout bounds one write on a listen's stream: a client that
+// stops reading for this long ends it.
+const streamWriteTimeout = 30 * time.Second
+
+// listenEvent is one event waiting to be written on a listen.
+type listenEvent struct {
+	method string
+	params json.RawMessage
+}
+
+// deliverListen writes a listen's queued events, after its acknowledgement,
+// re-checking the caller before each: no event reaches a caller whose
+// identity or permissions changed.
+func deliverListen(ctx context.Context, cancel context.CancelFunc, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func(listenEvent)) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-acked:
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			if !watch.ok(ctx) {
+				cancel()
+				return
+			}
+			write(ev)
+		}
+	}
+}
+
+// tagSubscription sets params._meta's subscription id to id.
+func tagSubscription(params json.RawMessage, id json.RawMessage) json.RawMessage {
+	if len(params) == 0 || params[0] != '{' {
+		params = json.RawMessage(`{}`)
+	}
+	meta := jsonrpc.Member(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		meta = []byte(`{}`)
+	}
+	meta, err := jsonrpc.SetMember(meta, mcp.MetaSubscriptionID, id)
+	if err != nil {
+		return params
+	}
+	if p, err := jsonrpc.SetMember(params, "_meta", meta); err == nil {
+		return p
+	}
+	return params
+}
+
+// listenWriter serializes a listen's writes, each bounded by
+// streamWriteTimeout.
+type listenWriter struct {
+	mu  sync.Mutex
+	out *sse.Writer
+	rc  *http.ResponseController
+}
+
+func (lw *listenWriter) event(b []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return lw.out.WriteEvent(sse.Event{Type: "message", Data: b})
+}
+
+func (lw *listenWriter) comment(text string) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return lw.out.WriteComment(text)
+}
+
 // keepalive writes an SSE comment every 15 s until ctx ends.
-func keepalive(ctx context.Context, mu *sync.Mutex, out *sse.Writer) {
+func keepalive(ctx context.Context, out *listenWriter) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
@@ -108,10 +180,7 @@ func keepalive(ctx context.Context, mu *sync.Mutex, out *sse.Writer) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			mu.Lock()
-			err := out.WriteComment("keepalive")
-			mu.Unlock()
-			if err != nil {
+			if out.comment("keepalive") != nil {
 				return
 			}
 		}
