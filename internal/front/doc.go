@@ -11,7 +11,8 @@
 //   - In-flight bound: at most MaxInflight requests (default DefaultMaxInflight, 256;
 //     general_settings.max_inflight_requests) are served at once; beyond it 503 with
 //     Retry-After: 1, at once, never queued. /health/* is exempt. A long-lived stream gives its
-//     place back when it starts streaming.
+//     place back when it starts streaming; a request POSTed to /mcp/sse/messages keeps its
+//     place until its answer is on the connection's stream.
 //   - Body read deadline: a request body must be read within BodyReadTimeout (default
 //     DefaultBodyReadTimeout, 30 s; general_settings.http_read_timeout) from when its handler
 //     starts; a trickled body is cut. The deadline is lifted once the body is read to its end,
@@ -125,6 +126,10 @@
 //     and SessionConfig.MaxSSEConnsPerCaller, default 1000; beyond either
 //     /mcp/sse answers 503. A connection holds one session; re-initializing
 //     ends the previous one.
+//   - requests of one /mcp/sse connection being answered at once:
+//     SessionConfig.MaxSSEPending, default 32; beyond it the POST is
+//     refused with 503 and Retry-After: 1 (each also counts against the
+//     in-flight bound until answered).
 //   - a stream's outgoing queue: 64 messages; a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
 //   - a subscriptions/listen's event queue: 64 events (listenQueue); an

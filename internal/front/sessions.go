@@ -29,6 +29,7 @@ const (
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultRecheckInterval      = 10 * time.Second
 	DefaultAuthUnavailableGrace = 60 * time.Second
+	DefaultMaxSSEPending        = 32
 	DefaultMaxSSEConns          = 10000
 	DefaultMaxLivePerCaller     = 1000
 	DefaultMaxSSEConnsPerCaller = 1000
@@ -55,6 +56,11 @@ type SessionConfig struct {
 	// authentication service that cannot answer (503) in a row before it
 	// ends (default DefaultAuthUnavailableGrace); a refusal ends it at once.
 	AuthUnavailableGrace time.Duration
+	// MaxSSEPending caps the requests of one /mcp/sse connection being
+	// answered at once (default DefaultMaxSSEPending); beyond it a POST is
+	// refused with 503. Each also holds its place in the in-flight bound
+	// until answered.
+	MaxSSEPending int
 	// MaxSSEConns caps open /mcp/sse connections (default
 	// DefaultMaxSSEConns); beyond it /mcp/sse answers 503.
 	MaxSSEConns int
@@ -82,6 +88,9 @@ func (c SessionConfig) withDefaults() SessionConfig {
 	}
 	if c.AuthUnavailableGrace <= 0 {
 		c.AuthUnavailableGrace = DefaultAuthUnavailableGrace
+	}
+	if c.MaxSSEPending <= 0 {
+		c.MaxSSEPending = DefaultMaxSSEPending
 	}
 	if c.MaxSSEConns <= 0 {
 		c.MaxSSEConns = DefaultMaxSSEConns
