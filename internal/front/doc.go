@@ -47,7 +47,7 @@
 // Streams (a legacy session's GET stream, subscriptions/listen, the /mcp/sse stream, and a
 // POST answer once it turns into an SSE stream) lift their connection's read and write
 // deadlines (keepOpen); they are bounded by max_connections and end when the client leaves or
-// the gateway shuts down.
+// the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the
 // same salt key can open; the state a replica holds for a session it serves
