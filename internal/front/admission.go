@@ -37,9 +37,22 @@ type admissionKey struct{}
 type admitted struct {
 	once    sync.Once
 	release func()
+	held    bool // handed to work that outlives the request (holdSlot)
 }
 
 func (a *admitted) done() { a.once.Do(a.release) }
+
+// holdSlot keeps r's place in the in-flight bound after its handler
+// returns, for work the request started that answers later; the returned
+// func gives it back. It must be called on the handler's goroutine.
+func holdSlot(r *http.Request) (release func()) {
+	a, ok := r.Context().Value(admissionKey{}).(*admitted)
+	if !ok {
+		return func() {}
+	}
+	a.held = true
+	return a.done
+}
 
 // Admission returns next behind the checks every request passes before any
 // handler runs: the host guard, the in-flight bound and the body read
@@ -65,7 +78,11 @@ func Admission(next http.Handler, cfg AdmissionConfig) http.Handler {
 				return
 			}
 			a := &admitted{release: func() { <-slots }}
-			defer a.done()
+			defer func() {
+				if !a.held {
+					a.done()
+				}
+			}()
 			r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
 		}
 		if r.Body != nil && r.Body != http.NoBody {

@@ -11,7 +11,8 @@
 //   - In-flight bound: at most MaxInflight requests (default DefaultMaxInflight, 256;
 //     general_settings.max_inflight_requests) are served at once; beyond it 503 with
 //     Retry-After: 1, at once, never queued. /health/* is exempt. A long-lived stream gives its
-//     place back when it starts streaming.
+//     place back when it starts streaming; a request POSTed to /mcp/sse/messages keeps its
+//     place until its answer is on the connection's stream.
 //   - Body read deadline: a request body must be read within BodyReadTimeout (default
 //     DefaultBodyReadTimeout, 30 s; general_settings.http_read_timeout) from when its handler
 //     starts; a trickled body is cut. The deadline is lifted once the body is read to its end,
@@ -26,12 +27,14 @@
 // MaxHeaderBytes (64 KiB), all general_settings keys (see internal/config).
 //
 // Authentication comes first: every MCP and REST route establishes the caller from the headers
-// alone (master key, or the custom_auth webhook told the method from Mcp-Method when present,
-// else the HTTP route) before it reads a body or resolves a /{server} segment, so a caller
-// without a valid key costs no body read and learns nothing about which servers exist (401
-// whatever the segment; an unknown server is 404 only for a valid key). The caller is kept with
-// the request; a POSTed message whose method differs from the Mcp-Method the caller was
-// established for is refused (400, -32020). A body is bounded by MaxBodyBytes (default
+// alone (master key, or the custom_auth webhook) before it reads a body or resolves a /{server}
+// segment, so a caller without a valid key costs no body read and learns nothing about which
+// servers exist (401 whatever the segment; an unknown server is 404 only for a valid key). The
+// webhook is told the method from Mcp-Method only on a POSTed MCP message (/mcp, /{server}/mcp,
+// /mcp/sse/messages), where the message is then bound to it: one whose method differs from
+// Mcp-Method, or whose params.name/uri differs from Mcp-Name when that header is sent (either
+// era), is refused (400, -32020). Every other route (REST, GET /mcp/sse, a legacy session's
+// GET and DELETE) tells the webhook its HTTP route and hides Mcp-Method and Mcp-Name from it. A body is bounded by MaxBodyBytes (default
 // DefaultMaxBodyBytes, 4 MiB; general_settings.max_request_body_bytes): 413, before reading
 // when Content-Length announces more.
 //
@@ -44,7 +47,7 @@
 // Streams (a legacy session's GET stream, subscriptions/listen, the /mcp/sse stream, and a
 // POST answer once it turns into an SSE stream) lift their connection's read and write
 // deadlines (keepOpen); they are bounded by max_connections and end when the client leaves or
-// the gateway shuts down.
+// the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the
 // same salt key can open; the state a replica holds for a session it serves
@@ -58,11 +61,17 @@
 //
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
-// when the caller is refused or its visible servers change. A
+// when the caller is refused (401, 403) or its identity or visible servers
+// change. An authentication service that cannot answer (503: busy, down,
+// restarting) does not end it: it is asked again at the next check, and the
+// stream ends only once it has been unavailable for
+// SessionConfig.AuthUnavailableGrace (default 60 s) in a row. A
 // subscriptions/listen also re-authenticates before delivering each event
-// (one custom_auth call per event and listen, on the delivering goroutine,
-// like the stream write itself), so no event reaches a caller whose
-// identity or permissions changed since the last periodic check.
+// (one custom_auth call per event and listen), so no event reaches a caller
+// whose identity or permissions changed since the last periodic check. That
+// call and the write happen on the listen's own writer goroutine: an
+// upstream's goroutine (for a stdio server, the one reading its output)
+// only queues the event, and drops it when the listen's queue is full.
 //
 // A legacy session's GET stream, and an /mcp/sse connection's stream once
 // initialized, follow the caller's upstreams: list changes, the log lines
@@ -117,10 +126,18 @@
 //     and SessionConfig.MaxSSEConnsPerCaller, default 1000; beyond either
 //     /mcp/sse answers 503. A connection holds one session; re-initializing
 //     ends the previous one.
+//   - requests of one /mcp/sse connection being answered at once:
+//     SessionConfig.MaxSSEPending, default 32; beyond it the POST is
+//     refused with 503 and Retry-After: 1 (each also counts against the
+//     in-flight bound until answered).
 //   - a stream's outgoing queue: 64 messages; a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
+//   - a subscriptions/listen's event queue: 64 events (listenQueue); an
+//     event that does not fit is dropped. Each write on a listen's stream
+//     must finish within 30 s (streamWriteTimeout), else the listen ends.
 //   - re-authentication of long-lived streams: SessionConfig.RecheckInterval,
-//     default 10 s.
+//     default 10 s; an unavailable authentication service is tolerated for
+//     SessionConfig.AuthUnavailableGrace, default 60 s.
 //   - REST tools/list: at most 8 servers listed at once per request.
 //
 // A panic in a goroutine the front starts is recovered and logged at ERROR

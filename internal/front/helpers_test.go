@@ -41,6 +41,8 @@ type frontSpec struct {
 	webhook string // custom_auth URL; "" means the master key testKey
 	cfg     MCPConfig
 	clock   func() time.Time // the sessions' clock; nil means time.Now
+	// admission, when set, wraps the routes in Admission as cmd/mcpgw does.
+	admission *AdmissionConfig
 }
 
 // testFront is a running front over real HTTP.
@@ -134,7 +136,11 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 	mux := http.NewServeMux()
 	h.Register(mux)
 	h.RegisterREST(mux)
-	srv := httptest.NewServer(mux)
+	var handler http.Handler = mux
+	if spec.admission != nil {
+		handler = Admission(mux, *spec.admission)
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		h.Close()
 		srv.CloseClientConnections()

@@ -267,7 +267,7 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 // serveLegacySession answers GET (the standalone stream) and DELETE (end
 // of session) on a legacy session.
 func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope []string) {
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, false)
 	if !ok {
 		return
 	}
@@ -305,7 +305,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 	go func() {
 		defer rechecked.Done()
 		defer recoverPanic(h.cfg.Logger, "GET stream re-authentication", cancel)
-		h.recheck(ctx, cancel, r, caller)
+		h.recheck(ctx, cancel, h.watchAuth(r, caller))
 	}()
 	defer rechecked.Wait()
 	defer cancel()

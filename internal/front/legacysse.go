@@ -22,9 +22,10 @@ type sseConn struct {
 	ctx     context.Context // ends with the stream
 	work    sync.WaitGroup  // requests being answered onto the stream
 
-	mu     sync.Mutex
-	sess   *live // set by initialize
-	closed bool  // the stream ended: no more requests or sessions
+	mu      sync.Mutex
+	sess    *live // set by initialize
+	closed  bool  // the stream ended: no more requests or sessions
+	pending int   // requests being answered onto the stream
 }
 
 // setSession makes sess the connection's session and ends the one it
@@ -44,16 +45,35 @@ func (c *sseConn) setSession(sess *live) {
 	}
 }
 
-// startWork counts one request to be answered onto the stream; false once
-// the stream has ended.
-func (c *sseConn) startWork() bool {
+// Outcomes of sseConn.startWork.
+const (
+	workStarted = iota
+	workClosed  // the stream has ended
+	workFull    // max requests are already being answered
+)
+
+// startWork counts one request to be answered onto the stream, at most max
+// at once; endWork ends it.
+func (c *sseConn) startWork(max int) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return false
+		return workClosed
 	}
+	if c.pending >= max {
+		return workFull
+	}
+	c.pending++
 	c.work.Add(1)
-	return true
+	return workStarted
+}
+
+// endWork ends a request startWork counted.
+func (c *sseConn) endWork() {
+	c.mu.Lock()
+	c.pending--
+	c.mu.Unlock()
+	c.work.Done()
 }
 
 // shut refuses further requests, waits for those being answered, then ends
@@ -124,7 +144,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this gateway serves no legacy revision", http.StatusBadRequest)
 		return
 	}
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, false)
 	if !ok {
 		return
 	}
@@ -145,7 +165,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer rechecked.Done()
 		defer recoverPanic(h.cfg.Logger, "/mcp/sse re-authentication", cancel)
-		h.recheck(ctx, cancel, r, caller)
+		h.recheck(ctx, cancel, h.watchAuth(r, caller))
 	}()
 	defer func() {
 		h.sseConns.remove(id)
@@ -186,13 +206,22 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "initialize first")))
 	case msg.Kind() != jsonrpc.KindRequest:
 		h.legacyNotification(sess, msg)
-	case !conn.startWork():
-		http.Error(w, "session not found", http.StatusNotFound)
-		return
 	default:
+		switch conn.startWork(h.cfg.Sessions.MaxSSEPending) {
+		case workClosed:
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		case workFull:
+			w.Header().Set("Retry-After", "1")
+			writeRPCError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+				"too many requests in progress on this connection (at most %d); retry when some are answered", h.cfg.Sessions.MaxSSEPending))
+			return
+		}
 		req.r = r.Clone(conn.ctx) // the answer outlives this POST
+		release := holdSlot(r)    // and keeps its place in the in-flight bound
 		go func() {
-			defer conn.work.Done()
+			defer release()
+			defer conn.endWork()
 			defer recoverPanic(h.cfg.Logger, "/mcp/sse request", func() {
 				conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")))
 			})

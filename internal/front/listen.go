@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -38,41 +39,38 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	keepOpen(w, r)
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	out := sse.NewWriter(w)
-	var mu sync.Mutex
+	out := &listenWriter{out: sse.NewWriter(w), rc: http.NewResponseController(w)}
 	write := func(b []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = out.WriteEvent(sse.Event{Type: "message", Data: b})
+		if out.event(b) != nil {
+			cancel() // a client that stopped reading, or left
+		}
 	}
-	tagged := func(params json.RawMessage) json.RawMessage {
-		if len(params) == 0 || params[0] != '{' {
-			params = json.RawMessage(`{}`)
-		}
-		meta := jsonrpc.Member(params, "_meta")
-		if len(meta) == 0 || meta[0] != '{' {
-			meta = []byte(`{}`)
-		}
-		meta, err := jsonrpc.SetMember(meta, mcp.MetaSubscriptionID, msg.ID.Raw())
-		if err != nil {
-			return params
-		}
-		if p, err := jsonrpc.SetMember(params, "_meta", meta); err == nil {
-			return p
-		}
-		return params
-	}
+	tagged := func(params json.RawMessage) json.RawMessage { return tagSubscription(params, msg.ID.Raw()) }
+	watch := h.watchAuth(r, req.caller)
+	// Events arrive on upstream goroutines (for a stdio server, the one
+	// reading its output): they are only queued there, and dropped when the
+	// queue is full; the caller is re-checked and the event written here.
+	events := make(chan listenEvent, listenQueue)
+	acked := make(chan struct{})
+	var ackOnce sync.Once
 	var bg sync.WaitGroup
-	bg.Add(2)
+	bg.Add(3)
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
-		keepalive(ctx, &mu, out)
+		keepalive(ctx, out)
 	}()
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
-		h.recheck(ctx, cancel, r, req.caller)
+		h.recheck(ctx, cancel, watch)
+	}()
+	go func() {
+		defer bg.Done()
+		defer recoverPanic(h.cfg.Logger, "listen delivery", cancel)
+		deliverListen(ctx, cancel, acked, events, watch, func(ev listenEvent) {
+			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+		})
 	}()
 	defer bg.Wait()
 	defer cancel()
@@ -81,14 +79,13 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')
 			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
+			ackOnce.Do(func() { close(acked) })
 		},
 		func(method string, params json.RawMessage) {
-			// Events are rare; each is delivered only to a caller who is still who they were.
-			if !h.stillAuthorized(ctx, r, req.caller) {
-				cancel()
-				return
+			select {
+			case events <- listenEvent{method: method, params: params}:
+			default: // a stuck listen loses events, never holds the upstream
 			}
-			write(jsonrpc.EncodeNotification(method, tagged(params)))
 		})
 	cancel() // the background writers stop before the final write
 	bg.Wait()
@@ -97,8 +94,85 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}
 }
 
+// listenQueue bounds the events waiting to be written on one listen.
+const listenQueue = 64
+
+// streamWriteTimeout bounds one write on a listen's stream: a client that
+// stops reading for this long ends it.
+const streamWriteTimeout = 30 * time.Second
+
+// listenEvent is one event waiting to be written on a listen.
+type listenEvent struct {
+	method string
+	params json.RawMessage
+}
+
+// deliverListen writes a listen's queued events, after its acknowledgement,
+// re-checking the caller before each: no event reaches a caller whose
+// identity or permissions changed.
+func deliverListen(ctx context.Context, cancel context.CancelFunc, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func(listenEvent)) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-acked:
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			if !watch.ok(ctx) {
+				cancel()
+				return
+			}
+			write(ev)
+		}
+	}
+}
+
+// tagSubscription sets params._meta's subscription id to id.
+func tagSubscription(params json.RawMessage, id json.RawMessage) json.RawMessage {
+	if len(params) == 0 || params[0] != '{' {
+		params = json.RawMessage(`{}`)
+	}
+	meta := jsonrpc.Member(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		meta = []byte(`{}`)
+	}
+	meta, err := jsonrpc.SetMember(meta, mcp.MetaSubscriptionID, id)
+	if err != nil {
+		return params
+	}
+	if p, err := jsonrpc.SetMember(params, "_meta", meta); err == nil {
+		return p
+	}
+	return params
+}
+
+// listenWriter serializes a listen's writes, each bounded by
+// streamWriteTimeout.
+type listenWriter struct {
+	mu  sync.Mutex
+	out *sse.Writer
+	rc  *http.ResponseController
+}
+
+func (lw *listenWriter) event(b []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return lw.out.WriteEvent(sse.Event{Type: "message", Data: b})
+}
+
+func (lw *listenWriter) comment(text string) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return lw.out.WriteComment(text)
+}
+
 // keepalive writes an SSE comment every 15 s until ctx ends.
-func keepalive(ctx context.Context, mu *sync.Mutex, out *sse.Writer) {
+func keepalive(ctx context.Context, out *listenWriter) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
@@ -106,10 +180,7 @@ func keepalive(ctx context.Context, mu *sync.Mutex, out *sse.Writer) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			mu.Lock()
-			err := out.WriteComment("keepalive")
-			mu.Unlock()
-			if err != nil {
+			if out.comment("keepalive") != nil {
 				return
 			}
 		}
@@ -236,9 +307,9 @@ func (h *MCP) unsubscribe(sess *live, uri string) {
 }
 
 // recheck re-authenticates a long-lived stream's caller periodically and
-// ends the stream (cancel) when the caller is refused or has become someone
-// else: authority is re-checked, never carried.
-func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, caller *identity.Caller) {
+// ends the stream (cancel) when watch says so: authority is re-checked,
+// never carried.
+func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, watch *authWatch) {
 	t := time.NewTicker(h.cfg.Sessions.RecheckInterval)
 	defer t.Stop()
 	for {
@@ -246,7 +317,7 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Re
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if !h.stillAuthorized(ctx, r, caller) {
+			if !watch.ok(ctx) {
 				cancel()
 				return
 			}
@@ -254,15 +325,54 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, r *http.Re
 	}
 }
 
-// stillAuthorized re-authenticates a long-lived stream's caller: false when
-// the caller is refused, has become someone else or sees other servers (or
-// ctx has ended).
-func (h *MCP) stillAuthorized(ctx context.Context, r *http.Request, caller *identity.Caller) bool {
-	now, err := h.cfg.Auth.Authenticate(ctx, r, "subscriptions/listen")
+// authWatch re-authenticates the caller of one long-lived stream. A webhook
+// that cannot answer (503: busy, down, restarting) does not end the stream
+// until it has been unavailable for the grace period in a row; a refusal
+// (401, 403) or a change of identity or visible servers ends it at once.
+type authWatch struct {
+	h      *MCP
+	r      *http.Request
+	caller *identity.Caller
+
+	mu        sync.Mutex
+	downSince time.Time // first of an unbroken run of unavailable answers; zero when answering
+}
+
+// watchAuth returns the re-authentication of the stream r opened for caller.
+func (h *MCP) watchAuth(r *http.Request, caller *identity.Caller) *authWatch {
+	return &authWatch{h: h, r: r, caller: caller}
+}
+
+// ok re-authenticates the caller: false when the stream must end (the
+// caller is refused, has become someone else or sees other servers, the
+// webhook has been unavailable beyond the grace period, or ctx has ended).
+func (a *authWatch) ok(ctx context.Context) bool {
+	h := a.h
+	now, err := h.cfg.Auth.Authenticate(ctx, a.r, "subscriptions/listen")
 	if ctx.Err() != nil {
 		return false
 	}
-	if err != nil || now.Binding() != caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: caller})) {
+	if err != nil {
+		var ae *identity.Error
+		if errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
+			h.cfg.Logger.Info("long-lived stream ended: the caller was refused")
+			return false
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.downSince.IsZero() {
+			a.downSince = time.Now()
+		}
+		if time.Since(a.downSince) >= h.cfg.Sessions.AuthUnavailableGrace {
+			h.cfg.Logger.Warn("long-lived stream ended: authentication unavailable for too long")
+			return false
+		}
+		return true
+	}
+	a.mu.Lock()
+	a.downSince = time.Time{}
+	a.mu.Unlock()
+	if now.Binding() != a.caller.Binding() || !slices.Equal(h.cfg.Gateway.Visible(gateway.Operation{Caller: now}), h.cfg.Gateway.Visible(gateway.Operation{Caller: a.caller})) {
 		h.cfg.Logger.Info("long-lived stream ended: the caller's authority changed")
 		return false
 	}

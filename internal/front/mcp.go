@@ -123,7 +123,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, r.Method == http.MethodPost)
 	if !ok {
 		return
 	}
@@ -175,7 +175,7 @@ func withCaller(r *http.Request, caller *identity.Caller) *http.Request {
 // admit authenticates the sender of a POSTed message from the headers, then
 // reads the message; on failure it has answered.
 func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, true)
 	if !ok {
 		return nil, false
 	}
@@ -211,8 +211,38 @@ func (h *MCP) readMessage(w http.ResponseWriter, r *http.Request, caller *identi
 		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: Mcp-Method '%s' != method '%s'", clip(hm), clip(msg.Method)))
 		return nil, false
 	}
+	if problem := nameMismatch(r, msg); problem != "" {
+		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s", problem))
+		return nil, false
+	}
 	_, fromAuth := identity.Credential(r)
 	return &request{w: w, r: r, msg: msg, caller: caller, keyInAuth: fromAuth}, true
+}
+
+// nameMismatch reports, for a message sent with an Mcp-Name header (which
+// the webhook saw), how the header differs from the name or uri the message
+// acts on; "" when it matches or is absent.
+func nameMismatch(r *http.Request, msg *jsonrpc.Message) string {
+	v := r.Header.Values(mcp.HeaderName)
+	if len(v) == 0 {
+		return ""
+	}
+	name, err := mcp.DecodeHeaderValue(v[0])
+	if err != nil {
+		return "Mcp-Name header is malformed"
+	}
+	key := mcp.NameParam(msg.Method)
+	if key == "" {
+		if name == "" {
+			return ""
+		}
+		return "Mcp-Name '" + clip(name) + "' sent for method '" + clip(msg.Method) + "', which names nothing"
+	}
+	body, _ := stringMember(msg.Params, key)
+	if name != body {
+		return "Mcp-Name '" + clip(name) + "' != params." + key + " '" + clip(body) + "'"
+	}
+	return ""
 }
 
 // headerMethod returns the method the Mcp-Method header names, or "" when
@@ -231,13 +261,21 @@ func headerMethod(r *http.Request) string {
 
 // authenticate establishes the caller from the request's headers, or
 // answers the refusal. A caller already established for this request is
-// reused. The webhook is told the MCP method from Mcp-Method when the
-// client sent it, else the HTTP route; msg, when known, gives the error's id.
-func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) (*identity.Caller, bool) {
+// reused. bound says the request is a POSTed message whose method and name
+// are then checked against Mcp-Method and Mcp-Name (readMessage): only then
+// is the webhook told the method from Mcp-Method. Elsewhere nothing binds
+// those headers to what the request does, so the webhook is told the HTTP
+// route and does not see them.
+func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, bound bool) (*identity.Caller, bool) {
 	if c, ok := r.Context().Value(callerKey{}).(*identity.Caller); ok {
 		return c, true
 	}
-	method := headerMethod(r)
+	method := ""
+	if bound {
+		method = headerMethod(r)
+	} else {
+		r = withoutBindingHeaders(r)
+	}
 	if method == "" {
 		method = r.URL.Path
 	}
@@ -253,16 +291,26 @@ func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 			w.Header().Set("WWW-Authenticate", ae.Challenge)
 		}
 	}
-	var id jsonrpc.ID
-	if msg != nil {
-		id = msg.ID
-	}
 	code := int64(jsonrpc.CodeInvalidRequest)
 	if status == http.StatusServiceUnavailable {
 		code = jsonrpc.CodeInternalError
 	}
-	writeRPCError(w, status, id, jsonrpc.Errorf(code, "%s", text))
+	writeRPCError(w, status, jsonrpc.ID{}, jsonrpc.Errorf(code, "%s", text))
 	return nil, false
+}
+
+// withoutBindingHeaders returns r, or a shallow copy of it without
+// Mcp-Method and Mcp-Name when it carries either: on a route that does not
+// check them against a message they must not sway authentication.
+func withoutBindingHeaders(r *http.Request) *http.Request {
+	if len(r.Header.Values(mcp.HeaderMethod))+len(r.Header.Values(mcp.HeaderName)) == 0 {
+		return r
+	}
+	c := *r
+	c.Header = r.Header.Clone()
+	c.Header.Del(mcp.HeaderMethod)
+	c.Header.Del(mcp.HeaderName)
+	return &c
 }
 
 // hasModernMeta reports a request whose params._meta names a protocol

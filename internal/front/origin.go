@@ -61,7 +61,9 @@ func (g *HostGuard) Allowed(r *http.Request) bool {
 	switch {
 	case strings.EqualFold(u.Host, r.Host):
 		return true
-	case loopbackName(u.Hostname()) && loopbackName(host):
+	case loopbackName(u.Hostname()) && loopbackName(host) && effectivePort(u.Scheme, u.Port()) == effectivePort(requestScheme(r), portOnly(r.Host)):
+		// localhost, 127.0.0.1 and ::1 name the same listener; another
+		// loopback port is another program.
 		return true
 	case g.knownHost(strings.ToLower(u.Hostname())):
 		return true
@@ -97,6 +99,33 @@ func hostOnly(hostport string) string {
 		return h
 	}
 	return strings.Trim(hostport, "[]")
+}
+
+// portOnly returns the port of host:port, or "" when there is none.
+func portOnly(hostport string) string {
+	if _, p, err := net.SplitHostPort(hostport); err == nil {
+		return p
+	}
+	return ""
+}
+
+// requestScheme is the scheme r arrived with.
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// effectivePort is port, or the scheme's default when port is empty.
+func effectivePort(scheme, port string) string {
+	if port != "" {
+		return port
+	}
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 func loopbackName(h string) bool {

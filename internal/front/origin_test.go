@@ -26,6 +26,13 @@ func TestHostAllowed(t *testing.T) {
 		{"loopback, origin matches", loop, "localhost:4000", "http://localhost:4000", true},
 		{"loopback, origin 127 vs localhost", loop, "localhost:4000", "http://127.0.0.1:4000", true},
 		{"loopback, foreign origin", loop, "localhost:4000", "http://evil.example.com", false},
+		// Another program on a loopback port is another origin: a page it
+		// serves must not drive the gateway from the browser.
+		{"loopback, other local port", loop, "localhost:4000", "http://localhost:3000", false},
+		{"loopback, other local port by address", loop, "localhost:4000", "http://127.0.0.1:3000", false},
+		{"loopback, default port vs explicit", loop, "localhost:4000", "http://localhost", false},
+		{"loopback, ::1 same port", loop, "127.0.0.1:4000", "http://[::1]:4000", true},
+		{"loopback, implicit port 80 both", loop, "localhost", "http://127.0.0.1:80", true},
 		{"public listener, any host", public, "gw.example.com", "", true},
 		{"public listener, same origin", public, "gw.example.com", "https://gw.example.com", true},
 		{"public listener, foreign origin", public, "gw.example.com", "https://evil.example.com", false},

@@ -45,7 +45,7 @@ const restListConcurrency = 8
 
 // restList lists tools with their bare names, each tagged with its server.
 func (h *MCP) restList(w http.ResponseWriter, r *http.Request) {
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, false)
 	if !ok {
 		return
 	}
@@ -141,7 +141,7 @@ func (h *MCP) restListOne(ctx context.Context, server string, op gateway.Operati
 
 // restCall calls one tool: {server_id, name, arguments}.
 func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
-	caller, ok := h.authenticate(w, r, nil)
+	caller, ok := h.authenticate(w, r, false)
 	if !ok {
 		return
 	}

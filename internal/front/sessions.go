@@ -28,6 +28,8 @@ const (
 	DefaultMaxDeletedSessions   = 100000
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultRecheckInterval      = 10 * time.Second
+	DefaultAuthUnavailableGrace = 60 * time.Second
+	DefaultMaxSSEPending        = 32
 	DefaultMaxSSEConns          = 10000
 	DefaultMaxLivePerCaller     = 1000
 	DefaultMaxSSEConnsPerCaller = 1000
@@ -50,6 +52,15 @@ type SessionConfig struct {
 	// /mcp/sse, subscriptions/listen) re-authenticates its caller (default
 	// DefaultRecheckInterval).
 	RecheckInterval time.Duration
+	// AuthUnavailableGrace is how long a long-lived stream outlives an
+	// authentication service that cannot answer (503) in a row before it
+	// ends (default DefaultAuthUnavailableGrace); a refusal ends it at once.
+	AuthUnavailableGrace time.Duration
+	// MaxSSEPending caps the requests of one /mcp/sse connection being
+	// answered at once (default DefaultMaxSSEPending); beyond it a POST is
+	// refused with 503. Each also holds its place in the in-flight bound
+	// until answered.
+	MaxSSEPending int
 	// MaxSSEConns caps open /mcp/sse connections (default
 	// DefaultMaxSSEConns); beyond it /mcp/sse answers 503.
 	MaxSSEConns int
@@ -74,6 +85,12 @@ func (c SessionConfig) withDefaults() SessionConfig {
 	}
 	if c.RecheckInterval <= 0 {
 		c.RecheckInterval = DefaultRecheckInterval
+	}
+	if c.AuthUnavailableGrace <= 0 {
+		c.AuthUnavailableGrace = DefaultAuthUnavailableGrace
+	}
+	if c.MaxSSEPending <= 0 {
+		c.MaxSSEPending = DefaultMaxSSEPending
 	}
 	if c.MaxSSEConns <= 0 {
 		c.MaxSSEConns = DefaultMaxSSEConns
