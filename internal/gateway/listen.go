@@ -135,11 +135,11 @@ type hubSub struct {
 }
 
 // follows reports whether the sub hears a notification that came on an
-// upstream session of client with its credentials, owned by owner ("" for
+// upstream session with its credentials, owned by owner ("" for
 // the shared one): the shared session, unless its owner has a session of
 // its own there (resource updates excepted: the listen subscribes on the
 // shared one); or its owner's own session.
-func (s *hubSub) follows(client *upstream.Client, owner, method string) bool {
+func (s *hubSub) follows(hasOwn func(key string) bool, owner, method string) bool {
 	mine := ""
 	if s.filter.Owner != nil {
 		mine = s.filter.Owner()
@@ -150,7 +150,7 @@ func (s *hubSub) follows(client *upstream.Client, owner, method string) bool {
 	if mine == "" || method == mcp.NotifResourcesUpdated {
 		return true
 	}
-	return !client.HasOwnSession(upstream.OwnerKey(s.cred, mine))
+	return !hasOwn(upstream.OwnerKey(s.cred, mine))
 }
 
 func (h *hub) add(server string, s *hubSub) func() {
@@ -185,12 +185,12 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 		}
 	}
 	g.hub.mu.Unlock()
-	srv := g.servers[server]
-	if srv == nil {
-		return
+	hasOwn := func(key string) bool {
+		srv := g.servers[server]
+		return srv != nil && srv.Client != nil && srv.Client.HasOwnSession(key)
 	}
 	for _, s := range subs {
-		if s.follows(srv.Client, owner, method) && s.filter.wants(method, params) {
+		if s.follows(hasOwn, owner, method) && s.filter.wants(method, params) {
 			s.emit(method, params)
 		}
 	}
