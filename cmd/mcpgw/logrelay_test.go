@@ -65,10 +65,11 @@ func openGETStream(t *testing.T, url, sid string) *streamLog {
 }
 
 // Log lines server-everything sends outside any request (its simulated
-// logging, every 5 s) reach the legacy sessions following that upstream on
-// their GET streams (and /mcp/sse streams), over stdio and streamable HTTP, each at the level the
-// caller set: two callers share one upstream session, and the one that asked
-// for emergency only never sees a lower level.
+// logging, every 5 s, switched on per upstream session) reach the legacy
+// session whose upstream session sends them, on its GET stream, over stdio
+// and streamable HTTP. A caller that set its level has an upstream session
+// of its own: the log lines another caller switched on in its own session
+// never reach it, nor an /mcp/sse caller presenting the same key.
 func TestUpstreamLogsOutsideRequestsReachGETStreams(t *testing.T) {
 	gw, _ := everythingTaps(t, "")
 	for _, server := range []string{"stdio", "http"} {
@@ -86,13 +87,13 @@ func TestUpstreamLogsOutsideRequestsReachGETStreams(t *testing.T) {
 			}
 			ss := openSSESession(t, gw.url)
 			setLevel(quiet, "emergency")
-			setLevel(verbose, "debug") // the shared upstream session now sends every level
+			setLevel(verbose, "debug") // verbose's own upstream session now sends every level
 			status, _, body := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, verbose), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"`+server+`-toggle-simulated-logging","arguments":{}}}`)
 			if status != 200 || body["result"] == nil {
 				t.Fatalf("toggle-simulated-logging: %d %v", status, body)
 			}
 			deadline := time.Now().Add(16 * time.Second)
-			for (len(vs.logs()) < 2 || len(ss.logs()) < 1) && time.Now().Before(deadline) {
+			for len(vs.logs()) < 2 && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			got := vs.logs()
@@ -104,13 +105,11 @@ func TestUpstreamLogsOutsideRequestsReachGETStreams(t *testing.T) {
 					t.Fatalf("log line relayed: %v", p)
 				}
 			}
-			if len(ss.logs()) == 0 {
-				t.Fatal("no log line reached the /mcp/sse stream")
+			if got := ss.logs(); len(got) != 0 {
+				t.Fatalf("the /mcp/sse caller received log lines of another caller's upstream session: %v", got)
 			}
-			for _, p := range qs.logs() {
-				if p["level"] != "emergency" {
-					t.Fatalf("a caller at level emergency received %v", p)
-				}
+			if got := qs.logs(); len(got) != 0 {
+				t.Fatalf("a caller received log lines of another caller's upstream session: %v", got)
 			}
 		})
 	}
@@ -119,6 +118,14 @@ func TestUpstreamLogsOutsideRequestsReachGETStreams(t *testing.T) {
 // openSSESession opens an initialized /mcp/sse connection and collects the
 // messages of its stream until the test ends.
 func openSSESession(t *testing.T, base string) *streamLog {
+	t.Helper()
+	s, _ := openSSESessionCaps(t, base, `{}`)
+	return s
+}
+
+// openSSESessionCaps is openSSESession for a client declaring caps; it also
+// returns the URL to post the session's messages to.
+func openSSESessionCaps(t *testing.T, base, caps string) (*streamLog, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -153,11 +160,28 @@ func openSSESession(t *testing.T, base string) *streamLog {
 	}()
 	ep := <-endpoint
 	for _, body := range []string{
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	} {
 		r := postRaw(t, context.Background(), base+ep, map[string]string{"Authorization": "Bearer " + testKey}, "application/json", body)
 		r.Body.Close()
 	}
-	return s
+	return s, base + ep
+}
+
+// answer waits for the response with id on the stream.
+func (s *streamLog) answer(t *testing.T, id float64) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		s.mu.Lock()
+		for _, m := range s.msgs {
+			if m["id"] == id && m["method"] == nil {
+				s.mu.Unlock()
+				return m
+			}
+		}
+		s.mu.Unlock()
+	}
+	t.Fatalf("no answer with id %v on the stream", id)
+	return nil
 }

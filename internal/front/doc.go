@@ -78,6 +78,12 @@
 // their sessions send outside any request (at the level the caller set with
 // logging/setLevel on this replica; every level until then) and, for a
 // caller that declared URL-mode elicitation, notifications/elicitation/complete.
+// Each legacy session (an /mcp/sse connection included, under a random id)
+// owns its upstream sessions once it keeps state there: it declared roots,
+// elicitation or sampling at initialize, or sent logging/setLevel (the level
+// goes to its own sessions, never to the shared one). It then hears what its
+// own sessions send, and nothing another caller's do; until then it shares,
+// and follows, the session of its credentials (see internal/gateway).
 //
 // Cancellation: a legacy caller's notifications/cancelled ends the request
 // it names (the upstream is told notifications/cancelled for the gateway's

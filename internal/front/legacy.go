@@ -133,6 +133,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			return
 		}
 		sess.logLevel.Store(&level)
+		sess.ownState.Store(true) // the level goes to the caller's own upstream sessions
 		res := h.cfg.Gateway.Do(ctx, h.legacyOperation(req, sess, out))
 		if res.Result == nil {
 			res.Result = json.RawMessage(`{}`)
@@ -228,10 +229,31 @@ func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operat
 	return op
 }
 
+// upstreamOwner names the session as the owner of its upstream sessions
+// (upstream.Interactions.Owner) once per-session state is involved: it
+// declared roots, elicitation or sampling at initialize (the upstream asks
+// it and may cache the answer), or it set a log level. Until then, "": its
+// calls share the upstream session of their credentials, so a stdio
+// upstream needs no process per caller.
+func (l *live) upstreamOwner() string {
+	if l.id == "" {
+		return ""
+	}
+	if l.ownState.Load() {
+		return l.id
+	}
+	for _, c := range [...]string{"roots", "elicitation", "sampling"} {
+		if gateway.CapabilityDeclared(l.claims.Caps, c) {
+			return l.id
+		}
+	}
+	return ""
+}
+
 // legacyInteractions lets the core ask a legacy caller for input on its
 // session: only what the caller declared at initialize.
 func legacyInteractions(sess *live, out sink) *upstream.Interactions {
-	in := &upstream.Interactions{Owner: sess.id}
+	in := &upstream.Interactions{Owner: sess.upstreamOwner()}
 	ask := func(method string) upstream.Handler {
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return sess.ask(ctx, out, method, params)
@@ -327,7 +349,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope [
 func sessionFilter(sess *live) gateway.Filter {
 	_, url := gateway.ElicitModes(sess.claims.Caps)
 	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel,
-		ElicitationComplete: url}
+		ElicitationComplete: url, Owner: sess.upstreamOwner}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

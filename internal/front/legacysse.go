@@ -244,7 +244,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 			return
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
-		sess := &live{claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
+		sess := &live{id: "sse-" + rand.Text(), claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
 		conn.setSession(sess)
 		// The connection's stream follows the caller's upstreams as a
 		// session's GET stream does, until the session ends.

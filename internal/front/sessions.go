@@ -131,6 +131,10 @@ type live struct {
 	// logLevel is the level the caller last set with logging/setLevel on
 	// this replica ("" until then: every level is relayed).
 	logLevel atomic.Pointer[string]
+	// ownState is set once the caller keeps per-session state upstream
+	// (logging/setLevel): its calls then run on upstream sessions of its
+	// own (see upstreamOwner).
+	ownState atomic.Bool
 
 	// Background listens following the session (list changes on its GET
 	// stream, resources/subscribe), ended with the session; none starts

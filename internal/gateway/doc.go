@@ -50,15 +50,23 @@
 //     class's HTTP status (upstream.Classify): timeout 504, unreachable and upstream errors
 //     502, upstream 429/503 as sent, 401/403 with the upstream's challenge. MCP routes keep
 //     their era's status rules.
-//   - A legacy caller's calls run on an upstream session of its own (upstream.Interactions.Owner,
-//     the caller's downstream session): server→client requests (roots, elicitation, sampling) are
-//     answered by the caller whose call is in flight, and what an upstream keeps per session
-//     (roots it cached, the logging/setLevel level, subscriptions) never reaches another caller,
-//     even one presenting the same key. See internal/upstream for the bound on such sessions.
-//   - Log lines (notifications/message) a legacy upstream session sends outside any request
-//     go, like list changes, only to the listens following that upstream session (same
-//     credentials) whose Filter.Log is set, at or above the level it returns: a legacy
-//     caller's session sets it from its logging/setLevel (every level until it sets one).
+//   - A legacy caller that keeps state upstream (it declared roots, elicitation or sampling at
+//     initialize, or sent logging/setLevel, which then goes to its own session) has its calls run
+//     on an upstream session of its own (upstream.Interactions.Owner, the caller's downstream
+//     session): server→client requests (roots, elicitation, sampling) are answered by the caller
+//     whose call is in flight, and what an upstream keeps per session (roots it cached, the
+//     logging/setLevel level) never reaches another caller, even one presenting the same key.
+//     Other legacy callers share the session of their credentials (no child process per caller
+//     on stdio). See internal/upstream for the bound on owners' sessions.
+//   - Notifications an upstream session sends outside any request (list changes, log lines,
+//     elicitation/complete, resource updates) go only to the listens following it
+//     (upstream.NotificationKey, Notify): an owner's session's to that owner alone; the shared
+//     session's to the followers with those credentials that have no session of their own on
+//     that server (Filter.Owner), so none hears a list change twice; resource updates from the
+//     shared session, where legacy resources/subscribe subscribes, to every follower whose
+//     filter names the URI. Log lines go to followers whose Filter.Log is set, at or above the
+//     level it returns: a legacy caller's session sets it from its logging/setLevel (every
+//     level until it sets one).
 //     A 2026-07-28 listen never carries log lines (the spec sends them only on the stream of
 //     the request that opted in with _meta logLevel). Nothing is queued here: each line is
 //     handed to the follower's stream, whose own bound applies.

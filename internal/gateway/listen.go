@@ -32,6 +32,13 @@ type Filter struct {
 	// from legacy upstream sessions (a 2025-11-25 caller that declared
 	// URL-mode elicitation).
 	ElicitationComplete bool `json:"-"`
+	// Owner, when set, names the caller whose own upstream sessions
+	// (upstream.Interactions.Owner) this listen stands for, "" while it has
+	// none. A server's notifications then come from that caller's own
+	// session on it once there is one, and from the session shared by its
+	// credentials until then; resource updates always from the shared one,
+	// where the listen subscribes. Only a legacy caller's session sets it.
+	Owner func() string `json:"-"`
 }
 
 // Bounds on a SubscriptionFilter.
@@ -127,6 +134,25 @@ type hubSub struct {
 	emit   func(method string, params json.RawMessage)
 }
 
+// follows reports whether the sub hears a notification that came on an
+// upstream session with its credentials, owned by owner ("" for
+// the shared one): the shared session, unless its owner has a session of
+// its own there (resource updates excepted: the listen subscribes on the
+// shared one); or its owner's own session.
+func (s *hubSub) follows(hasOwn func(key string) bool, owner, method string) bool {
+	mine := ""
+	if s.filter.Owner != nil {
+		mine = s.filter.Owner()
+	}
+	if owner != "" {
+		return owner == mine
+	}
+	if mine == "" || method == mcp.NotifResourcesUpdated {
+		return true
+	}
+	return !hasOwn(upstream.OwnerKey(s.cred, mine))
+}
+
 func (h *hub) add(server string, s *hubSub) func() {
 	h.mu.Lock()
 	if h.subs == nil {
@@ -145,20 +171,26 @@ func (h *hub) add(server string, s *hubSub) func() {
 }
 
 // Notify delivers a notification a server sent outside any request (list
-// changes, resource updates, log lines) on the upstream session named by session (see
-// upstream.CredentialKey) to the listens following that session: callers
-// with other credentials never see it.
+// changes, resource updates, log lines) on the upstream session named by
+// session (see upstream.NotificationKey) to the listens following that
+// session: callers with other credentials never see it, and a caller's own
+// session's notifications reach that caller alone (hubSub.follows).
 func (g *Gateway) Notify(server, session, method string, params json.RawMessage) {
+	cred, owner := upstream.SplitNotificationKey(session)
 	g.hub.mu.Lock()
 	subs := make([]*hubSub, 0, len(g.hub.subs[server]))
 	for s := range g.hub.subs[server] {
-		if s.cred == session {
+		if s.cred == cred {
 			subs = append(subs, s)
 		}
 	}
 	g.hub.mu.Unlock()
+	hasOwn := func(key string) bool {
+		srv := g.servers[server]
+		return srv != nil && srv.Client != nil && srv.Client.HasOwnSession(key)
+	}
 	for _, s := range subs {
-		if s.filter.wants(method, params) {
+		if s.follows(hasOwn, owner, method) && s.filter.wants(method, params) {
 			s.emit(method, params)
 		}
 	}
@@ -262,7 +294,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 // honour is the part of want the servers can honour (those that answered
 // their probe, per infos), with the subscribed URIs each server serves.
 func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
-	honoured := Filter{Log: want.Log, ElicitationComplete: want.ElicitationComplete}
+	honoured := Filter{Log: want.Log, ElicitationComplete: want.ElicitationComplete, Owner: want.Owner}
 	owners := map[string][]string{} // server → the subscribed URIs it serves
 	for _, info := range infos {
 		if info == nil {

@@ -505,6 +505,51 @@ func (c *Client) drop(s *session) {
 // upstream session.
 func CredentialKey(opts Options) string { return credentialDigest(opts.Header, opts.Token) }
 
+// NotificationKey names the upstream session opts select as
+// Config.OnNotification names it: CredentialKey for a session shared by
+// callers with those credentials, OwnerKey of it for a caller's own
+// session (Interactions.Owner).
+func NotificationKey(opts Options) string {
+	owner := ""
+	if opts.Interactions != nil {
+		owner = opts.Interactions.Owner
+	}
+	return OwnerKey(CredentialKey(opts), owner)
+}
+
+// OwnerKey names the own session of owner among those of the credentials
+// named cred (a CredentialKey); cred itself when owner is "".
+func OwnerKey(cred, owner string) string {
+	if owner == "" {
+		return cred
+	}
+	return cred + ownerSep + owner
+}
+
+// ownerSep separates the credentials from the owner in an OwnerKey.
+const ownerSep = "\x00owner\x00"
+
+// SplitNotificationKey is the inverse of OwnerKey: the credentials and the
+// owner ("" for a shared session) a NotificationKey names.
+func SplitNotificationKey(key string) (cred, owner string) {
+	cred, owner, _ = strings.Cut(key, ownerSep)
+	return cred, owner
+}
+
+// HasOwnSession reports whether a live session named key (an OwnerKey with
+// an owner) is pooled: its owner hears that upstream's notifications on it,
+// not on the shared session.
+func (c *Client) HasOwnSession(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sessions {
+		if s.owned && s.notify == key && !s.gone() {
+			return true
+		}
+	}
+	return false
+}
+
 // credentialDigest names per-caller headers and token without keeping them
 // in clear as a map key. It reads the map entries themselves, so a
 // non-canonical key (which auth.Policy.Apply forwards under its canonical

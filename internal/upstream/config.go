@@ -87,8 +87,9 @@ type Config struct {
 	// OnNotification receives server notifications not tied to an
 	// operation (list_changed, resources/updated, and notifications/message,
 	// which OnLog gets too).
-	// session names the credentials of the upstream session it came on
-	// (see CredentialKey): it belongs to callers with those credentials.
+	// session names the upstream session it came on (see
+	// NotificationKey): a shared session's notifications belong to callers
+	// with those credentials, an owner's session's to that owner alone.
 	OnNotification func(session, method string, params json.RawMessage)
 
 	ownHTTP bool // HTTPClient was built here, so Close releases its connections

@@ -71,7 +71,8 @@
 //     cached (server-everything asks once per session and answers every
 //     later get-roots-list from its cache), the logging/setLevel level,
 //     resource subscriptions. An operation whose Interactions name an Owner
-//     (the gateway sets one for every legacy downstream session) therefore
+//     (the gateway sets one for a legacy downstream session that declared
+//     roots, elicitation or sampling, or set a log level) therefore
 //     runs on a pooled session of that owner's own, keyed by owner,
 //     credentials and capability set, and reused for the owner's later
 //     calls. Owners' sessions are capped among themselves by
@@ -80,8 +81,12 @@
 //     recently used idle owner's session, never a shared one, and is
 //     refused with a PoolFullError when all are in use. An owner's session
 //     outlives its downstream session by at most SessionIdle. Operations without an Owner (catalog lists, modern
-//     callers, whose roots and levels travel per request) share sessions by
-//     credentials as before. Answering roots from the gateway instead was
+//     callers, whose roots and levels travel per request, legacy callers that
+//     keep no state upstream) share sessions by credentials as before. A
+//     session names itself to Config.OnNotification by NotificationKey: its
+//     credentials, and its owner for an owner's session, so what an owner's
+//     session sends outside any request (log lines, list changes,
+//     elicitation/complete) can be routed to that owner alone. Answering roots from the gateway instead was
 //     rejected: the upstream decides when to ask and caches the answer, so
 //     the only way to keep one caller's answer from another is not to share
 //     the session; and a shared session that does not offer roots hides

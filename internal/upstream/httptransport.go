@@ -27,7 +27,7 @@ type httpTransport struct {
 	c    *Client
 	url  string
 	hdr  headerFunc // this session's headers: static ones and credentials
-	cred string     // names those credentials, for notifications
+	cred string     // names the session for its notifications (NotificationKey)
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none

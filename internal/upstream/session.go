@@ -41,6 +41,7 @@ type session struct {
 	injected http.Header     // per-caller headers
 	token    string          // the caller's delegated credential, if any
 	cred     string          // names the credentials (see CredentialKey)
+	notify   string          // names the session for its notifications (see NotificationKey)
 	owned    bool            // the session of one caller (Interactions.Owner)
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
@@ -65,9 +66,13 @@ type session struct {
 
 func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
 	life, end := context.WithCancel(context.Background())
-	owned := opts.Interactions != nil && opts.Interactions.Owner != ""
-	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral, owned: owned,
-		cred: credentialDigest(opts.Header, opts.Token), life: life, end: end, turn: make(chan struct{}, 1)}
+	owner := ""
+	if opts.Interactions != nil {
+		owner = opts.Interactions.Owner
+	}
+	cred := credentialDigest(opts.Header, opts.Token)
+	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral, owned: owner != "",
+		cred: cred, notify: OwnerKey(cred, owner), life: life, end: end, turn: make(chan struct{}, 1)}
 }
 
 // gone reports whether the session was released.
@@ -176,7 +181,7 @@ func (s *session) open(ctx context.Context, v verdict) error {
 	c := s.c
 	switch {
 	case c.cfg.Transport == TransportStdio:
-		t, err := c.startStdio()
+		t, err := c.startStdio(s.notify)
 		if err != nil {
 			return err
 		}
@@ -184,7 +189,7 @@ func (s *session) open(ctx context.Context, v verdict) error {
 	case v == verdictSSE:
 		sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 		defer cancel()
-		t, err := startSSE(sctx, c, s.headers, s.cred)
+		t, err := startSSE(sctx, c, s.headers, s.notify)
 		if err != nil {
 			if ctx.Err() == nil && sctx.Err() != nil {
 				return c.timedOut("SSE stream", c.cfg.RequestTimeout)
@@ -193,7 +198,7 @@ func (s *session) open(ctx context.Context, v verdict) error {
 		}
 		s.replaceTransport(t)
 	default:
-		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers, cred: s.cred})
+		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers, cred: s.notify})
 	}
 	return nil
 }
@@ -273,7 +278,7 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 		if s.transport().expired() {
 			// The child could not stand the probe; a fresh one gets the
 			// handshake.
-			t, serr := startStdio(c)
+			t, serr := startStdio(c, s.notify)
 			if serr != nil {
 				return 0, serr
 			}
@@ -493,7 +498,7 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 		}
 	}
 	out.handshake = method == mcp.MethodInitialize
-	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken, cred: s.cred}
+	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken, cred: s.notify}
 	resp, err := tr.call(rctx, ex, out)
 	if err != nil {
 		return nil, s.callFailed(ctx, rctx, tr, out, err)

@@ -54,7 +54,7 @@ type stdioWrite struct {
 	done chan error // buffered: the writer never waits for the caller
 }
 
-func startStdio(c *Client) (*stdioTransport, error) {
+func startStdio(c *Client, notify string) (*stdioTransport, error) {
 	cfg := &c.cfg
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = childEnv(os.Getenv, cfg.Env)
@@ -78,7 +78,7 @@ func startStdio(c *Client) (*stdioTransport, error) {
 		closeFiles(ends[1], ends[2], ends[4])
 		return nil, connErr("cannot start upstream process", err)
 	}
-	return runStdio(c, cmd, ends[1], ends[2], ends[4]), nil
+	return runStdio(c, cmd, ends[1], ends[2], ends[4], notify), nil
 }
 
 // childEnv returns a child's environment: HOME, LOGNAME, PATH, SHELL, TERM
@@ -105,10 +105,11 @@ func closeFiles(fs ...*os.File) {
 
 // runStdio starts the goroutines of a started child: stdout reader, stderr
 // logger, stdin writer, and the one that waits for the exit and ends the
-// others.
-func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File) *stdioTransport {
+// others. notify names the session for its notifications (see NotificationKey).
+func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
 	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
 	t.mux = newMux(c, t.write)
+	t.mux.cred = notify
 	var readers sync.WaitGroup
 	broken := func() {
 		t.fail(connErr("upstream connection failed in the gateway", nil))
@@ -307,14 +308,14 @@ func (t *stdioTransport) close(ctx context.Context) error {
 
 // startStdio starts the child process unless it died too recently: a child
 // that keeps dying is restarted with exponential backoff, not in a loop.
-func (c *Client) startStdio() (*stdioTransport, error) {
+func (c *Client) startStdio(notify string) (*stdioTransport, error) {
 	c.bmu.Lock()
 	wait := time.Until(c.notBefore)
 	c.bmu.Unlock()
 	if wait > 0 {
 		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
 	}
-	return startStdio(c)
+	return startStdio(c, notify)
 }
 
 // noteExit records a stdio child's exit for the restart backoff.
