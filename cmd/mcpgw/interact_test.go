@@ -389,29 +389,7 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 		p.mu.Lock()
 		p.n[m.Method]++
 		p.mu.Unlock()
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(body))
-		req.Header = r.Header.Clone()
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			http.Error(w, "proxy", 502)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				_, _ = w.Write(buf[:n])
-				w.(http.Flusher).Flush()
-			}
-			if err != nil {
-				return
-			}
-		}
+		forwardStreaming(w, r, target, body)
 	}))
 	t.Cleanup(srv.Close)
 	p.url = srv.URL + "/mcp"
@@ -471,4 +449,33 @@ func tamperMiddle(tok string) string {
 		c = 'B'
 	}
 	return tok[:i] + string(c) + tok[i+1:]
+}
+
+// forwardStreaming sends body to target as r's method and headers, and
+// copies the answer back to w as it arrives (flushing each read, so SSE
+// answers stream through).
+func forwardStreaming(w http.ResponseWriter, r *http.Request, target string, body []byte) {
+	req, _ := http.NewRequestWithContext(r.Context(), r.Method, target, bytes.NewReader(body))
+	req.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		http.Error(w, "proxy", http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
 }
