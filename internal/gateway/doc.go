@@ -60,7 +60,7 @@
 //     on stdio). See internal/upstream for the bound on owners' sessions.
 //   - Notifications an upstream session sends outside any request (list changes, log lines,
 //     elicitation/complete, resource updates) go only to the listens following it
-//     (upstream.NotificationKey, Notify): an owner's session's to that owner alone; the shared
+//     (upstream.OwnerKey, Notify): an owner's session's to that owner alone; the shared
 //     session's to the followers with those credentials that have no session of their own on
 //     that server (Filter.Owner), so none hears a list change twice; resource updates from the
 //     shared session, where legacy resources/subscribe subscribes, to every follower whose

@@ -172,7 +172,7 @@ func (h *hub) add(server string, s *hubSub) func() {
 
 // Notify delivers a notification a server sent outside any request (list
 // changes, resource updates, log lines) on the upstream session named by
-// session (see upstream.NotificationKey) to the listens following that
+// session (see upstream.OwnerKey) to the listens following that
 // session: callers with other credentials never see it, and a caller's own
 // session's notifications reach that caller alone (hubSub.follows).
 func (g *Gateway) Notify(server, session, method string, params json.RawMessage) {

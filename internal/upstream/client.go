@@ -505,18 +505,6 @@ func (c *Client) drop(s *session) {
 // upstream session.
 func CredentialKey(opts Options) string { return credentialDigest(opts.Header, opts.Token) }
 
-// NotificationKey names the upstream session opts select as
-// Config.OnNotification names it: CredentialKey for a session shared by
-// callers with those credentials, OwnerKey of it for a caller's own
-// session (Interactions.Owner).
-func NotificationKey(opts Options) string {
-	owner := ""
-	if opts.Interactions != nil {
-		owner = opts.Interactions.Owner
-	}
-	return OwnerKey(CredentialKey(opts), owner)
-}
-
 // OwnerKey names the own session of owner among those of the credentials
 // named cred (a CredentialKey); cred itself when owner is "".
 func OwnerKey(cred, owner string) string {
@@ -530,7 +518,7 @@ func OwnerKey(cred, owner string) string {
 const ownerSep = "\x00owner\x00"
 
 // SplitNotificationKey is the inverse of OwnerKey: the credentials and the
-// owner ("" for a shared session) a NotificationKey names.
+// owner ("" for a shared session) a session's notification key names.
 func SplitNotificationKey(key string) (cred, owner string) {
 	cred, owner, _ = strings.Cut(key, ownerSep)
 	return cred, owner

@@ -88,7 +88,7 @@ type Config struct {
 	// operation (list_changed, resources/updated, and notifications/message,
 	// which OnLog gets too).
 	// session names the upstream session it came on (see
-	// NotificationKey): a shared session's notifications belong to callers
+	// OwnerKey): a shared session's notifications belong to callers
 	// with those credentials, an owner's session's to that owner alone.
 	OnNotification func(session, method string, params json.RawMessage)
 

@@ -83,7 +83,7 @@
 //     outlives its downstream session by at most SessionIdle. Operations without an Owner (catalog lists, modern
 //     callers, whose roots and levels travel per request, legacy callers that
 //     keep no state upstream) share sessions by credentials as before. A
-//     session names itself to Config.OnNotification by NotificationKey: its
+//     session names itself to Config.OnNotification by OwnerKey: its
 //     credentials, and its owner for an owner's session, so what an owner's
 //     session sends outside any request (log lines, list changes,
 //     elicitation/complete) can be routed to that owner alone. Answering roots from the gateway instead was

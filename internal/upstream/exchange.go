@@ -94,7 +94,7 @@ func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
 // exchange is one request in flight: it receives the server→client traffic the
 // upstream sends for that request.
 type exchange struct {
-	cred     string // names the session for its notifications (NotificationKey)
+	cred     string // names the session for its notifications (OwnerKey)
 	c        *Client
 	in       *Interactions
 	method   string

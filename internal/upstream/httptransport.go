@@ -27,7 +27,7 @@ type httpTransport struct {
 	c    *Client
 	url  string
 	hdr  headerFunc // this session's headers: static ones and credentials
-	cred string     // names the session for its notifications (NotificationKey)
+	cred string     // names the session for its notifications (OwnerKey)
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none
@@ -287,10 +287,6 @@ func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.M
 		return nil, protoErr("invalid MCP response: answer does not match the request id", nil)
 	}
 	return m, nil
-}
-
-func readLimited(r io.Reader, max int64) ([]byte, error) {
-	return readLimitedSized(r, max, -1)
 }
 
 // readInto reads r to its end into b, growing it only if r holds more than

@@ -15,7 +15,7 @@ import (
 type mux struct {
 	c     *Client
 	write func(ctx context.Context, msg []byte) error
-	cred  string // names the session for its notifications (NotificationKey)
+	cred  string // names the session for its notifications (OwnerKey)
 
 	// ctx lives as long as the stream; server-request handlers derive from it.
 	ctx    context.Context

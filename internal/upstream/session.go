@@ -41,7 +41,7 @@ type session struct {
 	injected http.Header     // per-caller headers
 	token    string          // the caller's delegated credential, if any
 	cred     string          // names the credentials (see CredentialKey)
-	notify   string          // names the session for its notifications (see NotificationKey)
+	notify   string          // names the session for its notifications (see OwnerKey)
 	owned    bool            // the session of one caller (Interactions.Owner)
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.

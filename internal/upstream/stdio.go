@@ -105,7 +105,7 @@ func closeFiles(fs ...*os.File) {
 
 // runStdio starts the goroutines of a started child: stdout reader, stderr
 // logger, stdin writer, and the one that waits for the exit and ends the
-// others. notify names the session for its notifications (see NotificationKey).
+// others. notify names the session for its notifications (see OwnerKey).
 func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
 	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
 	t.mux = newMux(c, t.write)
