@@ -22,8 +22,8 @@ import (
 // graceful final response.
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
-	filter := jsonrpc.Member(msg.Params, "notifications")
-	if _, rpcErr := gateway.ParseFilter(filter); rpcErr != nil {
+	filter, rpcErr := gateway.ParseFilter(jsonrpc.Member(msg.Params, "notifications"))
+	if rpcErr != nil {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
@@ -74,7 +74,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}()
 	defer bg.Wait()
 	defer cancel()
-	h.cfg.Gateway.Listen(ctx, op, filter,
+	h.cfg.Gateway.ListenFilter(ctx, op, filter,
 		func(honoured json.RawMessage) {
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')

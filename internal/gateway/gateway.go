@@ -228,23 +228,8 @@ func (g *Gateway) lacksFeature(ctx context.Context, op *Operation, servers []str
 	if op.REST || !scopedTo(op, servers) {
 		return Outcome{}, false
 	}
-	s := g.servers[servers[0]]
-	ictx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
-	defer cancel()
-	info, err := s.Client.Info(ictx, g.options(s, op, false))
-	if err != nil {
-		return Outcome{}, false
-	}
-	var has bool
-	switch op.Method {
-	case mcp.MethodToolsList:
-		has = info.Capabilities.HasTools()
-	case mcp.MethodPromptsList:
-		has = info.Capabilities.HasPrompts()
-	default: // resources/list, resources/templates/list
-		has = info.Capabilities.HasResources()
-	}
-	if has {
+	infos, _ := g.infos(ctx, op, servers) // breakers and the listing timeout apply
+	if infos[0] == nil || infos[0].Capabilities.Has(mcp.RequiredServerCapability(op.Method)) {
 		return Outcome{}, false
 	}
 	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method), true

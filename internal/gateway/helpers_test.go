@@ -181,3 +181,13 @@ func header(kv ...string) http.Header {
 	}
 	return h
 }
+
+// listenRaw serves a listen for a filter as a caller sent it, as the front
+// does: ParseFilter first (its refusal is a 400 Outcome), then ListenFilter.
+func listenRaw(g *Gateway, ctx context.Context, op Operation, raw json.RawMessage, ack func(json.RawMessage), emit func(string, json.RawMessage)) Outcome {
+	want, perr := ParseFilter(raw)
+	if perr != nil {
+		return Outcome{Err: perr, Status: http.StatusBadRequest}
+	}
+	return g.ListenFilter(ctx, op, want, ack, emit)
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -196,21 +195,13 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 	}
 }
 
-// Listen serves one subscriptions/listen over the caller's upstreams. It
-// calls ack once, with the part of the filter the upstreams can honour,
-// before any event; then emit for every event, until ctx ends. Modern
-// upstreams get a listen of their own; legacy ones are followed through their
-// sessions, with resources/subscribe for the URIs they serve.
-func (g *Gateway) Listen(ctx context.Context, op Operation, raw json.RawMessage, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
-	want, perr := ParseFilter(raw)
-	if perr != nil {
-		return Outcome{Err: perr, Status: http.StatusBadRequest}
-	}
-	return g.ListenFilter(ctx, op, want, ack, emit)
-}
-
-// ListenFilter is Listen with a filter the gateway built itself (a legacy
-// caller's session following its upstreams), Log included.
+// ListenFilter serves one subscriptions/listen over the caller's upstreams,
+// for a filter from ParseFilter or one the gateway built itself (a legacy
+// caller's session following its upstreams, Log included). It calls ack
+// once, with the part of the filter the upstreams can honour, before any
+// event; then emit for every event, until ctx ends. Modern upstreams get a
+// listen of their own; legacy ones are followed through their sessions, with
+// resources/subscribe for the URIs they serve.
 func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
