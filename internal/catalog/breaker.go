@@ -63,15 +63,6 @@ type breaker struct {
 }
 
 func newBreakers(threshold int, coolOff, maxCool time.Duration) *breakers {
-	if threshold <= 0 {
-		threshold = DefaultBreakerThreshold
-	}
-	if coolOff <= 0 {
-		coolOff = DefaultBreakerCoolOff
-	}
-	if maxCool < coolOff {
-		maxCool = max(DefaultBreakerMaxCoolOff, coolOff)
-	}
 	return &breakers{m: map[string]*breaker{}, threshold: threshold, coolOff: coolOff, maxCool: maxCool}
 }
 

@@ -57,12 +57,6 @@ type Config struct {
 	Separator string       // tool prefix separator; default "-"
 	Sealer    *seal.Sealer // seals cursors; must know SealPurpose
 	Logger    *slog.Logger
-	// BreakerThreshold is how many consecutive listing failures open a
-	// server's breaker; zero means DefaultBreakerThreshold.
-	BreakerThreshold int
-	// BreakerCoolOff and BreakerMaxCoolOff are the first and the largest
-	// cool-off of an open breaker; zero means the defaults.
-	BreakerCoolOff, BreakerMaxCoolOff time.Duration
 	// Patience is how long an aggregate waits for one server; zero means
 	// DefaultPatience, negative waits the whole listing timeout.
 	Patience time.Duration
@@ -83,7 +77,7 @@ func New(cfg Config) *Catalog {
 	for _, s := range cfg.Servers {
 		c.servers[s.Name] = s
 	}
-	c.breakers = newBreakers(cfg.BreakerThreshold, cfg.BreakerCoolOff, cfg.BreakerMaxCoolOff)
+	c.breakers = newBreakers(DefaultBreakerThreshold, DefaultBreakerCoolOff, DefaultBreakerMaxCoolOff)
 	switch {
 	case cfg.Patience == 0:
 		c.patience = DefaultPatience

@@ -10,8 +10,8 @@
 //     server refused the caller's credentials is the aggregate itself refused.
 //   - Breaker per server (not per caller, not per method): consecutive listing or discovery-probe
 //     failures that say the server itself is not answering (timeout, unreachable) open it after
-//     Config.BreakerThreshold failures (default 1) for Config.BreakerCoolOff (default 30s),
-//     doubling after every failed probe up to Config.BreakerMaxCoolOff (default 5m). While open,
+//     DefaultBreakerThreshold failures (1) for DefaultBreakerCoolOff (30s),
+//     doubling after every failed probe up to DefaultBreakerMaxCoolOff (5m). While open,
 //     aggregates and discovery skip the server at once and report status "skipped"
 //     (OutcomeSkipped); a fresh cached list is still served. After the cool-off exactly one
 //     request probes it (half-open) while the others keep skipping; any answer (even an error

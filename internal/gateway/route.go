@@ -64,9 +64,7 @@ func unknownName(op *Operation, tool bool, kind, name string) Outcome {
 
 // toolNotFound is LiteLLM's in-band answer for a tool that does not exist.
 func toolNotFound(name string) json.RawMessage {
-	b := []byte(`{"content":[{"type":"text","text":`)
-	b = jsonrpc.AppendString(b, "Tool '"+name+"' not found")
-	return append(b, `}],"isError":true}`...)
+	return isErrorResult("Tool '" + name + "' not found")
 }
 
 // toolRefusal is LiteLLM's in-band answer for a tool the caller may not use.
