@@ -215,10 +215,6 @@ func (l *loader) validate(cfg *Config, serversKey, samplingNode *yaml.Node) {
 // checkRoutes refuses duplicate server ids and warns when a server_id or alias shadows another
 // server's name, id or alias: the route then selects the other server (see Routes).
 func (l *loader) checkRoutes(servers []Server) {
-	names := map[string]*Server{}
-	for i := range servers {
-		names[servers[i].Name] = &servers[i]
-	}
 	ids := map[string]*Server{}
 	for i := range servers {
 		s := &servers[i]
@@ -228,31 +224,22 @@ func (l *loader) checkRoutes(servers []Server) {
 			continue
 		}
 		ids[s.ServerID] = s
-		if other, ok := names[s.ServerID]; ok && other != s {
-			l.warnAt(s.Line, "server %q has server_id %q, which is the name of server %q; "+
-				"/%s/mcp and server_id %q select server %q (a name wins over an id)",
-				s.Name, s.ServerID, other.Name, s.ServerID, s.ServerID, other.Name)
-		}
 	}
-	aliases := map[string]*Server{}
+	routes := Routes(servers)
 	for i := range servers {
 		s := &servers[i]
+		if other := routes[s.ServerID]; other != s.Name && ids[s.ServerID] == s {
+			l.warnAt(s.Line, "server %q has server_id %q, which is the name of server %q; "+
+				"/%s/mcp and server_id %q select server %q (a name wins over an id)",
+				s.Name, s.ServerID, other, s.ServerID, s.ServerID, other)
+		}
 		if s.Alias == "" || s.Alias == s.Name || s.Alias == s.ServerID {
 			continue
 		}
-		other, dup := names[s.Alias]
-		if !dup {
-			other, dup = ids[s.Alias]
-		}
-		if !dup {
-			other, dup = aliases[s.Alias]
-		}
-		if dup && other != s {
+		if other := routes[s.Alias]; other != s.Name {
 			l.warnAt(s.Line, "server %q has alias %q, which is also the name, id or alias of server %q; "+
-				"a route by that alias is ambiguous and selects server %q", s.Name, s.Alias, other.Name, other.Name)
-			continue
+				"a route by that alias is ambiguous and selects server %q", s.Name, s.Alias, other, other)
 		}
-		aliases[s.Alias] = s
 	}
 }
 
