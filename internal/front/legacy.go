@@ -287,12 +287,8 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 }
 
 // serveLegacySession answers GET (the standalone stream) and DELETE (end
-// of session) on a legacy session.
-func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, scope []string) {
-	caller, ok := h.authenticate(w, r, false)
-	if !ok {
-		return
-	}
+// of session) on a legacy session, for the caller serve established.
+func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, scope []string) {
 	sid := r.Header.Get(mcp.HeaderSessionID)
 	sess, err := h.sessions.open(sid, caller.Binding(), strings.Join(scope, ","))
 	if err != nil {

@@ -141,7 +141,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		scope = []string{name}
 	}
 	if r.Method != http.MethodPost {
-		h.serveLegacySession(w, withCaller(r, caller), scope)
+		h.serveLegacySession(w, r, caller, scope)
 		return
 	}
 	req, ok := h.readMessage(w, r, caller)
@@ -161,15 +161,6 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		return
 	}
 	h.serveLegacy(req)
-}
-
-// callerKey holds the request's established *identity.Caller in its context.
-type callerKey struct{}
-
-// withCaller keeps the caller established for r with it, so that the rest
-// of its handling asks no more (see authenticate).
-func withCaller(r *http.Request, caller *identity.Caller) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, caller))
 }
 
 // admit authenticates the sender of a POSTed message from the headers, then
@@ -260,16 +251,12 @@ func headerMethod(r *http.Request) string {
 }
 
 // authenticate establishes the caller from the request's headers, or
-// answers the refusal. A caller already established for this request is
-// reused. bound says the request is a POSTed message whose method and name
+// answers the refusal. bound says the request is a POSTed message whose method and name
 // are then checked against Mcp-Method and Mcp-Name (readMessage): only then
 // is the webhook told the method from Mcp-Method. Elsewhere nothing binds
 // those headers to what the request does, so the webhook is told the HTTP
 // route and does not see them.
 func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, bound bool) (*identity.Caller, bool) {
-	if c, ok := r.Context().Value(callerKey{}).(*identity.Caller); ok {
-		return c, true
-	}
 	method := ""
 	if bound {
 		method = headerMethod(r)
