@@ -236,18 +236,22 @@ func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operat
 // calls share the upstream session of their credentials, so a stdio
 // upstream needs no process per caller.
 func (l *live) upstreamOwner() string {
-	if l.id == "" {
-		return ""
-	}
 	if l.ownState.Load() {
 		return l.id
 	}
+	return ""
+}
+
+// asksCaller reports whether a caller with these capabilities can be asked
+// for input (roots, elicitation, sampling): the upstream may cache what it
+// answers, so its calls get upstream sessions of their own.
+func asksCaller(caps json.RawMessage) bool {
 	for _, c := range [...]string{"roots", "elicitation", "sampling"} {
-		if gateway.CapabilityDeclared(l.claims.Caps, c) {
-			return l.id
+		if gateway.CapabilityDeclared(caps, c) {
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // legacyInteractions lets the core ask a legacy caller for input on its

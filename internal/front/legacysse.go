@@ -245,6 +245,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
 		sess := &live{id: "sse-" + rand.Text(), claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
+		sess.ownState.Store(asksCaller(caps))
 		conn.setSession(sess)
 		// The connection's stream follows the caller's upstreams as a
 		// session's GET stream does, until the session ends.

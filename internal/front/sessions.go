@@ -131,9 +131,10 @@ type live struct {
 	// logLevel is the level the caller last set with logging/setLevel on
 	// this replica ("" until then: every level is relayed).
 	logLevel atomic.Pointer[string]
-	// ownState is set once the caller keeps per-session state upstream
-	// (logging/setLevel): its calls then run on upstream sessions of its
-	// own (see upstreamOwner).
+	// ownState is set once the caller keeps per-session state upstream (it
+	// declared roots, elicitation or sampling at initialize, or sent
+	// logging/setLevel): its calls then run on upstream sessions of its own
+	// (see upstreamOwner).
 	ownState atomic.Bool
 
 	// Background listens following the session (list changes on its GET
@@ -311,6 +312,7 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 		return l, err // opened, deleted or expired meanwhile
 	}
 	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{})}
+	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())
 	ss.admitLocked(l)
 	return l, nil
