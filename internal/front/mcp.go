@@ -173,19 +173,31 @@ func (h *MCP) admit(w http.ResponseWriter, r *http.Request) (*request, bool) {
 	return h.readMessage(w, r, caller)
 }
 
+// errBodyTooLarge is a body over MaxBodyBytes, announced or read.
+var errBodyTooLarge = errors.New("request body too large")
+
+// readBody reads r's body, at most MaxBodyBytes: errBodyTooLarge beyond
+// that (before reading when Content-Length announces more), another error
+// when it could not be read (in time).
+func (h *MCP) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > h.cfg.MaxBodyBytes {
+		return nil, errBodyTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return nil, errBodyTooLarge
+	}
+	return body, err
+}
+
 // readMessage reads and decodes the POSTed message of an established caller.
 func (h *MCP) readMessage(w http.ResponseWriter, r *http.Request, caller *identity.Caller) (*request, bool) {
-	if r.ContentLength > h.cfg.MaxBodyBytes {
+	body, err := h.readBody(w, r)
+	if errors.Is(err, errBodyTooLarge) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "message larger than %d bytes", h.cfg.MaxBodyBytes))
-			return nil, false
-		}
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeParseError, "could not read the request body in time"))
 		return nil, false
 	}

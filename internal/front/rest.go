@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"sync"
@@ -154,17 +153,12 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 		restError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}
-	if r.ContentLength > h.cfg.MaxBodyBytes {
+	body, err := h.readBody(w, r)
+	if errors.Is(err, errBodyTooLarge) {
 		restError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the gateway accepts")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			restError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the gateway accepts")
-			return
-		}
 		restError(w, http.StatusBadRequest, "invalid_body", "could not read the body in time")
 		return
 	}
