@@ -22,6 +22,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -296,7 +297,7 @@ func goSafe(log *slog.Logger, what string, f func(), onPanic func()) {
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				log.Error("recovered from a panic", "in", what, "panic", fmt.Sprintf("%T", v))
+				log.Error("recovered from a panic", append([]any{"in", what}, panics.Attrs(v)...)...)
 				if onPanic != nil {
 					onPanic()
 				}

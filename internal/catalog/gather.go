@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/later"
+	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
 // errPanic is a fetch that panicked; the panic was logged.
@@ -70,7 +70,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 			r := result{i: i}
 			defer func() {
 				if p := recover(); p != nil {
-					c.log.Error("recovered from a panic in an upstream fan-out; the gateway keeps serving", "stack", string(debug.Stack()))
+					c.log.Error("recovered from a panic in an upstream fan-out; the gateway keeps serving", panics.Attrs(p)...)
 					r.err = errPanic
 				}
 				if j.finish(c) && r.err == nil {

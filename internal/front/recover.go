@@ -1,11 +1,9 @@
 package front
 
 import (
-	"fmt"
 	"log/slog"
-	"runtime"
-	"strconv"
-	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
 // recoverPanic, deferred first in a goroutine the front starts, stops a
@@ -18,28 +16,8 @@ func recoverPanic(log *slog.Logger, what string, after func()) {
 	if v == nil {
 		return
 	}
-	log.Error("recovered from a panic; still serving", "in", what, "panic_type", fmt.Sprintf("%T", v), "stack", panicFrames())
+	log.Error("recovered from a panic; still serving", append([]any{"in", what}, panics.Attrs(v)...)...)
 	if after != nil {
 		after()
 	}
-}
-
-// panicFrames names the functions and lines of the panicking goroutine's
-// stack, without argument values.
-func panicFrames() string {
-	pcs := make([]uintptr, 24)
-	n := runtime.Callers(3, pcs)
-	frames := runtime.CallersFrames(pcs[:n])
-	var b strings.Builder
-	for {
-		f, more := frames.Next()
-		if b.Len() > 0 {
-			b.WriteString(" < ")
-		}
-		b.WriteString(f.Function + ":" + strconv.Itoa(f.Line))
-		if !more {
-			break
-		}
-	}
-	return b.String()
 }

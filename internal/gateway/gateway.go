@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -137,7 +137,7 @@ func errOutcome(code int64, status int, format string, args ...any) Outcome {
 // is not logged: it may quote arguments or tokens; the stack names the place.
 func (g *Gateway) recovered(where string, cancel context.CancelFunc) {
 	if r := recover(); r != nil {
-		g.cfg.Logger.Error("recovered from a panic; the gateway keeps serving", "in", where, "stack", string(debug.Stack()))
+		g.cfg.Logger.Error("recovered from a panic; the gateway keeps serving", append([]any{"in", where}, panics.Attrs(r)...)...)
 		if cancel != nil {
 			cancel()
 		}

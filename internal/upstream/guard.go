@@ -3,10 +3,9 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"runtime/debug"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
 // recoverPanic, deferred at the top of a goroutine the client starts (or
@@ -18,8 +17,7 @@ func (c *Client) recoverPanic(where string, onPanic func()) {
 	if r == nil {
 		return
 	}
-	c.cfg.Logger.Error("recovered from a panic; the affected operation fails", "where", where,
-		"panic_type", fmt.Sprintf("%T", r), "stack", string(debug.Stack()))
+	c.cfg.Logger.Error("recovered from a panic; the affected operation fails", append([]any{"where", where}, panics.Attrs(r)...)...)
 	if onPanic != nil {
 		onPanic()
 	}
