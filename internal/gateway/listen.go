@@ -184,9 +184,18 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 		}
 	}
 	g.hub.mu.Unlock()
+	var (
+		own    map[string]bool // looked up once, when a follower has an owner
+		looked bool
+	)
 	hasOwn := func(key string) bool {
-		srv := g.servers[server]
-		return srv != nil && srv.Client != nil && srv.Client.HasOwnSession(key)
+		if !looked {
+			looked = true
+			if srv := g.servers[server]; srv != nil && srv.Client != nil {
+				own = srv.Client.OwnSessions()
+			}
+		}
+		return own[key]
 	}
 	for _, s := range subs {
 		if s.follows(hasOwn, owner, method) && s.filter.wants(method, params) {

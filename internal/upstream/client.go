@@ -524,18 +524,22 @@ func SplitNotificationKey(key string) (cred, owner string) {
 	return cred, owner
 }
 
-// HasOwnSession reports whether a live session named key (an OwnerKey with
-// an owner) is pooled: its owner hears that upstream's notifications on it,
-// not on the shared session.
-func (c *Client) HasOwnSession(key string) bool {
+// OwnSessions names the live sessions of one caller each (their OwnerKeys):
+// such an owner hears this upstream's notifications on its own session, not
+// on the shared one. One scan of the pool serves a whole notification.
+func (c *Client) OwnSessions() map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var own map[string]bool
 	for _, s := range c.sessions {
-		if s.owned && s.notify == key && !s.gone() {
-			return true
+		if s.owned && !s.gone() {
+			if own == nil {
+				own = map[string]bool{}
+			}
+			own[s.notify] = true
 		}
 	}
-	return false
+	return own
 }
 
 // credentialDigest names per-caller headers and token without keeping them
