@@ -56,12 +56,11 @@ func (l *causeLog) reset() {
 	l.mu.Unlock()
 }
 
-// noteCause logs, once per distinct cause until the upstream answers again
+// noteCause logs cause (failureCause), once per distinct cause until the upstream answers again
 // and under the per-message rate limit, why an operation on the upstream
 // failed. It is for operators: the cause never holds an upstream body, a
 // credential or an argument, and callers are never shown it.
-func (c *Client) noteCause(err error) {
-	cause := failureCause(err)
+func (c *Client) noteCause(cause string) {
 	if cause == "" || !c.causes.first(cause) {
 		return
 	}

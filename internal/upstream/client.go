@@ -204,7 +204,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 	}
 	s, err := c.session(ctx, opts)
 	if err != nil {
-		c.noteCause(err)
+		c.noteCause(failureCause(err))
 		return Info{}, err
 	}
 	c.unuse(s)
@@ -253,8 +253,9 @@ func (c *Client) logFailure(ctx context.Context, method, name string, opts Optio
 		level = slog.LevelError
 	}
 	cl := Classify(err)
-	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message, "cause", failureCause(err))
-	c.noteCause(err)
+	cause := failureCause(err)
+	c.cfg.Logger.Log(ctx, level, method+" failed", "name", name, "fault", string(cl.Fault), "reason", cl.Message, "cause", cause)
+	c.noteCause(cause)
 }
 
 func (c *Client) pooledCall(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
