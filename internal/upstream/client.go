@@ -446,10 +446,8 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 // call is using.
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
-	key := capKey + "|" + credentialDigest(opts.Header, opts.Token)
-	if in := opts.Interactions; in != nil && in.Owner != "" {
-		key += "|" + in.Owner
-	}
+	owner := ownerOf(opts)
+	key := capKey + "|" + OwnerKey(credentialDigest(opts.Header, opts.Token), owner)
 	var victim *session
 	defer func() {
 		if victim != nil {
@@ -465,12 +463,11 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 		c.useLocked(s)
 		return s, false, nil
 	}
-	owned := opts.Interactions != nil && opts.Interactions.Owner != ""
 	switch {
-	case owned && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
+	case owner != "" && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
 		// Callers' own sessions make room among themselves, so they can
 		// never crowd out the shared ones.
-		if victim = c.evictLocked(func(s *session) bool { return s.owned }); victim == nil {
+		if victim = c.evictLocked(func(s *session) bool { return s.owned() }); victim == nil {
 			return nil, false, &PoolFullError{}
 		}
 	case len(c.sessions) >= c.cfg.MaxSessions:
@@ -533,7 +530,7 @@ func (c *Client) OwnSessions() map[string]bool {
 	defer c.mu.Unlock()
 	var own map[string]bool
 	for _, s := range c.sessions {
-		if s.owned && !s.gone() {
+		if s.owned() && !s.gone() {
 			if own == nil {
 				own = map[string]bool{}
 			}

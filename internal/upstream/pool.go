@@ -81,7 +81,7 @@ func (c *Client) evictLocked(match func(*session) bool) *session {
 func (c *Client) ownedLocked() int {
 	n := 0
 	for _, s := range c.sessions {
-		if s.owned {
+		if s.owned() {
 			n++
 		}
 	}

@@ -42,7 +42,6 @@ type session struct {
 	token    string          // the caller's delegated credential, if any
 	cred     string          // names the credentials (see CredentialKey)
 	notify   string          // names the session for its notifications (see OwnerKey)
-	owned    bool            // the session of one caller (Interactions.Owner)
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
 	ephemeral bool
@@ -66,14 +65,23 @@ type session struct {
 
 func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
 	life, end := context.WithCancel(context.Background())
-	owner := ""
-	if opts.Interactions != nil {
-		owner = opts.Interactions.Owner
-	}
 	cred := credentialDigest(opts.Header, opts.Token)
-	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral, owned: owner != "",
-		cred: cred, notify: OwnerKey(cred, owner), life: life, end: end, turn: make(chan struct{}, 1)}
+	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
+		cred: cred, notify: OwnerKey(cred, ownerOf(opts)), life: life, end: end, turn: make(chan struct{}, 1)}
 }
+
+// ownerOf names the caller whose own session opts select ("" for a shared
+// session).
+func ownerOf(opts Options) string {
+	if opts.Interactions == nil {
+		return ""
+	}
+	return opts.Interactions.Owner
+}
+
+// owned reports whether this is the session of one caller
+// (Interactions.Owner), not one shared by callers with its credentials.
+func (s *session) owned() bool { return s.notify != s.cred }
 
 // gone reports whether the session was released.
 func (s *session) gone() bool { return s.life.Err() != nil }
@@ -406,7 +414,7 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
-	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral && !s.owned {
+	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral && !s.owned() {
 		// The session shared by callers without credentials of their own
 		// (at most one per capability set) always follows the upstream's
 		// notifications; others (a caller's own among them) open the GET
