@@ -59,6 +59,29 @@ func (ex *exchange) endHandler() {
 	ex.handlers.Done()
 }
 
+// serveAsync answers m, whose handler slot startHandler reserved, on a
+// goroutine of its own: ex serves it within ctx, send delivers the answer
+// within sendCtx, and the slot is released; done, when set, runs last.
+func (ex *exchange) serveAsync(ctx, sendCtx context.Context, m *jsonrpc.Message, send func(context.Context, []byte) error, done func()) {
+	go func() {
+		if done != nil {
+			defer done()
+		}
+		defer ex.endHandler()
+		defer ex.c.recoverPanic("server request", nil)
+		ex.c.sendAnswer(sendCtx, send, m.Method, ex.serveRequest(ctx, m))
+	}()
+}
+
+// sendAnswer sends the answer b to the upstream's request (method) with
+// send; a failure is a rate-limited debug line (the upstream's request then
+// times out on its side).
+func (c *Client) sendAnswer(ctx context.Context, send func(context.Context, []byte) error, method string, b []byte) {
+	if err := send(ctx, b); err != nil {
+		c.msgDebug("could not answer server request", "method", method, "err", causeText(err))
+	}
+}
+
 // busyReply refuses a server→client request beyond the limits.
 func busyReply(m *jsonrpc.Message) []byte {
 	return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,

@@ -421,18 +421,10 @@ func (t *httpTransport) serveOnStream(ctx, hctx context.Context, ex *exchange, m
 	case !ex.startHandler():
 		reply = busyReply(m) // over the limits: no goroutine
 	default:
-		go func() {
-			defer ex.endHandler()
-			defer t.c.recoverPanic("server request", nil)
-			if err := t.send(hctx, ex.serveRequest(hctx, m)); err != nil {
-				t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
-			}
-		}()
+		ex.serveAsync(hctx, hctx, m, t.send, nil)
 		return
 	}
-	if err := t.send(ctx, reply); err != nil {
-		t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
-	}
+	t.c.sendAnswer(ctx, t.send, m.Method, reply)
 }
 
 // resume reopens a response stream the upstream closed early, after the

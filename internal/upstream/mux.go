@@ -240,14 +240,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 		m.reply(busyReply(msg))
 		return
 	}
-	go func() {
-		defer target.ex.endHandler()
-		defer m.c.recoverPanic("server request", nil)
-		reply := target.ex.serveRequest(target.ctx, msg)
-		if err := m.send(target.ctx, reply); err != nil {
-			m.c.msgDebug("could not answer server request", "method", msg.Method, "err", causeText(err))
-		}
-	}()
+	target.ex.serveAsync(target.ctx, target.ctx, msg, m.send, nil)
 }
 
 // reply queues an answer that belongs to no call for the one replier

@@ -150,20 +150,11 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 			target, tctx, reply := t.routeStandalone(m)
 			if reply != nil {
 				// Refused (or a ping) at once, without a goroutine.
-				if err := t.send(ctx, reply); err != nil {
-					t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
-				}
+				t.c.sendAnswer(ctx, t.send, m.Method, reply)
 				continue
 			}
 			serving.Add(1)
-			go func() {
-				defer serving.Done()
-				defer target.endHandler()
-				defer t.c.recoverPanic("server request", nil)
-				if err := t.send(ctx, target.serveRequest(tctx, m)); err != nil {
-					t.c.msgDebug("could not answer server request", "method", m.Method, "err", causeText(err))
-				}
-			}()
+			target.serveAsync(tctx, ctx, m, t.send, serving.Done)
 		}
 	}
 }
