@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,6 +74,7 @@ func TestSubscriptionEndsWhenWebhookIdentityChanges(t *testing.T) {
 		t.Run(access, func(t *testing.T) {
 			t.Parallel()
 			upstream := testpeers.StartGoFixtureHTTP(t, true)
+			listens := countListens(t, upstream)
 			hook, write := subscriptionAuth(t, identity())
 			gw := startGateway(t, fmt.Sprintf(`model_list: []
 mcp_servers:
@@ -84,7 +88,7 @@ general_settings:
   custom_auth: %s
   store_model_in_db: false
   mcp_advertised_versions: ["2025-11-25", "2026-07-28"]
-`, upstream, subscriptionKey, hook), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
+`, listens.url, subscriptionKey, hook), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
 			hdr := func(method, name string) map[string]string {
 				h := modernHeaders(method, name)
 				h["Authorization"] = "Bearer " + subscriptionKey
@@ -97,6 +101,11 @@ general_settings:
 			events := openListen(t, gw.url+"/mcp/", hdr("subscriptions/listen", ""))
 			if first := <-events; !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 				t.Fatalf("first event = %s", first)
+			}
+			for deadline := time.Now().Add(3 * time.Second); listens.open.Load() == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the acknowledged subscription holds no upstream listener")
+				}
 			}
 			changed := identity()
 			if access == "revoked" {
@@ -111,18 +120,27 @@ general_settings:
 			if status, _, out := rpc(t, upstream, trigger, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_trigger_tool_change","arguments":{},`+modernMeta+`}}`); status != 200 {
 				t.Fatalf("trigger upstream: %d %v", status, out)
 			}
-			deadline := time.After(15 * time.Second)
+			// As the seed: the subscription ends within 5 s with no event
+			// delivered, and the upstream listener closes within 3 s after.
+			// (The listen's final response, which ends it, is no event.)
+			deadline := time.After(5 * time.Second)
+		wait:
 			for {
 				select {
 				case ev, ok := <-events:
 					if !ok {
-						return // the listen ended
+						break wait
 					}
-					if strings.Contains(ev, "list_changed") {
+					if strings.Contains(ev, `"method":`) {
 						t.Fatalf("a %s caller still received %s", access, ev)
 					}
 				case <-deadline:
 					t.Fatal("the listen outlived the caller's identity")
+				}
+			}
+			for deadline := time.Now().Add(3 * time.Second); listens.open.Load() != 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d upstream listeners survived the ended subscription", listens.open.Load())
 				}
 			}
 		})
@@ -178,4 +196,31 @@ func openListen(t *testing.T, url string, hdr map[string]string) <-chan string {
 		}
 	}()
 	return events
+}
+
+// listenCounter fronts an upstream and counts its subscriptions/listen
+// requests still open.
+type listenCounter struct {
+	url  string
+	open atomic.Int64
+}
+
+func countListens(t *testing.T, upstream string) *listenCounter {
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := &listenCounter{}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	proxy.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			lc.open.Add(1)
+			defer lc.open.Add(-1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	lc.url = srv.URL + target.Path
+	return lc
 }
