@@ -208,9 +208,19 @@ func TestContinuationReauthenticatesCallerAndRechecksRevokedPermissions(t *testi
 }
 
 func reauthContinuation(t *testing.T, peer, otherPeer *recordingPeer) {
+	// identity is the seed's {**identity, **changed}: one object, changed
+	// fields replacing alice's.
 	identity := func(servers, changed string) string {
-		return `{"user_id":"alice","team_id":"team-a","user_role":"internal_user",` +
-			`"object_permission":{"object_permission_id":"test-permission","mcp_servers":[` + servers + `]}` + changed + `}`
+		id := map[string]any{"user_id": "alice", "team_id": "team-a", "user_role": "internal_user"}
+		var perm, diff map[string]any
+		_ = json.Unmarshal([]byte(`{"object_permission_id":"test-permission","mcp_servers":[`+servers+`]}`), &perm)
+		_ = json.Unmarshal([]byte(`{`+strings.TrimPrefix(changed, ",")+`}`), &diff)
+		id["object_permission"] = perm
+		for k, v := range diff {
+			id[k] = v
+		}
+		b, _ := json.Marshal(id)
+		return string(b)
 	}
 	auth := newInteractionAuth(t, identity(`"interaction-server"`, ""))
 	gw := startGateway(t, fmt.Sprintf(`model_list: []
