@@ -45,41 +45,6 @@ func Decode(data []byte) (*Message, error) {
 	return f.message()
 }
 
-// DecodeBatch parses either one message or a JSON array of messages (the
-// 2025-03-26 batch form). An empty array is an error.
-func DecodeBatch(data []byte) ([]*Message, error) {
-	if err := checkJSON(data); err != nil {
-		return nil, err
-	}
-	trimmed := bytes.TrimSpace(data)
-	if trimmed[0] != '[' {
-		m, err := Decode(trimmed)
-		if err != nil {
-			return nil, err
-		}
-		return []*Message{m}, nil
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(trimmed, &elems); err != nil {
-		return nil, &DecodeError{Code: CodeParseError, Reason: "batch is not a JSON array"}
-	}
-	if len(elems) == 0 {
-		return nil, shapeErr(ID{}, "empty batch")
-	}
-	out := make([]*Message, 0, len(elems))
-	for i, e := range elems {
-		if bytes.HasPrefix(bytes.TrimSpace(e), []byte("[")) {
-			return nil, shapeErr(ID{}, "batch element %d is an array", i)
-		}
-		m, err := Decode(e)
-		if err != nil {
-			return nil, fmt.Errorf("batch element %d: %w", i, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
 // checkJSON refuses bytes that are not one valid JSON text in UTF-8. json.Valid
 // alone lets invalid UTF-8 through inside strings, and a later json.Unmarshal
 // silently turns it into U+FFFD, so a name would not survive a round trip.

@@ -17,6 +17,6 @@
 //   - Unknown top-level members are tolerated (forward compatibility); duplicate
 //     known members, a request carrying result/error, a response with both or
 //     neither, a null request id and a non-integer numeric id are rejected.
-//   - Batches are a separate entry point (DecodeBatch) because only the
-//     2025-03-26 revision allowed them; Decode refuses them with a clear reason.
+//   - Batches are refused by Decode with a clear reason: only the 2025-03-26
+//     revision allowed them, and the gateway answers one message per request.
 package jsonrpc

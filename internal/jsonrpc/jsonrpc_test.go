@@ -97,23 +97,6 @@ func TestDecodeErrorCarriesID(t *testing.T) {
 	}
 }
 
-func TestDecodeBatch(t *testing.T) {
-	ms, err := DecodeBatch([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`))
-	if err != nil || len(ms) != 2 || ms[1].Kind() != KindNotification {
-		t.Fatalf("ms=%v err=%v", ms, err)
-	}
-	if _, err := DecodeBatch([]byte(`[]`)); err == nil {
-		t.Fatal("empty batch accepted")
-	}
-	if _, err := DecodeBatch([]byte(`[[]]`)); err == nil {
-		t.Fatal("nested batch accepted")
-	}
-	ms, err = DecodeBatch([]byte(`{"jsonrpc":"2.0","id":1,"method":"a"}`))
-	if err != nil || len(ms) != 1 {
-		t.Fatalf("single: %v %v", ms, err)
-	}
-}
-
 func TestEncodeRoundTrip(t *testing.T) {
 	ids := []ID{IntID(0), IntID(-7), StringID("x\"y"), StringID("ünï"), mustID(t, `9007199254740993`)}
 	for _, id := range ids {
