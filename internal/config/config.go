@@ -345,11 +345,6 @@ type Problem struct {
 // String formats the problem as "LINE: SEVERITY: MSG".
 func (p Problem) String() string { return fmt.Sprintf("%d: %s: %s", p.Line, p.Severity, p.Msg) }
 
-// HasErrors reports whether any problem is an error.
-func HasErrors(problems []Problem) bool {
-	return slices.ContainsFunc(problems, func(p Problem) bool { return p.Severity == SeverityError })
-}
-
 // ValidationError is returned by Load and Parse when the problems include errors.
 type ValidationError struct {
 	// Errors counts the error-severity problems.

@@ -108,13 +108,3 @@ func (c *negCache) put(k negKey, status int) {
 	}
 	c.m[k] = c.ll.PushFront(&negEntry{key: k, status: status, expires: exp})
 }
-
-// len reports the number of remembered refusals, expired ones included.
-func (c *negCache) len() int {
-	if c == nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}

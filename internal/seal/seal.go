@@ -123,14 +123,6 @@ func (s *Sealer) WithClock(now func() time.Time) *Sealer {
 	return &c
 }
 
-// Purposes returns a copy of the purposes s was created with, in their original order.
-func (s *Sealer) Purposes() []string {
-	if s == nil {
-		return nil
-	}
-	return append([]string(nil), s.purposes...)
-}
-
 // key returns the state for purpose, or ErrNoKey for a nil Sealer and ErrPurpose for an unknown purpose.
 func (s *Sealer) key(purpose string) (*purposeKey, error) {
 	if s == nil || s.keys == nil {

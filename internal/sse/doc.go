@@ -17,8 +17,8 @@
 //   - A UTF-8 BOM at the start of the stream is skipped.
 //   - The field name runs up to the first ':'; one leading space (only one)
 //     is stripped from the value. A line without ':' is a field with an empty
-//     value. Lines starting with ':' are comments (counted, see
-//     Reader.Comments). Unknown fields are ignored.
+//     value. Lines starting with ':' are comments and are
+//     skipped. Unknown fields are ignored.
 //   - "id" values containing NUL are ignored. "retry" is honoured only if it
 //     is non-empty and all ASCII digits; values beyond MaxInt32 saturate.
 //   - A blank line dispatches the event. LastEventID is updated at every
@@ -47,7 +47,8 @@
 // none); Reader.LastEventID is the spec's persistent "last event ID string",
 // the value to send as Last-Event-ID when reconnecting. Event.Retry is the
 // retry received in the block (0 if none, so "retry: 0" is indistinguishable
-// from absence there); Reader.Retry reports the stream's reconnection time.
+// from absence there); the Reader keeps the latest valid retry as the
+// stream's reconnection time.
 //
 // Bytes are not UTF-8 decoded. The spec decodes the stream as UTF-8 with
 // replacement characters; doing that would cost a pass over every payload

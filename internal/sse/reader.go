@@ -134,12 +134,6 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 // LastEventID returns the last event ID seen; per the spec it persists across events and is updated when an event block ends.
 func (r *Reader) LastEventID() string { return r.lastID }
 
-// Retry returns the most recent valid "retry:" value in milliseconds and whether one has been seen.
-func (r *Reader) Retry() (ms int, ok bool) { return r.reconn, r.hasRetry }
-
-// Comments returns the number of comment lines (starting with ':') skipped so far.
-func (r *Reader) Comments() int64 { return r.comments }
-
 // Next returns the next dispatched event, io.EOF at the end of the stream, or an error (sticky).
 func (r *Reader) Next() (Event, error) {
 	if r.err != nil {

@@ -100,29 +100,6 @@ func (k kind) format(value string) string {
 	return ""
 }
 
-// KnownAuthType reports whether authType is one this package can format
-// (case-insensitive; "" counts as none).
-func KnownAuthType(authType string) bool {
-	_, ok := kindOf(authType)
-	return ok
-}
-
-// Credential formats value for authType exactly per the A7 table and returns
-// the default header it belongs in ("Authorization", or "X-API-Key" for
-// api_key). It returns two empty strings for none, an unknown type, or a
-// value that is empty after trimming.
-func Credential(authType, value string) (header, formatted string) {
-	k, ok := kindOf(authType)
-	if !ok {
-		return "", ""
-	}
-	formatted = k.format(value)
-	if formatted == "" {
-		return "", ""
-	}
-	return k.defaultHeader(), formatted
-}
-
 // StripAuthScheme removes a leading auth scheme from value. Leading
 // whitespace is always trimmed; the scheme is matched ASCII
 // case-insensitively and only when followed by at least one space or tab,

@@ -5,11 +5,11 @@
 //
 // Pieces:
 //
-//   - StripAuthScheme and Credential: formatting of one credential per
-//     auth_type (bearer family, token, basic, api_key, authorization).
+//   - StripAuthScheme and the per-auth_type formatting Policy applies to
+//     one credential (bearer family, token, basic, api_key, authorization).
 //   - Policy: one server's header layering (credential, forwarded
 //     extra_headers, static_headers), built once and applied per request.
-//   - CredentialsSurvive, CheckRedirect, ScrubRedirect: httpx's
+//   - CredentialsSurvive, CheckRedirect: httpx's
 //     Authorization-on-redirect rule, applied to every credential header.
 //   - ClientCredentials: the token cache, with Watch for long-lived streams.
 //
@@ -98,8 +98,7 @@
 //     goroutine; the hand-rolled flight above is a dozen lines.
 //   - Scrubbing credential headers on cross-origin redirects and following
 //     them (httpx's behaviour): the seeds require that the destination is
-//     never contacted, so CheckRedirect refuses; ScrubRedirect exists for
-//     redirect handling outside net/http's client.
+//     never contacted, so CheckRedirect refuses.
 //   - A per-token cache of formatted header values in Policy: one string
 //     concatenation per request is cheaper than the atomic bookkeeping.
 //   - client_secret_basic token endpoint authentication: not in the

@@ -85,18 +85,6 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// ScrubRedirect removes Authorization, X-Api-Key and slot from req when a
-// redirect from from to req.URL would not keep credentials, and reports
-// whether it did. It is for redirect handling that follows such redirects;
-// CheckRedirect refuses them instead.
-func ScrubRedirect(req *http.Request, from *url.URL, slot string) bool {
-	if CredentialsSurvive(from, req.URL) {
-		return false
-	}
-	StripCredentialHeaders(req.Header, slot)
-	return true
-}
-
 // origin renders scheme://host[:port] of u for error messages.
 func origin(u *url.URL) string {
 	if u == nil {
