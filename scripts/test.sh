@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command. Installs the real MCP peers the tests run against (pinned versions),
-# then runs go vet and the race-enabled test suite. Runs unattended on a fresh machine. Every
+# then runs go vet, the unreachable-code check and the race-enabled test suite. Runs unattended on a fresh machine. Every
 # Node-based step and test runs on the one pinned Node.js in test/node (scripts/node.sh), whatever
 # Node the machine has: the machine's npm is used only to fetch it (as root, without npm, Debian's
 # npm is installed for that). Every step prints how long it took.
@@ -35,6 +35,7 @@ step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
 
 export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...
+step "deadcode" bash scripts/deadcode.sh
 step "go test -race" go test -race -count=1 ./...
 # The official MCP conformance suite, directly against the Go SDK fixture and through the
 # gateway in front of it; fails on any scored check that fails only through the gateway.
