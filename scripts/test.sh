@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command. Installs the real MCP peers the tests run against (pinned versions),
-# then runs go vet, the unreachable-code check and the race-enabled test suite. Runs unattended on a fresh machine. Every
-# Node-based step and test runs on the one pinned Node.js in test/node (scripts/node.sh), whatever
-# Node the machine has: the machine's npm is used only to fetch it (as root, without npm, Debian's
-# npm is installed for that). Every step prints how long it took.
+# then runs go vet, the unreachable-code check (scripts/deadcode.sh) and the race-enabled test
+# suite. Runs unattended on a fresh machine. Every Node-based step and test runs on the one pinned
+# Node.js in test/node (scripts/node.sh), whatever Node the machine has: the machine's npm is used
+# only to fetch it (as root, without npm, Debian's npm is installed for that). Every step prints
+# how long it took.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
