@@ -49,144 +49,185 @@ func isLiteLLMOnlyServerKey(k string) bool {
 	return false
 }
 
+// serverFields is the state of reading one mcp_servers entry: the server so far and the
+// settings that are resolved only once every key has been read.
+type serverFields struct {
+	ps                                     parsedServer
+	prefix                                 string
+	infoVersion                            string
+	infoNode, authValueNode, authTokenNode *yaml.Node
+}
+
 // server reads one mcp_servers entry.
 func (l *loader) server(e entry) parsedServer {
-	ps := parsedServer{Server: Server{Name: e.key, Line: lineOf(e.k)}}
-	ps.at.key = e.k
-	s, at := &ps.Server, &ps.at
-	prefix := "mcp_servers." + e.key
-	var infoVersion string
-	var infoNode, authValueNode, authTokenNode *yaml.Node
-	for _, f := range l.entries(e.v, prefix, "key") {
-		field := prefix + "." + f.key
-		v := f.v
-		switch f.key {
-		case "server_id":
-			s.ServerID, _ = l.str(v, field)
-			at.serverID = v
-		case "alias":
-			if a, ok := l.str(v, field); ok {
-				s.Alias = strings.ReplaceAll(strings.TrimSpace(a), " ", "_")
-				at.alias = v
-			}
-		case "description":
-			s.Description, _ = l.str(v, field)
-		case "url":
-			if u, ok := l.str(v, field); ok {
-				s.URL = strings.TrimSpace(u)
-				at.url = v
-			}
-		case "transport":
-			if t, ok := l.str(v, field); ok {
-				s.Transport = Transport(strings.ToLower(strings.TrimSpace(t)))
-				at.transport = v
-			}
-		case "command":
-			if c, ok := l.str(v, field); ok {
-				s.Command = c
-				s.CommandLine = lineOf(v)
-				at.command = v
-			}
-		case "args":
-			s.Args = l.strList(v, field)
-		case "env":
-			s.Env, _ = l.strMap(v, field)
-		case "protocol_version":
-			if p, ok := l.str(v, field); ok {
-				s.ProtocolVersion = strings.TrimSpace(p)
-				at.protocol = v
-			}
-		case "mcp_info":
-			// A free-form mapping; only protocol_version matters here.
-			for _, ie := range l.entries(v, field, "key") {
-				if ie.key == "protocol_version" {
-					if p, ok := l.str(ie.v, field+".protocol_version"); ok {
-						infoVersion, infoNode = strings.TrimSpace(p), ie.v
-					}
-				}
-			}
-		case "auth_type":
-			if t, ok := l.str(v, field); ok {
-				s.AuthType = AuthType(strings.ToLower(strings.TrimSpace(t)))
-				at.authType = v
-			}
-		case "auth_value":
-			if a, ok := l.str(v, field); ok {
-				s.AuthValue, authValueNode = Secret(a), v
-			}
-		case "authentication_token":
-			if a, ok := l.str(v, field); ok {
-				authTokenNode = v
-				if authValueNode == nil {
-					s.AuthValue = Secret(a)
-				}
-			}
-		case "auth_header_name":
-			if h, ok := l.str(v, field); ok {
-				s.AuthHeaderName = strings.TrimSpace(h)
-				at.authHeaderName = v
-			}
-		case "oauth2_flow":
-			if f, ok := l.str(v, field); ok {
-				s.OAuth2Flow = strings.ToLower(strings.TrimSpace(f))
-				at.oauth2Flow = v
-			}
-		case "client_id":
-			s.ClientID, _ = l.str(v, field)
-		case "client_secret":
-			cs, _ := l.str(v, field)
-			s.ClientSecret = Secret(cs)
-		case "token_url":
-			if u, ok := l.str(v, field); ok {
-				s.TokenURL = strings.TrimSpace(u)
-				at.tokenURL = v
-			}
-		case "authorization_url":
-			if u, ok := l.str(v, field); ok {
-				s.AuthorizationURL = strings.TrimSpace(u)
-				at.authorizationURL = v
-			}
-		case "scopes":
-			s.Scopes = l.scopes(v, field)
-		case "static_headers":
-			s.StaticHeaders, at.staticHeaderKeys = l.strMap(v, field)
-		case "extra_headers":
-			s.ExtraHeaders = l.strList(v, field)
-			at.extraHeaders = v
-		case "allowed_tools":
-			s.AllowedTools = l.strList(v, field)
-		case "disallowed_tools":
-			s.DisallowedTools = l.strList(v, field)
-		case "allow_elicitation":
-			s.AllowElicitation, _ = l.boolean(v, field)
-		case "allow_sampling":
-			s.AllowSampling, _ = l.boolean(v, field)
-		case "allow_all_keys":
-			s.AllowAllKeys, _ = l.boolean(v, field)
-		case "access_groups":
-			s.AccessGroups = l.strList(v, field)
-		case "rpm":
-			s.RPM, _ = l.nonNegInt(v, field)
-			at.rpm = v
-		case "timeout":
-			s.Timeout, _ = l.seconds(v, field)
-			at.timeout = v
-		default:
-			if isLiteLLMOnlyServerKey(f.key) {
-				l.warnf(f.k, "key %q in %s is a LiteLLM option mcpgw does not implement (ignored)", f.key, prefix)
-			} else {
-				l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)%s", f.key, prefix, didYouMean(f.key, serverKeys))
-			}
+	r := serverFields{ps: parsedServer{Server: Server{Name: e.key, Line: lineOf(e.k)}}, prefix: "mcp_servers." + e.key}
+	r.ps.at.key = e.k
+	for _, f := range l.entries(e.v, r.prefix, "key") {
+		field := r.prefix + "." + f.key
+		if l.connectionKey(&r, f.key, f.v, field) || l.authKey(&r, f.key, f.v, field) || l.accessKey(&r.ps, f.key, f.v, field) {
+			continue
+		}
+		if isLiteLLMOnlyServerKey(f.key) {
+			l.warnf(f.k, "key %q in %s is a LiteLLM option mcpgw does not implement (ignored)", f.key, r.prefix)
+		} else {
+			l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)%s", f.key, r.prefix, didYouMean(f.key, serverKeys))
 		}
 	}
-	if authValueNode != nil && authTokenNode != nil {
-		l.warnf(authTokenNode, "%s: authentication_token is an alias of auth_value; auth_value is used", prefix)
+	l.finishServer(&r)
+	return r.ps
+}
+
+// connectionKey reads key if it says where and how to reach the server, and reports whether it did.
+func (l *loader) connectionKey(r *serverFields, key string, v *yaml.Node, field string) bool {
+	s, at := &r.ps.Server, &r.ps.at
+	switch key {
+	case "server_id":
+		s.ServerID, _ = l.str(v, field)
+		at.serverID = v
+	case "alias":
+		if a, ok := l.str(v, field); ok {
+			s.Alias = strings.ReplaceAll(strings.TrimSpace(a), " ", "_")
+			at.alias = v
+		}
+	case "description":
+		s.Description, _ = l.str(v, field)
+	case "url":
+		if u, ok := l.str(v, field); ok {
+			s.URL = strings.TrimSpace(u)
+			at.url = v
+		}
+	case "transport":
+		if t, ok := l.str(v, field); ok {
+			s.Transport = Transport(strings.ToLower(strings.TrimSpace(t)))
+			at.transport = v
+		}
+	case "command":
+		if c, ok := l.str(v, field); ok {
+			s.Command = c
+			s.CommandLine = lineOf(v)
+			at.command = v
+		}
+	case "args":
+		s.Args = l.strList(v, field)
+	case "env":
+		s.Env, _ = l.strMap(v, field)
+	case "protocol_version":
+		if p, ok := l.str(v, field); ok {
+			s.ProtocolVersion = strings.TrimSpace(p)
+			at.protocol = v
+		}
+	case "mcp_info":
+		// A free-form mapping; only protocol_version matters here.
+		for _, ie := range l.entries(v, field, "key") {
+			if ie.key == "protocol_version" {
+				if p, ok := l.str(ie.v, field+".protocol_version"); ok {
+					r.infoVersion, r.infoNode = strings.TrimSpace(p), ie.v
+				}
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// authKey reads key if it is about the credentials sent upstream, and reports whether it did.
+func (l *loader) authKey(r *serverFields, key string, v *yaml.Node, field string) bool {
+	s, at := &r.ps.Server, &r.ps.at
+	switch key {
+	case "auth_type":
+		if t, ok := l.str(v, field); ok {
+			s.AuthType = AuthType(strings.ToLower(strings.TrimSpace(t)))
+			at.authType = v
+		}
+	case "auth_value":
+		if a, ok := l.str(v, field); ok {
+			s.AuthValue, r.authValueNode = Secret(a), v
+		}
+	case "authentication_token":
+		if a, ok := l.str(v, field); ok {
+			r.authTokenNode = v
+			if r.authValueNode == nil {
+				s.AuthValue = Secret(a)
+			}
+		}
+	case "auth_header_name":
+		if h, ok := l.str(v, field); ok {
+			s.AuthHeaderName = strings.TrimSpace(h)
+			at.authHeaderName = v
+		}
+	case "oauth2_flow":
+		if f, ok := l.str(v, field); ok {
+			s.OAuth2Flow = strings.ToLower(strings.TrimSpace(f))
+			at.oauth2Flow = v
+		}
+	case "client_id":
+		s.ClientID, _ = l.str(v, field)
+	case "client_secret":
+		cs, _ := l.str(v, field)
+		s.ClientSecret = Secret(cs)
+	case "token_url":
+		if u, ok := l.str(v, field); ok {
+			s.TokenURL = strings.TrimSpace(u)
+			at.tokenURL = v
+		}
+	case "authorization_url":
+		if u, ok := l.str(v, field); ok {
+			s.AuthorizationURL = strings.TrimSpace(u)
+			at.authorizationURL = v
+		}
+	case "scopes":
+		s.Scopes = l.scopes(v, field)
+	default:
+		return false
+	}
+	return true
+}
+
+// accessKey reads key if it is about headers, tools, access or limits, and reports whether it did.
+func (l *loader) accessKey(ps *parsedServer, key string, v *yaml.Node, field string) bool {
+	s, at := &ps.Server, &ps.at
+	switch key {
+	case "static_headers":
+		s.StaticHeaders, at.staticHeaderKeys = l.strMap(v, field)
+	case "extra_headers":
+		s.ExtraHeaders = l.strList(v, field)
+		at.extraHeaders = v
+	case "allowed_tools":
+		s.AllowedTools = l.strList(v, field)
+	case "disallowed_tools":
+		s.DisallowedTools = l.strList(v, field)
+	case "allow_elicitation":
+		s.AllowElicitation, _ = l.boolean(v, field)
+	case "allow_sampling":
+		s.AllowSampling, _ = l.boolean(v, field)
+	case "allow_all_keys":
+		s.AllowAllKeys, _ = l.boolean(v, field)
+	case "access_groups":
+		s.AccessGroups = l.strList(v, field)
+	case "rpm":
+		s.RPM, _ = l.nonNegInt(v, field)
+		at.rpm = v
+	case "timeout":
+		s.Timeout, _ = l.seconds(v, field)
+		at.timeout = v
+	default:
+		return false
+	}
+	return true
+}
+
+// finishServer resolves the settings that depend on more than one key and fills in defaults.
+func (l *loader) finishServer(r *serverFields) {
+	s, at := &r.ps.Server, &r.ps.at
+	if r.authValueNode != nil && r.authTokenNode != nil {
+		l.warnf(r.authTokenNode, "%s: authentication_token is an alias of auth_value; auth_value is used", r.prefix)
 	}
 	switch {
-	case s.ProtocolVersion == "" && infoVersion != "":
-		s.ProtocolVersion, at.protocol = infoVersion, infoNode
-	case s.ProtocolVersion != "" && infoVersion != "" && infoVersion != s.ProtocolVersion:
-		l.warnf(infoNode, "%s: protocol_version overrides mcp_info.protocol_version", prefix)
+	case s.ProtocolVersion == "" && r.infoVersion != "":
+		s.ProtocolVersion, at.protocol = r.infoVersion, r.infoNode
+	case s.ProtocolVersion != "" && r.infoVersion != "" && r.infoVersion != s.ProtocolVersion:
+		l.warnf(r.infoNode, "%s: protocol_version overrides mcp_info.protocol_version", r.prefix)
 	}
 	if s.ProtocolVersion == "" {
 		s.ProtocolVersion = ProtocolAuto
@@ -197,7 +238,6 @@ func (l *loader) server(e entry) parsedServer {
 	if s.Transport == "" {
 		s.Transport = TransportHTTP
 	}
-	return ps
 }
 
 // scopes reads a list of scopes or one space-separated string.
