@@ -1,7 +1,7 @@
 // Package llm fulfils MCP sampling requests (sampling/createMessage) from upstream servers
 // by calling a model from LiteLLM's model_list through an OpenAI-compatible
 // /chat/completions endpoint. The gateway answers these requests itself, so the caller
-// never sees them (seed behaviour A5, issue 6 item 4).
+// never sees them.
 //
 // # Flow
 //
@@ -9,7 +9,7 @@
 // a positive integer, roles and content blocks well formed, nothing unsupported), then
 // resolves the model, then makes exactly one non-streaming POST to
 // {api_base}/chat/completions. There are no retries: a sampling request may be costly
-// and non-idempotent, and the seed counts provider calls exactly. A request refused for
+// and non-idempotent, and every provider call counts. A request refused for
 // its shape therefore never reaches the provider.
 //
 // # Model choice
@@ -92,8 +92,8 @@
 //     shapes to one SDK release, while the bridge needs only a few fields, must accept
 //     both the single block and the 2025-11-25 array form, and must refuse unsupported
 //     blocks with its own clear text before any provider call.
-//   - Retrying failed provider calls: sampling is not idempotent in cost, the seed counts
-//     calls exactly, and the upstream can retry if it wants to.
+//   - Retrying failed provider calls: sampling is not idempotent in cost, every call
+//     counts, and the upstream can retry if it wants to.
 //
 // A Sampler holds no mutable state after New and is safe for concurrent use; the package
 // has no package-level mutable state (its variables are sentinel errors).

@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// Auth types accepted in a server's auth_type (contract.md, seed-behaviours A7).
+// Auth types accepted in a server's auth_type.
 const (
 	// AuthNone sends no credential.
 	AuthNone = "none"

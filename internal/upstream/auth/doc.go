@@ -1,7 +1,7 @@
 // Package auth computes the credentials mcpgw sends to an upstream MCP
-// server: the auth header rules of LiteLLM's MCP client (seed-behaviours
-// A7), the redirect rule that decides when those credentials may follow a
-// redirect (A8), and OAuth2 client_credentials tokens minted by the gateway.
+// server: the auth header rules of LiteLLM's MCP client, the redirect rule
+// that decides when those credentials may follow a redirect, and OAuth2
+// client_credentials tokens minted by the gateway.
 //
 // Pieces:
 //
@@ -27,8 +27,9 @@
 //     scheme is matched with ASCII-only case folding: schemes are ASCII
 //     tokens and Unicode folding could equate e.g. a Kelvin sign with "k".
 //     One LiteLLM version returned a non-schemed value without left-trimming;
-//     the brief's fuzz property (the result is a suffix of the left-trimmed
-//     input) and the A7 table both hold with always-trim, which is simpler.
+//     the fuzz property (the result is a suffix of the left-trimmed input)
+//     and the per-auth_type formatting both hold with always-trim, which is
+//     simpler.
 //   - basic: a value that is strict standard base64 decoding to something
 //     with ':' is already encoded and is kept, schemed or bare. A raw
 //     user:pass always contains ':', which base64 cannot, so the two shapes
@@ -97,8 +98,8 @@
 //     shared request for everyone, or the request would need a detached
 //     goroutine; the hand-rolled flight above is a dozen lines.
 //   - Scrubbing credential headers on cross-origin redirects and following
-//     them (httpx's behaviour): the seeds require that the destination is
-//     never contacted, so CheckRedirect refuses.
+//     them (httpx's behaviour): the destination of such a redirect must never
+//     be contacted, so CheckRedirect refuses.
 //   - A per-token cache of formatted header values in Policy: one string
 //     concatenation per request is cheaper than the atomic bookkeeping.
 //   - client_secret_basic token endpoint authentication: not in the

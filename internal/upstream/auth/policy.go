@@ -80,7 +80,7 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		}
 		seen[key] = true
 		if p.custom && key == p.slot {
-			// The configured slot belongs to the credential (A7).
+			// The configured slot belongs to the credential.
 			continue
 		}
 		p.fixed = append(p.fixed, fixedHeader{key: key, value: value})
