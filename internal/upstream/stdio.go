@@ -256,7 +256,7 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 }
 
 // logStderr copies the child's stderr into the log, line by line, bounded in
-// line length and in lines per minute (the client's stderr limiter, which
+// line length and in lines per minute (the dialer's stderr limiter, which
 // reports the lines it held back on the next line it lets through).
 func (t *stdioTransport) logStderr(stderr io.Reader) {
 	sc := bufio.NewScanner(stderr)
