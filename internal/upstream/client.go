@@ -122,14 +122,6 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// newDialer returns the dialer of the configured transport.
-func newDialer(e *env, cfg *Config, creds *credentials) dialer {
-	if cfg.Transport == TransportStdio {
-		return newStdioDialer(e, cfg)
-	}
-	return &httpDialer{env: e, url: cfg.URL, client: cfg.HTTPClient, creds: creds}
-}
-
 // Name returns the configured server name.
 func (c *Client) Name() string { return c.cfg.Name }
 

@@ -51,6 +51,15 @@ type dialer interface {
 	answered()
 }
 
+// newDialer returns the dialer of the configured transport (Config.Transport,
+// validated by Config.withDefaults).
+func newDialer(e *env, cfg *Config, creds *credentials) dialer {
+	if cfg.Transport == TransportStdio {
+		return newStdioDialer(e, cfg)
+	}
+	return &httpDialer{env: e, url: cfg.URL, client: cfg.HTTPClient, creds: creds}
+}
+
 // peer is what a dialer needs to know of the session it opens a transport
 // for.
 type peer struct {
