@@ -180,14 +180,14 @@ type budgetReader struct {
 }
 
 // budgetReader reads a shared stream through the client's budget.
-func (c *Client) budgetReader(ctx context.Context, r io.Reader) *budgetReader {
-	return &budgetReader{r: r, b: c.budget, ctx: ctx}
+func (e *env) budgetReader(ctx context.Context, r io.Reader) *budgetReader {
+	return &budgetReader{r: r, b: e.budget, ctx: ctx}
 }
 
 // answerReader reads one call's answer through the client's budget,
 // yielding under pressure (see ByteBudget).
-func (c *Client) answerReader(ctx context.Context, r io.Reader) *budgetReader {
-	return &budgetReader{r: r, b: c.budget, ctx: ctx, yield: true}
+func (e *env) answerReader(ctx context.Context, r io.Reader) *budgetReader {
+	return &budgetReader{r: r, b: e.budget, ctx: ctx, yield: true}
 }
 
 // Read implements io.Reader.

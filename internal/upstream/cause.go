@@ -60,11 +60,11 @@ func (l *causeLog) reset() {
 // and under the per-message rate limit, why an operation on the upstream
 // failed. It is for operators: the cause never holds an upstream body, a
 // credential or an argument, and callers are never shown it.
-func (c *Client) noteCause(cause string) {
-	if cause == "" || !c.causes.first(cause) {
+func (e *env) noteCause(cause string) {
+	if cause == "" || !e.causes.first(cause) {
 		return
 	}
-	c.msgWarn("upstream "+c.where+" failed: "+cause, "cause", cause)
+	e.msgWarn("upstream "+e.where+" failed: "+cause, "cause", cause)
 }
 
 // failureCause names why err happened, in words an operator can act on:

@@ -2,17 +2,12 @@ package upstream
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -23,13 +18,12 @@ import (
 // Client talks to one configured upstream server, in whatever transport and
 // protocol era it speaks. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	ids    atomic.Int64
-	params paramHeaders            // x-mcp-header annotations of the tools
-	policy *auth.Policy            // credential and static headers
-	creds  *auth.ClientCredentials // mints the credential; nil for static ones
+	*env // the log, limits and callbacks the layers below share
 
-	where string // the upstream for logs: redactURL of the URL, or the command
+	cfg    Config
+	params paramHeaders // x-mcp-header annotations of the tools
+	deps   *sessionEnv  // what every session of this client shares
+	call   CallFunc     // Config.Middleware around roundTrip; nil without any
 
 	mu       sync.Mutex
 	closed   bool
@@ -38,42 +32,6 @@ type Client struct {
 	sweep    *time.Timer           // evicts idle sessions; nil when none is idle
 
 	retiring chan struct{} // one token per evicted session being ended in the background
-
-	vmu     sync.Mutex
-	verdict verdict // auto mode: what the upstream turned out to speak
-
-	serverReqs chan struct{} // one token per server→client request being served
-	budget     *ByteBudget   // upstream answer bytes buffered
-
-	msgLog    *lineLimiter // per-message warnings (see msgWarn)
-	dbgLog    *lineLimiter // per-message debug lines (see msgDebug)
-	causes    causeLog     // failure causes warned about (see noteCause)
-	stderrLog *lineLimiter // stdio children's stderr lines
-
-	freshOnce sync.Once
-	fresh     *http.Client // see freshHTTP
-
-	bmu       sync.Mutex // stdio restart backoff
-	failures  int
-	notBefore time.Time
-}
-
-// verdict is what an auto-mode probe found the upstream to speak.
-type verdict uint8
-
-const (
-	verdictUnknown verdict = iota
-	verdictModern
-	verdictLegacy
-	verdictSSE // legacy HTTP+SSE transport at the configured URL
-)
-
-// era is the protocol era a verdict means.
-func (v verdict) era() mcp.Era {
-	if v == verdictModern {
-		return mcp.EraModern
-	}
-	return mcp.EraLegacy
 }
 
 // Options are the per-operation inputs that shape the upstream conversation.
@@ -99,6 +57,10 @@ type Options struct {
 	// pool the session either. Use it for credentials that must not outlive
 	// one request.
 	Ephemeral bool
+
+	// held is the session the operation already holds (the pages of an
+	// ephemeral list walk); nil lets the options select one.
+	held *session
 }
 
 // Result is an upstream answer, kept as the upstream's bytes.
@@ -128,67 +90,40 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", full.Name, err)
 	}
-	c := &Client{
-		cfg:        full,
-		sessions:   map[string]*session{},
-		own:        map[*session]struct{}{},
-		policy:     policy,
-		where:      full.Command,
-		serverReqs: make(chan struct{}, full.MaxServerRequests),
-		budget:     full.AnswerBudget,
-		retiring:   make(chan struct{}, maxRetiring),
-		msgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
-		dbgLog:     newLineLimiter(msgLinesPerMin, time.Minute, nil),
-		stderrLog:  newLineLimiter(stderrLinesPerMin, time.Minute, nil),
-	}
-	if full.URL != "" {
-		c.where = redactURL(full.URL)
-	}
+	creds := &credentials{policy: policy}
 	if full.OAuth2 != nil {
 		occ := *full.OAuth2
 		if occ.HTTPClient == nil {
 			occ.HTTPClient = full.HTTPClient
 		}
-		if c.creds, err = auth.NewClientCredentials(occ); err != nil {
+		if creds.mint, err = auth.NewClientCredentials(occ); err != nil {
 			return nil, fmt.Errorf("server %q: %w", full.Name, err)
 		}
 	}
-	switch {
-	case full.Transport == TransportSSE:
-		c.verdict = verdictSSE
-	case full.ProtocolVersion == VersionAuto:
-		c.verdict = verdictUnknown
-	case mcp.IsModern(full.ProtocolVersion):
-		c.verdict = verdictModern
-	default:
-		c.verdict = verdictLegacy
+	e := newEnv(&full)
+	c := &Client{
+		env:      e,
+		cfg:      full,
+		sessions: map[string]*session{},
+		own:      map[*session]struct{}{},
+		retiring: make(chan struct{}, maxRetiring),
 	}
+	c.deps = &sessionEnv{
+		env:         e,
+		dial:        newDialer(e, &full, creds),
+		era:         newEraMemory(&full),
+		creds:       creds,
+		params:      &c.params,
+		pinned:      full.ProtocolVersion,
+		clientInfo:  full.ClientInfo,
+		listTimeout: full.ListTimeout,
+	}
+	c.call = chain(full.Middleware, c.roundTrip)
 	return c, nil
 }
 
 // Name returns the configured server name.
 func (c *Client) Name() string { return c.cfg.Name }
-
-func (c *Client) auto() bool { return c.cfg.ProtocolVersion == VersionAuto }
-
-func (c *Client) currentVerdict() verdict {
-	c.vmu.Lock()
-	defer c.vmu.Unlock()
-	return c.verdict
-}
-
-func (c *Client) setVerdict(v verdict) {
-	c.vmu.Lock()
-	c.verdict = v
-	c.vmu.Unlock()
-}
-
-// forgetVerdict makes the next operation probe the upstream's era again.
-func (c *Client) forgetVerdict() {
-	if c.auto() && c.cfg.Transport != TransportSSE {
-		c.setVerdict(verdictUnknown)
-	}
-}
 
 // Info starts (or reuses) the conversation and reports what the upstream said
 // about itself. With opts.Ephemeral the conversation is started for this
@@ -214,24 +149,39 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // Call sends one request and returns its result. params is the caller's
 // params object (it may carry its own _meta, e.g. a progress token); the
 // protocol's own _meta keys are set or removed to suit the upstream's era.
+// The request passes through Config.Middleware.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
 	name := c.logStart(method, params)
 	var (
 		res Result
 		err error
 	)
-	if opts.Ephemeral {
-		err = c.ownSession(ctx, opts, func(s *session) (err error) {
-			res, err = s.request(ctx, method, params, opts.Interactions)
-			return err
-		})
+	if c.call != nil {
+		res, err = c.call(ctx, method, params, opts)
 	} else {
-		res, err = c.pooledCall(ctx, method, params, opts)
+		res, err = c.roundTrip(ctx, method, params, opts)
 	}
 	if err != nil {
 		c.logFailure(ctx, method, name, opts, err)
 	}
 	return res, err
+}
+
+// roundTrip is the CallFunc at the end of the middleware chain: the request
+// on the session the options select.
+func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+	switch {
+	case opts.held != nil:
+		return opts.held.request(ctx, method, params, opts.Interactions)
+	case opts.Ephemeral:
+		var res Result
+		err := c.ownSession(ctx, opts, func(s *session) (err error) {
+			res, err = s.request(ctx, method, params, opts.Interactions)
+			return err
+		})
+		return res, err
+	}
+	return c.pooledCall(ctx, method, params, opts)
 }
 
 // logStart logs an operation's method and name (never its arguments,
@@ -288,10 +238,10 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 				}
 			}
 		}
-		if attempt == 0 && c.auto() && eraMismatch(s.info.Era, err) {
+		if attempt == 0 && c.deps.era.auto && eraMismatch(s.info.Era, err) {
 			c.cfg.Logger.Info("upstream changed protocol era; probing again")
 			c.drop(s)
-			c.forgetVerdict()
+			c.deps.era.forget()
 			continue
 		}
 		return Result{}, err
@@ -306,7 +256,7 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 // cleanup failure after success is only logged.
 func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session) error) error {
 	caps, _ := opts.Interactions.capabilities(c.cfg.Offer)
-	s := newSession(c, "", caps, opts, true)
+	s := newSession(c.deps, "", caps, opts, true)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -333,33 +283,6 @@ func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session)
 		c.cfg.Logger.Debug("ending the operation's own session failed", "err", causeText(cerr))
 	}
 	return err
-}
-
-// freshHTTP returns a client that opens a new connection for every request,
-// for cleanup that must not wait behind a connection the abandoned request
-// may still hold.
-func (c *Client) freshHTTP() *http.Client {
-	c.freshOnce.Do(func() {
-		c.fresh = c.cfg.HTTPClient
-		if tr, ok := c.cfg.HTTPClient.Transport.(*http.Transport); ok {
-			ft := tr.Clone()
-			ft.DisableKeepAlives = true
-			c.fresh = &http.Client{Transport: ft, CheckRedirect: c.cfg.HTTPClient.CheckRedirect}
-		}
-	})
-	return c.fresh
-}
-
-// eraMismatch reports an answer that says the remembered era is wrong.
-func eraMismatch(era mcp.Era, err error) bool {
-	re := rpcErr(err)
-	if re == nil {
-		return false
-	}
-	if era == mcp.EraModern {
-		return re.Code() == mcp.CodeUnsupportedProtocolVersion
-	}
-	return re.Code() == mcp.CodeUnsupportedProtocolVersion || re.Code() == mcp.CodeHeaderMismatch
 }
 
 // CallTool calls a tool. An input_required result is returned as is.
@@ -399,193 +322,15 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 	return append(b, '}')
 }
 
-// session returns the ready session for these options, creating it (and
-// running the handshake or probe) when needed, held until the caller calls
-// unuse. A session is never set up twice: one that failed, ended or was
-// closed is replaced by a new one.
-func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
-	for {
-		s, created, err := c.lookup(opts)
-		if err != nil {
-			return nil, err
-		}
-		err = s.setup(ctx)
-		if err == nil {
-			if !created && s.expired() {
-				c.unuse(s)
-				c.drop(s) // the upstream ended it since: start another
-				continue
-			}
-			return s, nil
-		}
-		c.unuse(s)
-		if s.gone() {
-			c.drop(s)
-		}
-		if errors.Is(err, errSessionGone) {
-			// Another caller's setup failed, or the session was closed,
-			// while we waited: look again.
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, cerr
-			}
-			continue
-		}
-		if c.auto() && ctx.Err() == nil {
-			// The upstream failed the probe or handshake (not the caller
-			// giving up): find its era again next time.
-			c.forgetVerdict()
-		}
-		return nil, err
-	}
-}
-
-// lookup returns the pooled session for these options, held (see unuse),
-// creating it (not yet set up) when there is none. A full pool makes room
-// by evicting its least recently used idle session; when every session is
-// in use, the call is refused with a PoolFullError rather than evict one a
-// call is using.
-func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
-	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
-	owner := ownerOf(opts)
-	key := capKey + "|" + OwnerKey(credentialDigest(opts.Header, opts.Token), owner)
-	var victim *session
-	defer func() {
-		if victim != nil {
-			c.retire(victim)
-		}
-	}()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, false, ErrClosed
-	}
-	if s = c.sessions[key]; s != nil {
-		c.useLocked(s)
-		return s, false, nil
-	}
-	switch {
-	case owner != "" && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
-		// Callers' own sessions make room among themselves, so they can
-		// never crowd out the shared ones.
-		if victim = c.evictLocked(func(s *session) bool { return s.owned() }); victim == nil {
-			return nil, false, &PoolFullError{}
-		}
-	case len(c.sessions) >= c.cfg.MaxSessions:
-		if victim = c.evictLocked(nil); victim == nil {
-			return nil, false, &PoolFullError{}
-		}
-	}
-	s = newSession(c, key, caps, opts, false)
-	c.sessions[key] = s
-	c.useLocked(s)
-	return s, true, nil
-}
-
-// drop forgets a pooled session (it has ended or failed) and releases it.
-// Only the one who removes it from the pool releases it: a session already
-// replaced, or taken by Close, belongs to someone else.
-func (c *Client) drop(s *session) {
-	c.mu.Lock()
-	removed := c.sessions[s.key] == s
-	if removed {
-		delete(c.sessions, s.key)
-	}
-	c.mu.Unlock()
-	if removed {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
-		defer cancel()
-		_ = s.close(ctx)
-	}
-}
-
-// CredentialKey names the per-caller credentials of opts as the sessions
-// (and Config.OnNotification) name them: callers with equal keys share an
-// upstream session.
-func CredentialKey(opts Options) string { return credentialDigest(opts.Header, opts.Token) }
-
-// OwnerKey names the own session of owner among those of the credentials
-// named cred (a CredentialKey); cred itself when owner is "".
-func OwnerKey(cred, owner string) string {
-	if owner == "" {
-		return cred
-	}
-	return cred + ownerSep + owner
-}
-
-// ownerSep separates the credentials from the owner in an OwnerKey.
-const ownerSep = "\x00owner\x00"
-
-// SplitNotificationKey is the inverse of OwnerKey: the credentials and the
-// owner ("" for a shared session) a session's notification key names.
-func SplitNotificationKey(key string) (cred, owner string) {
-	cred, owner, _ = strings.Cut(key, ownerSep)
-	return cred, owner
-}
-
-// OwnSessions names the live sessions of one caller each (their OwnerKeys):
-// such an owner hears this upstream's notifications on its own session, not
-// on the shared one. One scan of the pool serves a whole notification.
-func (c *Client) OwnSessions() map[string]bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var own map[string]bool
-	for _, s := range c.sessions {
-		if s.owned() && !s.gone() {
-			if own == nil {
-				own = map[string]bool{}
-			}
-			own[s.notify] = true
-		}
-	}
-	return own
-}
-
-// credentialDigest names per-caller headers and token without keeping them
-// in clear as a map key. It reads the map entries themselves, so a
-// non-canonical key (which auth.Policy.Apply forwards under its canonical
-// name) is hashed like any other. Keys that differ only in case are merged
-// under the canonical name, each spelling's values kept apart and in a
-// fixed order: Apply lets one of them win, so callers whose duplicates
-// differ in any way never share a session.
-func credentialDigest(h http.Header, token string) string {
-	if len(h) == 0 && token == "" {
-		return ""
-	}
-	type entry struct{ canon, key string }
-	entries := make([]entry, 0, len(h))
-	for k := range h {
-		entries = append(entries, entry{http.CanonicalHeaderKey(k), k})
-	}
-	slices.SortFunc(entries, func(a, b entry) int {
-		if c := strings.Compare(a.canon, b.canon); c != 0 {
-			return c
-		}
-		return strings.Compare(a.key, b.key)
-	})
-	sum := sha256.New()
-	fmt.Fprintf(sum, "%q\x00", token)
-	for i, e := range entries {
-		if i == 0 || entries[i-1].canon != e.canon {
-			fmt.Fprintf(sum, "\x00%q:", e.canon)
-		}
-		sum.Write([]byte{'['})
-		for _, v := range h[e.key] {
-			fmt.Fprintf(sum, "%q,", v)
-		}
-		sum.Write([]byte{']'})
-	}
-	return hex.EncodeToString(sum.Sum(nil))
-}
-
 // WatchCredentials runs until ctx ends, renewing a minted credential before
 // it expires even when no request needs it, and reports renewals that fail
 // or narrow the granted scopes. Owners of long-lived streams call it. It
 // returns at once for a static credential.
 func (c *Client) WatchCredentials(ctx context.Context, report func(auth.Problem)) {
-	if c.creds == nil {
+	if c.deps.creds.mint == nil {
 		return
 	}
-	c.creds.Watch(ctx, report)
+	c.deps.creds.mint.Watch(ctx, report)
 }
 
 // Close ends every session (DELETE for HTTP sessions, stopping stdio
@@ -598,6 +343,7 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	c.closing.Store(true)
 	if c.sweep != nil {
 		c.sweep.Stop()
 		c.sweep = nil

@@ -92,6 +92,10 @@ type Config struct {
 	// with those credentials, an owner's session's to that owner alone.
 	OnNotification func(session, method string, params json.RawMessage)
 
+	// Middleware wraps every request sent through Call (see Middleware),
+	// the first entry outermost.
+	Middleware []Middleware
+
 	ownHTTP bool // HTTPClient was built here, so Close releases its connections
 }
 

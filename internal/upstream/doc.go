@@ -6,26 +6,73 @@
 //
 // Layers, bottom up:
 //
-//   - transport: moves JSON-RPC bytes. httpTransport posts each message and
-//     reads a JSON or SSE answer scoped to that request; mux correlates
-//     requests and responses on one shared stream and is used by
-//     stdioTransport (a child process) and sseTransport (legacy HTTP+SSE).
+//   - transport (transport.go): moves JSON-RPC bytes for one session.
+//     httpTransport (httptransport.go, with its GET stream in
+//     standalone.go) posts each message and reads a JSON or SSE answer
+//     scoped to that request; mux (mux.go) correlates requests and
+//     responses on one shared stream and is used by stdioTransport
+//     (stdio.go, a child process) and sseTransport (ssetransport.go, legacy
+//     HTTP+SSE). Besides call, send and close, the interface carries what a
+//     session needs from any transport: the negotiated revision (the
+//     MCP-Protocol-Version header), follow (open the stream of what belongs
+//     to no request), abandoned (end the session over a fresh connection)
+//     and whether the stream is shared. Transports without such a thing do
+//     nothing for it.
+//   - dialer: opens a session's transport. One per transport kind, picked
+//     by New from Config.Transport: httpDialer (httpdial.go) opens
+//     streamable HTTP or, for a session that speaks it, HTTP+SSE;
+//     stdioDialer (stdio.go) starts a child and holds the restart backoff.
+//     A new transport is one file with its transport and its dialer, plus
+//     its case in newDialer and in Config's validation.
 //   - session: one conversation: a transport plus what was negotiated on it
 //     (legacy handshake, session id, protocol-version header) or, for modern
-//     upstreams, the per-request _meta. Sessions are pooled in the Client,
+//     upstreams, the per-request _meta. session.go holds its life (setup
+//     once, close once), handshake.go the era probe and handshakes,
+//     request.go the requests. It reaches its transport only through the
+//     interface. Sessions are pooled in the Client (pool.go),
 //     keyed by the caller's credential headers (every map entry, whatever
 //     the case of its key), the capabilities the caller's interaction
 //     callbacks justify and, when the interactions name one, their Owner,
 //     so a session is never shared between different credentials (nor
-//     between owners) and is initialised once, not per call.
-//   - Client: era discovery (auto mode probes server/discover first and falls
-//     back to initialize, then to HTTP+SSE, as the spec's dual-era client
-//     rules say; the verdict is remembered and dropped when the upstream
-//     answers in a way that contradicts it), paging walks, stdio restart
-//     backoff.
+//     between owners) and is initialised once, not per call (keys.go).
+//   - env (env.go) and sessionEnv: what the layers below the Client share,
+//     handed to them when they are made: the log and its rate limiters, the
+//     byte budget, the server-request limits, the request timeout, the
+//     notification callbacks; for sessions also the dialer, the era
+//     verdict (era.go), the credentials and the id source. No layer below
+//     holds the Client, so none can reach its pool or its configuration.
+//   - Client (client.go): era discovery (auto mode probes server/discover
+//     first and falls back to initialize, then to HTTP+SSE, as the spec's
+//     dual-era client rules say; the verdict is remembered and dropped when
+//     the upstream answers in a way that contradicts it), paging walks
+//     (lists.go), the middleware chain around Call (middleware.go).
 //
 // Design decisions:
 //
+//   - Lower layers get their dependencies as a value (env, sessionEnv,
+//     the dialer) instead of a pointer to the Client. With the pointer,
+//     every layer could reach every field (the pool, the verdict, the
+//     stdio backoff, the HTTP clients), the session asserted the concrete
+//     HTTP transport to set its version, open its GET stream and end it
+//     over a fresh connection, and a transport's state lived in the
+//     Client. Optional capability interfaces (asserting a transport for
+//     interface{ follow(...) }) were rejected as the same type switch in
+//     another form: the methods are on the interface, and a transport that
+//     has nothing to do for one does nothing.
+//   - Config.Middleware wraps Client.Call, the first entry outermost,
+//     applied once in New; without middleware Call takes its direct path
+//     (no extra call, no allocation). The chain sees one request per Call,
+//     outside the client's own retries (on a new session after the
+//     upstream ended one, after a stale Mcp-Param header, after another era
+//     probe), so a limit or a metric counts what callers asked for, not
+//     attempts; wrapping each attempt was rejected for that reason. Every
+//     page of a list walk goes through Call and so through the chain (an
+//     ephemeral walk's pages carry the session they share), the tools/list
+//     a stale Mcp-Param header makes the client fetch again included; the
+//     conversation's own requests (probe, server/discover, initialize,
+//     notifications/cancelled), Info and the answers to server→client
+//     requests do not. Failures are logged after the chain, so an error a
+//     middleware answers with is logged and classified like any other.
 //   - Results stay json.RawMessage; the client never decodes a tool result.
 //     The go-sdk client was rejected for the forwarding path: its typed
 //     results drop unknown fields and fail on unknown content types, its raw

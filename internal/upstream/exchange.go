@@ -95,7 +95,7 @@ func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
 // upstream sends for that request.
 type exchange struct {
 	cred     string // names the session for its notifications (OwnerKey)
-	c        *Client
+	env      *env
 	in       *Interactions
 	method   string
 	token    json.RawMessage // the caller's progress token, if any
@@ -141,11 +141,11 @@ func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte
 		}
 	}
 	if h == nil {
-		ex.c.msgDebug("refused server request", "method", m.Method)
+		ex.env.msgDebug("refused server request", "method", m.Method)
 		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
 			"the client does not support %s", m.Method))
 	}
-	res, err := ex.c.runHandler(ctx, h, m)
+	res, err := ex.env.runHandler(ctx, h, m)
 	if err != nil {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {
@@ -162,7 +162,7 @@ func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte
 // notify delivers a notification that arrived for this request. A panic in
 // the caller's callback drops that notification only.
 func (ex *exchange) notify(m *jsonrpc.Message) {
-	defer ex.c.recoverPanic("notification callback", nil)
+	defer ex.env.recoverPanic("notification callback", nil)
 	if m.Method == mcp.NotifProgress {
 		if ex.in == nil || ex.in.Progress == nil {
 			return
@@ -182,29 +182,7 @@ func (ex *exchange) notify(m *jsonrpc.Message) {
 		ex.in.Notify(m.Method, m.Params)
 		return
 	}
-	ex.c.deliver(m, ex.cred)
-}
-
-// deliver hands a notification that belongs to no request to the client's
-// callbacks.
-func (c *Client) deliver(m *jsonrpc.Message, cred string) {
-	defer c.recoverPanic("notification callback", nil)
-	switch m.Method {
-	case mcp.NotifMessage:
-		if c.cfg.OnLog != nil {
-			c.cfg.OnLog(m.Params)
-		}
-		// Callers following this session relay it at their own level.
-		if c.cfg.OnNotification != nil {
-			c.cfg.OnNotification(cred, m.Method, m.Params)
-		}
-	case mcp.NotifProgress:
-		// A progress notification for no live request is dropped.
-	default:
-		if c.cfg.OnNotification != nil {
-			c.cfg.OnNotification(cred, m.Method, m.Params)
-		}
-	}
+	ex.env.deliver(m, ex.cred)
 }
 
 // replaceMember returns obj with its top-level member key set to val.

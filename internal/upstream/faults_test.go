@@ -729,7 +729,7 @@ func FuzzSessionRefusal(f *testing.F) {
 	f.Add("application/json", `{"error":null}`)
 	f.Add("text/html", "<h1>session</h1>")
 	f.Fuzz(func(t *testing.T, ctype, body string) {
-		tr := &httpTransport{c: &Client{}}
+		tr := &httpTransport{env: &env{}}
 		resp := &http.Response{Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(strings.NewReader(body))}
 		rpc, about := tr.errorBody(resp)
 		mt := mediaType(resp)

@@ -12,12 +12,12 @@ import (
 // around a callback it runs), turns a panic into one ERROR line and lets the
 // process keep serving; onPanic, when given, fails what the goroutine was
 // serving. The panic value is not logged: it may hold arguments or tokens.
-func (c *Client) recoverPanic(where string, onPanic func()) {
+func (e *env) recoverPanic(where string, onPanic func()) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	c.cfg.Logger.Error("recovered from a panic; the affected operation fails", append([]any{"where", where}, panics.Attrs(r)...)...)
+	e.log.Error("recovered from a panic; the affected operation fails", append([]any{"where", where}, panics.Attrs(r)...)...)
 	if onPanic != nil {
 		onPanic()
 	}
@@ -25,8 +25,8 @@ func (c *Client) recoverPanic(where string, onPanic func()) {
 
 // runHandler runs a server→client request handler; a panic in it fails
 // that request only.
-func (c *Client) runHandler(ctx context.Context, h Handler, m *jsonrpc.Message) (res json.RawMessage, err error) {
-	defer c.recoverPanic("server request handler", func() {
+func (e *env) runHandler(ctx context.Context, h Handler, m *jsonrpc.Message) (res json.RawMessage, err error) {
+	defer e.recoverPanic("server request handler", func() {
 		res, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s failed", m.Method)
 	})
 	return h(ctx, m.Params)
@@ -38,12 +38,12 @@ func (c *Client) runHandler(ctx context.Context, h Handler, m *jsonrpc.Message) 
 // when either is taken; the request is then refused at once (busyReply).
 // The caller holds whatever lock keeps the exchange's call from returning.
 func (ex *exchange) startHandler() bool {
-	if ex.inflight.Add(1) > int32(ex.c.cfg.MaxServerRequestsPerCall) {
+	if ex.inflight.Add(1) > int32(ex.env.perCall) {
 		ex.inflight.Add(-1)
 		return false
 	}
 	select {
-	case ex.c.serverReqs <- struct{}{}:
+	case ex.env.serverReqs <- struct{}{}:
 	default:
 		ex.inflight.Add(-1)
 		return false
@@ -54,7 +54,7 @@ func (ex *exchange) startHandler() bool {
 
 // endHandler releases what startHandler reserved.
 func (ex *exchange) endHandler() {
-	<-ex.c.serverReqs
+	<-ex.env.serverReqs
 	ex.inflight.Add(-1)
 	ex.handlers.Done()
 }
@@ -68,17 +68,17 @@ func (ex *exchange) serveAsync(ctx, sendCtx context.Context, m *jsonrpc.Message,
 			defer done()
 		}
 		defer ex.endHandler()
-		defer ex.c.recoverPanic("server request", nil)
-		ex.c.sendAnswer(sendCtx, send, m.Method, ex.serveRequest(ctx, m))
+		defer ex.env.recoverPanic("server request", nil)
+		ex.env.sendAnswer(sendCtx, send, m.Method, ex.serveRequest(ctx, m))
 	}()
 }
 
 // sendAnswer sends the answer b to the upstream's request (method) with
 // send; a failure is a rate-limited debug line (the upstream's request then
 // times out on its side).
-func (c *Client) sendAnswer(ctx context.Context, send func(context.Context, []byte) error, method string, b []byte) {
+func (e *env) sendAnswer(ctx context.Context, send func(context.Context, []byte) error, method string, b []byte) {
 	if err := send(ctx, b); err != nil {
-		c.msgDebug("could not answer server request", "method", method, "err", causeText(err))
+		e.msgDebug("could not answer server request", "method", method, "err", causeText(err))
 	}
 }
 

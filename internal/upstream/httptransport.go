@@ -24,10 +24,10 @@ const maxResumes = 5
 // httpTransport is streamable HTTP: one POST per message, the answer as JSON
 // or as an SSE stream scoped to that request.
 type httpTransport struct {
-	c    *Client
-	url  string
-	hdr  headerFunc // this session's headers: static ones and credentials
-	cred string     // names the session for its notifications (OwnerKey)
+	env  *env
+	d    *httpDialer // the upstream's URL and HTTP clients
+	hdr  headerFunc  // this session's headers: static ones and credentials
+	cred string      // names the session for its notifications (OwnerKey)
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none
@@ -41,8 +41,9 @@ type httpTransport struct {
 	side standalone // the legacy session's GET stream
 }
 
-// closeOver makes close send its DELETE with client (a fresh connection).
-func (t *httpTransport) closeOver(client *http.Client) {
+// abandoned makes close send its DELETE over a fresh connection.
+func (t *httpTransport) abandoned() {
+	client := t.d.freshHTTP()
 	t.mu.Lock()
 	t.closeClient = client
 	t.mu.Unlock()
@@ -56,7 +57,8 @@ func (t *httpTransport) expired() bool {
 	return t.ended
 }
 
-func (t *httpTransport) setVersion(v string) {
+// negotiated sets the MCP-Protocol-Version every later request carries.
+func (t *httpTransport) negotiated(v string) {
 	t.mu.Lock()
 	t.version = v
 	t.mu.Unlock()
@@ -75,7 +77,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
+	req, err := http.NewRequestWithContext(ctx, method, t.d.url, rd)
 	if err != nil {
 		return nil, "", badURL() // its text would repeat the URL
 	}
@@ -102,7 +104,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 }
 
 func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
-	resp, err := t.c.cfg.HTTPClient.Do(req)
+	resp, err := t.d.client.Do(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -143,7 +145,7 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	}
 	// Every byte of the answer is read through the budget, and what the
 	// answer holds is given back when the call returns.
-	br := t.c.answerReader(ctx, resp.Body)
+	br := t.env.answerReader(ctx, resp.Body)
 	if r.handshake {
 		defer br.releaseHeld() // the session's, not an answer the caller gets
 	} else {
@@ -275,7 +277,7 @@ func namesSession(b []byte) bool {
 }
 
 func (t *httpTransport) readJSON(resp *http.Response, id jsonrpc.ID) (*jsonrpc.Message, error) {
-	b, err := readLimitedSized(resp.Body, t.c.cfg.MaxMessageBytes, resp.ContentLength)
+	b, err := readLimitedSized(resp.Body, t.env.maxMessage, resp.ContentLength)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +354,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			body.Close()
 		}
 	}()
-	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+	rd := sse.NewReader(br, int(t.env.maxMessage))
 	retry := time.Duration(0)
 	for resumes := 0; ; br.releaseHeld() {
 		ev, err := rd.Next()
@@ -382,7 +384,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				body.Close()
 			}
 			body, br.r = next, next
-			rd = sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+			rd = sse.NewReader(br, int(t.env.maxMessage))
 			continue
 		}
 		if ev.Retry > 0 {
@@ -400,7 +402,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			if responseTo(m, r.id) {
 				return m, nil
 			}
-			t.c.msgDebug("ignored response with an unmatched id", "method", r.method)
+			t.env.msgDebug("ignored response with an unmatched id", "method", r.method)
 		case jsonrpc.KindNotification:
 			ex.notify(m)
 		case jsonrpc.KindRequest:
@@ -424,7 +426,7 @@ func (t *httpTransport) serveOnStream(ctx, hctx context.Context, ex *exchange, m
 		ex.serveAsync(hctx, hctx, m, t.send, nil)
 		return
 	}
-	t.c.sendAnswer(ctx, t.send, m.Method, reply)
+	t.env.sendAnswer(ctx, t.send, m.Method, reply)
 }
 
 // resume reopens a response stream the upstream closed early, after the
@@ -468,7 +470,7 @@ func (t *httpTransport) send(ctx context.Context, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	br := t.c.answerReader(ctx, resp.Body) // an error body is buffered
+	br := t.env.answerReader(ctx, resp.Body) // an error body is buffered
 	defer br.releaseHeld()
 	resp.Body = budgetBody{br, resp.Body}
 	if err := t.checkStatus(resp, outgoing{}, minted); err != nil {
@@ -485,7 +487,7 @@ func (t *httpTransport) close(ctx context.Context) error {
 	t.mu.Lock()
 	sid, ended, closed := t.sessionID, t.ended, t.closed
 	t.closed = true
-	client := t.c.cfg.HTTPClient
+	client := t.d.client
 	if t.closeClient != nil {
 		client = t.closeClient
 	}

@@ -86,14 +86,11 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 	if opts.Ephemeral {
 		paged := false // a page logs its own failure; a setup failure is logged below
 		err = c.ownSession(wctx, opts, func(s *session) (err error) {
+			on := opts
+			on.held = s // every page on this one session
 			out, err = c.walk(method, key, offered, s.info, func(params json.RawMessage) (Result, error) {
 				paged = true
-				c.logStart(method, params)
-				res, err := s.request(wctx, method, params, opts.Interactions)
-				if err != nil {
-					c.logFailure(wctx, method, "", opts, err)
-				}
-				return res, err
+				return c.Call(wctx, method, params, on)
 			})
 			return err
 		})

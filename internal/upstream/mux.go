@@ -13,7 +13,7 @@ import (
 // child or a legacy HTTP+SSE connection), where every message of every request
 // arrives on the same reader.
 type mux struct {
-	c     *Client
+	env   *env
 	write func(ctx context.Context, msg []byte) error
 	cred  string // names the session for its notifications (OwnerKey)
 
@@ -45,10 +45,10 @@ type pendingCall struct {
 	ctx  context.Context // the call's handler context
 }
 
-func newMux(c *Client, write func(context.Context, []byte) error) *mux {
+func newMux(e *env, cred string, write func(context.Context, []byte) error) *mux {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &mux{
-		c: c, write: write, ctx: ctx, cancel: cancel,
+		env: e, write: write, cred: cred, ctx: ctx, cancel: cancel,
 		pending:  map[jsonrpc.ID]*pendingCall{},
 		progress: map[string]*exchange{},
 		done:     make(chan struct{}),
@@ -57,6 +57,16 @@ func newMux(c *Client, write func(context.Context, []byte) error) *mux {
 }
 
 func (m *mux) sharedStream() bool { return true }
+
+// negotiated does nothing: messages on a shared stream name no revision.
+func (m *mux) negotiated(string) {}
+
+// follow does nothing: the one stream already carries what belongs to no
+// request.
+func (m *mux) follow(context.Context, bool) {}
+
+// abandoned does nothing: ending the stream waits behind no request.
+func (m *mux) abandoned() {}
 
 // dead reports whether the stream has ended.
 func (m *mux) dead() bool {
@@ -147,13 +157,13 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 		p := m.pending[msg.ID]
 		m.mu.Unlock()
 		if p == nil {
-			m.c.msgDebug("ignored response with an unmatched id")
+			m.env.msgDebug("ignored response with an unmatched id")
 			return
 		}
 		select {
 		case p.resp <- msg:
 		default:
-			m.c.msgDebug("ignored duplicate response")
+			m.env.msgDebug("ignored duplicate response")
 		}
 	case jsonrpc.KindNotification:
 		if tok := progressToken(msg.Params); msg.Method == mcp.NotifProgress && tok != "" {
@@ -198,7 +208,7 @@ func (m *mux) dispatch(msg *jsonrpc.Message) {
 				return
 			}
 		}
-		m.c.deliver(msg, m.cred)
+		m.env.deliver(msg, m.cred)
 	case jsonrpc.KindRequest:
 		m.serveRequest(msg)
 	}
@@ -254,19 +264,19 @@ func (m *mux) reply(b []byte) {
 	select {
 	case m.replies <- b:
 	default:
-		m.c.msgWarn("dropped an answer to an upstream request: too many waiting")
+		m.env.msgWarn("dropped an answer to an upstream request: too many waiting")
 	}
 }
 
 // replyLoop sends queued answers until the stream ends.
 func (m *mux) replyLoop() {
 	defer m.serving.Done()
-	defer m.c.recoverPanic("upstream replier", nil)
+	defer m.env.recoverPanic("upstream replier", nil)
 	for {
 		select {
 		case b := <-m.replies:
 			if err := m.send(m.ctx, b); err != nil {
-				m.c.msgDebug("could not answer server request", "err", causeText(err))
+				m.env.msgDebug("could not answer server request", "err", causeText(err))
 			}
 		case <-m.ctx.Done():
 			return

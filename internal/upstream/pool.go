@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -156,9 +157,7 @@ func (c *Client) Follow(ctx context.Context, opts Options) (release func(), err 
 	if err != nil {
 		return nil, err
 	}
-	if ht, ok := s.transport().(*httpTransport); ok {
-		ht.needSide(ctx)
-	}
+	s.follow(ctx)
 	var once sync.Once
 	return func() { once.Do(func() { c.unuse(s) }) }, nil
 }
@@ -168,4 +167,103 @@ func (c *Client) poolSize() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.sessions)
+}
+
+// session returns the ready session for these options, creating it (and
+// running the handshake or probe) when needed, held until the caller calls
+// unuse. A session is never set up twice: one that failed, ended or was
+// closed is replaced by a new one.
+func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
+	for {
+		s, created, err := c.lookup(opts)
+		if err != nil {
+			return nil, err
+		}
+		err = s.setup(ctx)
+		if err == nil {
+			if !created && s.expired() {
+				c.unuse(s)
+				c.drop(s) // the upstream ended it since: start another
+				continue
+			}
+			return s, nil
+		}
+		c.unuse(s)
+		if s.gone() {
+			c.drop(s)
+		}
+		if errors.Is(err, errSessionGone) {
+			// Another caller's setup failed, or the session was closed,
+			// while we waited: look again.
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			continue
+		}
+		if c.deps.era.auto && ctx.Err() == nil {
+			// The upstream failed the probe or handshake (not the caller
+			// giving up): find its era again next time.
+			c.deps.era.forget()
+		}
+		return nil, err
+	}
+}
+
+// lookup returns the pooled session for these options, held (see unuse),
+// creating it (not yet set up) when there is none. A full pool makes room
+// by evicting its least recently used idle session; when every session is
+// in use, the call is refused with a PoolFullError rather than evict one a
+// call is using.
+func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
+	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
+	owner := ownerOf(opts)
+	key := capKey + "|" + OwnerKey(credentialDigest(opts.Header, opts.Token), owner)
+	var victim *session
+	defer func() {
+		if victim != nil {
+			c.retire(victim)
+		}
+	}()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, ErrClosed
+	}
+	if s = c.sessions[key]; s != nil {
+		c.useLocked(s)
+		return s, false, nil
+	}
+	switch {
+	case owner != "" && c.ownedLocked() >= c.cfg.MaxOwnedSessions:
+		// Callers' own sessions make room among themselves, so they can
+		// never crowd out the shared ones.
+		if victim = c.evictLocked(func(s *session) bool { return s.owned() }); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
+	case len(c.sessions) >= c.cfg.MaxSessions:
+		if victim = c.evictLocked(nil); victim == nil {
+			return nil, false, &PoolFullError{}
+		}
+	}
+	s = newSession(c.deps, key, caps, opts, false)
+	c.sessions[key] = s
+	c.useLocked(s)
+	return s, true, nil
+}
+
+// drop forgets a pooled session (it has ended or failed) and releases it.
+// Only the one who removes it from the pool releases it: a session already
+// replaced, or taken by Close, belongs to someone else.
+func (c *Client) drop(s *session) {
+	c.mu.Lock()
+	removed := c.sessions[s.key] == s
+	if removed {
+		delete(c.sessions, s.key)
+	}
+	c.mu.Unlock()
+	if removed {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
+		defer cancel()
+		_ = s.close(ctx)
+	}
 }

@@ -72,12 +72,12 @@ func (l *lineLimiter) log(logger *slog.Logger, level slog.Level, msg string, arg
 
 // msgWarn logs a per-message warning about what the upstream sent, rate
 // limited per client.
-func (c *Client) msgWarn(msg string, args ...any) {
-	c.msgLog.log(c.cfg.Logger, slog.LevelWarn, msg, args...)
+func (e *env) msgWarn(msg string, args ...any) {
+	e.msgLog.log(e.log, slog.LevelWarn, msg, args...)
 }
 
 // msgDebug logs a per-message debug line, under a limit of its own: debug
 // lines never crowd out the warnings operators need.
-func (c *Client) msgDebug(msg string, args ...any) {
-	c.dbgLog.log(c.cfg.Logger, slog.LevelDebug, msg, args...)
+func (e *env) msgDebug(msg string, args ...any) {
+	e.dbgLog.log(e.log, slog.LevelDebug, msg, args...)
 }

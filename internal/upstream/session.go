@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -25,6 +21,29 @@ const cleanupBudget = 5 * time.Second
 // looks the session up again and gets a new one, or ErrClosed.
 var errSessionGone = errors.New("upstream session was released")
 
+// sessionEnv is what every session of a Client shares: the env, the
+// dialer that opens its transports, what is known of the upstream's era,
+// the credentials and the request settings. New builds one; sessions hold it
+// instead of the Client.
+type sessionEnv struct {
+	*env
+	dial        dialer
+	era         *eraMemory
+	creds       *credentials
+	params      *paramHeaders // x-mcp-header annotations, mirrored into headers
+	ids         atomic.Int64  // the JSON-RPC ids of requests to the upstream
+	pinned      string        // Config.ProtocolVersion: VersionAuto or one revision
+	clientInfo  mcp.Implementation
+	listTimeout time.Duration
+}
+
+// answered notes that the upstream answered a request: the failure causes
+// warned about are forgotten and a restart backoff ends.
+func (e *sessionEnv) answered() {
+	e.causes.reset()
+	e.dial.answered()
+}
+
 // session is one conversation with the upstream: a transport plus what was
 // negotiated on it. Legacy sessions carry a handshake; modern ones only the
 // request _meta.
@@ -35,7 +54,7 @@ var errSessionGone = errors.New("upstream session was released")
 // it never races a setup that is publishing its transport, and ending life
 // first makes such a setup give up at once.
 type session struct {
-	c        *Client
+	e        *sessionEnv
 	key      string
 	caps     json.RawMessage // ClientCapabilities offered
 	injected http.Header     // per-caller headers
@@ -55,7 +74,7 @@ type session struct {
 	info  Info
 	metas sync.Map // capability key → modern request _meta, built once per set
 
-	pool poolState // guarded by c.mu
+	pool poolState // guarded by Client.mu
 
 	mu        sync.Mutex
 	ready     bool
@@ -63,20 +82,11 @@ type session struct {
 	abandoned time.Time // when a request on it was last abandoned
 }
 
-func newSession(c *Client, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
+func newSession(e *sessionEnv, key string, caps json.RawMessage, opts Options, ephemeral bool) *session {
 	life, end := context.WithCancel(context.Background())
 	cred := credentialDigest(opts.Header, opts.Token)
-	return &session{c: c, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
+	return &session{e: e, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
 		cred: cred, notify: OwnerKey(cred, ownerOf(opts)), life: life, end: end, turn: make(chan struct{}, 1)}
-}
-
-// ownerOf names the caller whose own session opts select ("" for a shared
-// session).
-func ownerOf(opts Options) string {
-	if opts.Interactions == nil {
-		return ""
-	}
-	return opts.Interactions.Owner
 }
 
 // owned reports whether this is the session of one caller
@@ -140,430 +150,6 @@ func (s *session) setup(ctx context.Context) error {
 	return err
 }
 
-// handshake starts the transport and runs what the era needs. On failure
-// the transport it leaves in s.tr is closed by setup, once.
-func (s *session) handshake(ctx context.Context) error {
-	c := s.c
-	v := c.currentVerdict()
-	if err := s.open(ctx, v); err != nil {
-		return err
-	}
-	if v == verdictUnknown {
-		var err error
-		if v, err = s.probe(ctx); err != nil {
-			return err
-		}
-		c.setVerdict(v)
-		c.cfg.Logger.Info("upstream protocol era found", "era", v.era().String())
-	}
-	if v == verdictModern {
-		return s.startModern(ctx)
-	}
-	err := s.initialize(ctx)
-	if err != nil && v == verdictLegacy && c.auto() && c.cfg.Transport == TransportHTTP && sseFallbackSignal(err) {
-		s.replaceTransport(nil)
-		if err = s.open(ctx, verdictSSE); err == nil {
-			if err = s.initialize(ctx); err == nil {
-				c.setVerdict(verdictSSE)
-			}
-		}
-	}
-	return err
-}
-
-// sseFallbackSignal reports an initialize answer that, per the spec's
-// compatibility rules, means "try the deprecated HTTP+SSE transport".
-func sseFallbackSignal(err error) bool {
-	var se *StatusError
-	if errors.As(err, &se) {
-		return se.Status == http.StatusBadRequest || se.Status == http.StatusNotFound || se.Status == http.StatusMethodNotAllowed
-	}
-	if re := rpcErr(err); re != nil {
-		return re.HTTPStatus == http.StatusBadRequest || re.HTTPStatus == http.StatusNotFound || re.HTTPStatus == http.StatusMethodNotAllowed
-	}
-	return false
-}
-
-// open starts the transport for verdict v.
-func (s *session) open(ctx context.Context, v verdict) error {
-	c := s.c
-	switch {
-	case c.cfg.Transport == TransportStdio:
-		t, err := c.startStdio(s.notify)
-		if err != nil {
-			return err
-		}
-		s.replaceTransport(t)
-	case v == verdictSSE:
-		sctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		defer cancel()
-		t, err := startSSE(sctx, c, s.headers, s.notify)
-		if err != nil {
-			if ctx.Err() == nil && sctx.Err() != nil {
-				return c.timedOut("SSE stream", c.cfg.RequestTimeout)
-			}
-			return err
-		}
-		s.replaceTransport(t)
-	default:
-		s.replaceTransport(&httpTransport{c: c, url: c.cfg.URL, hdr: s.headers, cred: s.notify})
-	}
-	return nil
-}
-
-// headers computes one request's headers: the credential (the caller's
-// delegated token, a minted token, or the static auth_value), per-caller
-// headers and static headers, by the server's policy.
-func (s *session) headers(ctx context.Context) (http.Header, string, error) {
-	c := s.c
-	token, minted := s.token, ""
-	if token == "" && c.creds != nil {
-		t, err := c.creds.Token(ctx)
-		if err != nil {
-			return nil, "", connErr("could not obtain the upstream credential", err)
-		}
-		token, minted = t, t
-	}
-	h := make(http.Header, 8)
-	c.policy.Apply(h, s.injected, token)
-	return h, minted, nil
-}
-
-// probe sends server/discover and decides the era from the answer, following
-// the spec's dual-era client rules.
-func (s *session) probe(ctx context.Context) (verdict, error) {
-	c := s.c
-	// The probe is bounded by the listing budget; never by more than one
-	// request's, so the request's own timeout cannot fire first and this
-	// probe's budget is the one reported.
-	budget := min(c.cfg.ListTimeout, c.cfg.RequestTimeout)
-	if c.cfg.Transport == TransportStdio {
-		// A legacy stdio server may ignore an unknown method; do not wait
-		// long for it.
-		budget = min(budget, 5*time.Second)
-	}
-	pctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
-	if re := rpcErr(err); re != nil && re.Code() == mcp.CodeUnsupportedProtocolVersion && offersModern(re.Err.Data) && ctx.Err() == nil {
-		// The upstream names a modern revision it does support: the spec
-		// says to retry with it rather than fall back.
-		raw, err = s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
-	}
-	if err == nil {
-		var d mcp.DiscoverResult
-		if jerr := json.Unmarshal(raw, &d); jerr != nil {
-			return verdictLegacy, nil
-		}
-		if slices.Contains(d.SupportedVersions, mcp.Latest) {
-			s.info = discoverInfo(d)
-			return verdictModern, nil
-		}
-		return verdictLegacy, nil
-	}
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
-	}
-	if re := rpcErr(err); re != nil {
-		switch {
-		case re.Code() == mcp.CodeUnsupportedProtocolVersion:
-			return verdictLegacy, nil // it does not speak our modern revision
-		case mcp.IsModernErrorCode(re.Code()),
-			re.Code() == jsonrpc.CodeMethodNotFound && re.HTTPStatus == http.StatusNotFound:
-			return verdictModern, nil
-		}
-		return verdictLegacy, nil
-	}
-	var se *StatusError
-	if errors.As(err, &se) {
-		switch se.Status {
-		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
-			return verdictLegacy, nil
-		}
-		return 0, err
-	}
-	if c.cfg.Transport == TransportStdio {
-		if s.transport().expired() {
-			// The child could not stand the probe; a fresh one gets the
-			// handshake.
-			t, serr := startStdio(c, s.notify)
-			if serr != nil {
-				return 0, serr
-			}
-			s.replaceTransport(t)
-		}
-		return verdictLegacy, nil // no answer in time, or a non-modern one
-	}
-	if pctx.Err() != nil {
-		return 0, c.timedOut(mcp.MethodDiscover, budget)
-	}
-	var pe *ProtocolError
-	if errors.As(err, &pe) {
-		return verdictLegacy, nil
-	}
-	return 0, err
-}
-
-// offersModern reports whether a -32022 error's data lists a modern
-// revision this client speaks.
-func offersModern(data json.RawMessage) bool {
-	var d mcp.UnsupportedVersionData
-	if json.Unmarshal(data, &d) != nil {
-		return false
-	}
-	return slices.Contains(d.Supported, mcp.Latest)
-}
-
-func discoverInfo(d mcp.DiscoverResult) Info {
-	info := Info{
-		Era:               mcp.EraModern,
-		Version:           mcp.Latest,
-		SupportedVersions: d.SupportedVersions,
-		Capabilities:      d.Capabilities,
-		Instructions:      strings.TrimSpace(d.Instructions),
-	}
-	if raw, ok := d.Meta[mcp.MetaServerInfo]; ok {
-		_ = json.Unmarshal(raw, &info.ServerInfo)
-	}
-	return info
-}
-
-// startModern prepares per-request _meta and learns the upstream's
-// capabilities (server/discover) if the probe did not already.
-func (s *session) startModern(ctx context.Context) error {
-	c := s.c
-	if ht, ok := s.transport().(*httpTransport); ok {
-		ht.setVersion(mcp.Latest)
-	}
-	if s.info.Era == mcp.EraModern {
-		return nil // the probe's discover already told us
-	}
-	s.info = Info{Era: mcp.EraModern, Version: mcp.Latest}
-	budget := min(c.cfg.ListTimeout, c.cfg.RequestTimeout) // as for the probe
-	dctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	raw, err := s.rawRequest(dctx, mcp.MethodDiscover, nil, nil, true)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if dctx.Err() != nil {
-			return c.timedOut(mcp.MethodDiscover, budget)
-		}
-		var se *StatusError
-		if errors.As(err, &se) {
-			return err // credentials refused: nothing else will work either
-		}
-		c.cfg.Logger.Debug("server/discover failed; capabilities unknown", "err", causeText(err))
-		return nil
-	}
-	var d mcp.DiscoverResult
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return protoErr("invalid MCP response to server/discover", err)
-	}
-	s.info = discoverInfo(d)
-	return nil
-}
-
-// initialize runs the legacy handshake.
-func (s *session) initialize(ctx context.Context) error {
-	c := s.c
-	offer := c.cfg.ProtocolVersion
-	if offer == VersionAuto {
-		offer = mcp.LatestLegacy
-	}
-	params, err := json.Marshal(struct {
-		ProtocolVersion string             `json:"protocolVersion"`
-		Capabilities    json.RawMessage    `json:"capabilities"`
-		ClientInfo      mcp.Implementation `json:"clientInfo"`
-	}{offer, s.caps, c.cfg.ClientInfo})
-	if err != nil {
-		return err
-	}
-	// rawRequest applies the request timeout; on any failure below, setup
-	// closes the transport (and so ends a session the upstream opened), once.
-	raw, err := s.rawRequest(ctx, mcp.MethodInitialize, params, nil, false)
-	if err != nil {
-		return err
-	}
-	var res mcp.InitializeResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return protoErr("invalid MCP response to initialize", err)
-	}
-	switch {
-	case c.cfg.ProtocolVersion != VersionAuto && res.ProtocolVersion != offer:
-		return protoErr(fmt.Sprintf("upstream answered protocol version %q but %q is pinned", clip(res.ProtocolVersion), offer), nil)
-	case !slices.Contains(mcp.LegacyRevisions(), res.ProtocolVersion):
-		return protoErr(fmt.Sprintf("upstream answered unsupported protocol version %q", clip(res.ProtocolVersion)), nil)
-	}
-	s.info = Info{
-		Era:          mcp.EraLegacy,
-		Version:      res.ProtocolVersion,
-		Capabilities: res.Capabilities,
-		ServerInfo:   res.ServerInfo,
-		Instructions: strings.TrimSpace(res.Instructions),
-	}
-	if ht, ok := s.transport().(*httpTransport); ok {
-		ht.setVersion(res.ProtocolVersion)
-	}
-	nctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-	defer cancel()
-	if err := s.transport().send(nctx, jsonrpc.EncodeNotification(mcp.MethodInitialized, nil)); err != nil {
-		if ctx.Err() == nil && nctx.Err() != nil {
-			return c.timedOut(mcp.MethodInitialized, c.cfg.RequestTimeout)
-		}
-		return err
-	}
-	if ht, ok := s.transport().(*httpTransport); ok && s.cred == "" && !s.ephemeral && !s.owned() {
-		// The session shared by callers without credentials of their own
-		// (at most one per capability set) always follows the upstream's
-		// notifications; others (a caller's own among them) open the GET
-		// stream when a call or a follower needs it (httpTransport.needSide).
-		ht.openStandalone(ctx)
-	}
-	return nil
-}
-
-func clip(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "…"
-	}
-	return s
-}
-
-// request runs one operation on the ready session, under the per-request
-// timeout.
-func (s *session) request(ctx context.Context, method string, params json.RawMessage, in *Interactions) (Result, error) {
-	raw, err := s.rawRequest(ctx, method, params, in, s.info.Era == mcp.EraModern)
-	if err != nil {
-		return Result{}, err
-	}
-	s.c.noteSuccess()
-	res := Result{Raw: raw}
-	if s.info.Era == mcp.EraModern {
-		switch rt := jsonrpc.Member(raw, "resultType"); string(rt) {
-		case "", `"` + mcp.ResultTypeComplete + `"`:
-		case `"` + mcp.ResultTypeInputRequired + `"`:
-			res.InputRequired = true
-		default:
-			return Result{}, protoErr("invalid MCP response: unknown resultType", nil)
-		}
-	}
-	return res, nil
-}
-
-// rawRequest sends one request and returns the raw result.
-func (s *session) rawRequest(ctx context.Context, method string, params json.RawMessage, in *Interactions, modern bool) (json.RawMessage, error) {
-	c := s.c
-	tr := s.transport()
-	if tr == nil {
-		return nil, connErr("upstream session was closed", nil)
-	}
-	budget := c.cfg.RequestTimeout
-	if method == mcp.MethodSubscriptionsListen {
-		budget = 1<<63 - 1 // a listen lasts until the caller ends it
-	}
-	rctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := s.send(ctx, rctx, tr, method, params, in, modern)
-	var se *StatusError
-	if errors.As(err, &se) && se.Status == http.StatusUnauthorized && se.minted != "" {
-		// A minted token the upstream no longer accepts: refresh it once
-		// and retry once.
-		c.creds.Invalidate(se.minted)
-		resp, err = s.send(ctx, rctx, tr, method, params, in, modern)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return resultOf(resp, 0)
-}
-
-// send encodes and sends one request under a fresh id.
-func (s *session) send(ctx, rctx context.Context, tr transport, method string, params json.RawMessage, in *Interactions, modern bool) (*jsonrpc.Message, error) {
-	c := s.c
-	id := jsonrpc.IntID(c.ids.Add(1))
-	var rewrite json.RawMessage
-	if tr.sharedStream() {
-		rewrite = json.RawMessage(`"mcpgw-` + id.String() + `"`)
-	}
-	var meta json.RawMessage
-	if modern {
-		var err error
-		if meta, err = s.metaFor(in); err != nil {
-			return nil, err
-		}
-	}
-	p, err := prepareParams(params, meta, rewrite)
-	if err != nil {
-		return nil, &RPCError{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%v", err)}
-	}
-	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern}
-	if modern {
-		out.name = nameParam(method, params)
-		if method == mcp.MethodToolsCall {
-			out.header = c.params.headersFor(out.name, jsonrpc.Member(params, "arguments"))
-		}
-	}
-	out.handshake = method == mcp.MethodInitialize
-	ex := &exchange{c: c, in: in, method: method, token: p.callerToken, upToken: p.upToken, cred: s.notify}
-	resp, err := tr.call(rctx, ex, out)
-	if err != nil {
-		return nil, s.callFailed(ctx, rctx, tr, out, err)
-	}
-	return resp, nil
-}
-
-// callFailed classifies a failed call and, when it was abandoned, tells the
-// upstream so it can stop the work.
-func (s *session) callFailed(ctx, rctx context.Context, tr transport, out outgoing, err error) error {
-	c := s.c
-	var nd *undeliveredError
-	undelivered := errors.As(err, &nd)
-	if undelivered {
-		err = nd.err
-	}
-	abandoned := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-	if !abandoned {
-		return err
-	}
-	s.noteAbandoned(ctx, rctx)
-	// A modern HTTP request is cancelled by closing its stream, which has
-	// happened; everywhere else the upstream must be told, unless it never
-	// received the whole request.
-	if !undelivered && !s.ephemeral && !(out.modern && c.cfg.Transport != TransportStdio) && out.method != mcp.MethodInitialize {
-		sendCancelled(tr, out.id, c)
-	}
-	if ctx.Err() == nil && rctx.Err() != nil {
-		return c.timedOut(out.method, c.cfg.RequestTimeout)
-	}
-	return err
-}
-
-func sendCancelled(tr transport, id jsonrpc.ID, c *Client) {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupBudget)
-	defer cancel()
-	params := append(append([]byte(`{"requestId":`), id.Raw()...), `,"reason":"request cancelled by the gateway"}`...)
-	if err := tr.send(ctx, jsonrpc.EncodeNotification(mcp.NotifCancelled, params)); err != nil {
-		c.cfg.Logger.Debug("could not send notifications/cancelled", "err", causeText(err))
-	}
-}
-
-// nameParam returns the Mcp-Name value of a request (tool or prompt name,
-// resource URI), or "".
-func nameParam(method string, params json.RawMessage) string {
-	key := mcp.NameParam(method)
-	if key == "" || len(params) == 0 {
-		return ""
-	}
-	raw := jsonrpc.Member(params, key)
-	var name string
-	if raw == nil || json.Unmarshal(raw, &name) != nil {
-		return ""
-	}
-	return name
-}
-
 // noteAbandoned records when a request was abandoned: the caller's deadline
 // when that is what passed, our own request deadline when that did, else
 // now. Cleanup of an own session is bounded from that moment.
@@ -618,8 +204,8 @@ func (s *session) close(ctx context.Context) error {
 // terminate ends an ephemeral session; after an abandoned request the
 // DELETE goes over a fresh connection.
 func (s *session) terminate(ctx context.Context, fresh bool) error {
-	if ht, ok := s.transport().(*httpTransport); ok && fresh {
-		ht.closeOver(s.c.freshHTTP())
+	if tr := s.transport(); tr != nil && fresh {
+		tr.abandoned()
 	}
 	return s.close(ctx)
 }
@@ -648,44 +234,17 @@ func (s *session) replaceTransport(tr transport) {
 	}
 }
 
+// follow opens the channel on which the upstream sends what belongs to no
+// request, when the session has one and did not open it yet (see
+// transport.follow).
+func (s *session) follow(ctx context.Context) {
+	if tr := s.transport(); tr != nil {
+		tr.follow(ctx, false)
+	}
+}
+
 // expired reports whether the session's conversation has ended.
 func (s *session) expired() bool {
 	tr := s.transport()
 	return tr == nil || tr.expired()
-}
-
-// TimeoutError is the gateway's own deadline for an upstream request passing.
-type TimeoutError struct{ Budget time.Duration }
-
-// Error implements error.
-func (e *TimeoutError) Error() string {
-	return "upstream request timed out after " + seconds(e.Budget)
-}
-
-// seconds formats a budget the way operators write it in config ("0.5s").
-func seconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
-}
-
-// timedOut logs the one warning a timeout gets and returns its error. The
-// upstream is named without userinfo or query, which may carry credentials.
-func (c *Client) timedOut(method string, budget time.Duration) error {
-	c.cfg.Logger.Warn(fmt.Sprintf("upstream %s timed out after %s", c.where, seconds(budget)), "method", method, "budget", seconds(budget))
-	return &TimeoutError{Budget: budget}
-}
-
-// metaFor returns the modern request _meta for a call with these
-// interactions: what the caller of this call can answer is what the upstream
-// is told, request by request.
-func (s *session) metaFor(in *Interactions) (json.RawMessage, error) {
-	caps, key := in.capabilities(Offer{})
-	if m, ok := s.metas.Load(key); ok {
-		return m.(json.RawMessage), nil
-	}
-	m, err := mcp.RequestMeta(mcp.Latest, caps, s.c.cfg.ClientInfo)
-	if err != nil {
-		return nil, err
-	}
-	s.metas.Store(key, m)
-	return m, nil
 }

@@ -18,6 +18,7 @@ import (
 // stream announced in its first, "endpoint", event.
 type sseTransport struct {
 	*mux
+	d        *httpDialer
 	hdr      headerFunc
 	endpoint string
 	body     io.ReadCloser
@@ -25,10 +26,9 @@ type sseTransport struct {
 }
 
 // startSSE opens the stream and waits (within ctx) for the endpoint event.
-func startSSE(ctx context.Context, c *Client, hdr headerFunc, cred string) (*sseTransport, error) {
-	t := &sseTransport{hdr: hdr, readDone: make(chan struct{})}
-	t.mux = newMux(c, t.post)
-	t.mux.cred = cred
+func startSSE(ctx context.Context, d *httpDialer, p peer) (*sseTransport, error) {
+	t := &sseTransport{d: d, hdr: p.hdr, readDone: make(chan struct{})}
+	t.mux = newMux(d.env, p.notify, t.post)
 	resp, err := t.open(ctx)
 	if err != nil {
 		t.fail(err)
@@ -44,7 +44,7 @@ func startSSE(ctx context.Context, c *Client, hdr headerFunc, cred string) (*sse
 	go t.readLoop(endpoint)
 	select {
 	case ep := <-endpoint:
-		u, err := resolveEndpoint(c.cfg.URL, ep)
+		u, err := resolveEndpoint(d.url, ep)
 		if err != nil {
 			t.stop()
 			return nil, err
@@ -74,7 +74,7 @@ func (t *sseTransport) open(ctx context.Context) (*http.Response, error) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusUnauthorized && minted != "" && !retried {
-			t.c.creds.Invalidate(minted)
+			t.d.creds.refused(minted)
 			continue
 		}
 		return nil, &StatusError{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate"), minted: minted}
@@ -84,8 +84,7 @@ func (t *sseTransport) open(ctx context.Context) (*http.Response, error) {
 // get sends one GET for the stream. The request lives as long as the
 // stream (the mux's context); ctx bounds only the wait for its answer.
 func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) {
-	c := t.c
-	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, c.cfg.URL, nil)
+	req, err := http.NewRequestWithContext(t.mux.ctx, http.MethodGet, t.d.url, nil)
 	if err != nil {
 		return nil, "", badURL()
 	}
@@ -101,8 +100,8 @@ func (t *sseTransport) get(ctx context.Context) (*http.Response, string, error) 
 	}
 	ch := make(chan opened, 1)
 	go func() {
-		defer c.recoverPanic("SSE stream open", func() { ch <- opened{nil, errors.New("internal error")} })
-		resp, err := c.cfg.HTTPClient.Do(req)
+		defer t.env.recoverPanic("SSE stream open", func() { ch <- opened{nil, errors.New("internal error")} })
+		resp, err := t.d.client.Do(req)
 		ch <- opened{resp, err}
 	}()
 	select {
@@ -140,10 +139,10 @@ func resolveEndpoint(base, announced string) (string, error) {
 
 func (t *sseTransport) readLoop(endpoint chan<- string) {
 	defer close(t.readDone)
-	defer t.c.recoverPanic("SSE stream reader", func() { t.fail(connErr("upstream connection failed in the gateway", nil)) })
-	br := t.c.budgetReader(t.mux.ctx, t.body)
+	defer t.env.recoverPanic("SSE stream reader", func() { t.fail(connErr("upstream connection failed in the gateway", nil)) })
+	br := t.env.budgetReader(t.mux.ctx, t.body)
 	defer br.releaseHeld()
-	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+	rd := sse.NewReader(br, int(t.env.maxMessage))
 	announced := false
 	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
@@ -176,7 +175,7 @@ func (t *sseTransport) readLoop(endpoint chan<- string) {
 			}
 			msg, err := jsonrpc.Decode(ev.Data)
 			if err != nil {
-				t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+				t.env.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 				continue
 			}
 			t.dispatch(msg)
@@ -195,7 +194,7 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.c.cfg.HTTPClient.Do(req)
+	resp, err := t.d.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

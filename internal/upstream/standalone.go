@@ -28,7 +28,7 @@ type standalone struct {
 // when the call may receive something on it.
 func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 	if in := ex.in; in != nil && (in.Elicit != nil || in.Sample != nil || in.Roots != nil || in.Log != nil) {
-		t.needSide(ctx)
+		t.follow(ctx, false)
 	}
 	t.side.mu.Lock()
 	if t.side.active == nil {
@@ -43,10 +43,11 @@ func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 	}
 }
 
-// needSide opens the GET stream of a legacy session (one with a session id),
-// once; it stays open until the session ends.
-func (t *httpTransport) needSide(ctx context.Context) {
-	if sid, _ := t.state(); sid != "" {
+// follow opens the session's GET stream (see transport), once; it stays
+// open until the session ends. Unless always is set, only a legacy session
+// (one with a session id) opens it.
+func (t *httpTransport) follow(ctx context.Context, always bool) {
+	if sid, _ := t.state(); always || sid != "" {
 		t.openStandalone(ctx)
 	}
 }
@@ -67,10 +68,10 @@ func (t *httpTransport) openStandalone(ctx context.Context) {
 	opened := make(chan struct{})
 	go func() {
 		defer close(t.side.done)
-		defer t.c.recoverPanic("upstream GET stream", nil)
+		defer t.env.recoverPanic("upstream GET stream", nil)
 		t.readStandalone(life, opened)
 	}()
-	wait := time.NewTimer(min(t.c.cfg.RequestTimeout, 5*time.Second))
+	wait := time.NewTimer(min(t.env.requestTimeout, 5*time.Second))
 	defer wait.Stop()
 	select {
 	case <-opened:
@@ -104,25 +105,25 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 	resp, err := t.do(req)
 	answered()
 	if err != nil {
-		t.c.cfg.Logger.Debug("upstream GET stream not opened", "err", causeText(err))
+		t.env.log.Debug("upstream GET stream not opened", "err", causeText(err))
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-		t.c.cfg.Logger.Debug("upstream offers no GET stream", "status", resp.StatusCode)
+		t.env.log.Debug("upstream offers no GET stream", "status", resp.StatusCode)
 		return
 	}
-	t.c.cfg.Logger.Debug("upstream GET stream open")
+	t.env.log.Debug("upstream GET stream open")
 	var serving sync.WaitGroup
 	defer serving.Wait()
-	br := t.c.budgetReader(ctx, resp.Body)
+	br := t.env.budgetReader(ctx, resp.Body)
 	defer br.releaseHeld()
-	rd := sse.NewReader(br, int(t.c.cfg.MaxMessageBytes))
+	rd := sse.NewReader(br, int(t.env.maxMessage))
 	for ; ; br.releaseHeld() {
 		ev, err := rd.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-				t.c.cfg.Logger.Debug("upstream GET stream ended", "err", causeText(err))
+				t.env.log.Debug("upstream GET stream ended", "err", causeText(err))
 			}
 			return
 		}
@@ -131,7 +132,7 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 		}
 		m, err := jsonrpc.Decode(ev.Data)
 		if err != nil {
-			t.c.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
+			t.env.msgWarn("upstream sent an event that is not a JSON-RPC message", "bytes", len(ev.Data))
 			continue
 		}
 		switch m.Kind() {
@@ -145,12 +146,12 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 					continue
 				}
 			}
-			t.c.deliver(m, t.cred)
+			t.env.deliver(m, t.cred)
 		case jsonrpc.KindRequest:
 			target, tctx, reply := t.routeStandalone(m)
 			if reply != nil {
 				// Refused (or a ping) at once, without a goroutine.
-				t.c.sendAnswer(ctx, t.send, m.Method, reply)
+				t.env.sendAnswer(ctx, t.send, m.Method, reply)
 				continue
 			}
 			serving.Add(1)

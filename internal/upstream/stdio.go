@@ -35,6 +35,7 @@ const (
 // close closes stdin, which unblocks the writer.
 type stdioTransport struct {
 	*mux
+	d      *stdioDialer
 	cmd    *exec.Cmd
 	stdin  *os.File
 	writes chan stdioWrite
@@ -54,11 +55,10 @@ type stdioWrite struct {
 	done chan error // buffered: the writer never waits for the caller
 }
 
-func startStdio(c *Client, notify string) (*stdioTransport, error) {
-	cfg := &c.cfg
-	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = childEnv(os.Getenv, cfg.Env)
-	cmd.Dir = cfg.Dir
+func startStdio(d *stdioDialer, notify string) (*stdioTransport, error) {
+	cmd := exec.Command(d.command, d.args...)
+	cmd.Env = childEnv(os.Getenv, d.environ)
+	cmd.Dir = d.dir
 	setProcessGroup(cmd)
 	// Our own pipes (not cmd's): Wait does not close them under the readers,
 	// and the parent's ends are pollable, so closing one unblocks its user.
@@ -78,7 +78,7 @@ func startStdio(c *Client, notify string) (*stdioTransport, error) {
 		closeFiles(ends[1], ends[2], ends[4])
 		return nil, connErr("cannot start upstream process", err)
 	}
-	return runStdio(c, cmd, ends[1], ends[2], ends[4], notify), nil
+	return runStdio(d, cmd, ends[1], ends[2], ends[4], notify), nil
 }
 
 // childEnv returns a child's environment: HOME, LOGNAME, PATH, SHELL, TERM
@@ -106,24 +106,24 @@ func closeFiles(fs ...*os.File) {
 // runStdio starts the goroutines of a started child: stdout reader, stderr
 // logger, stdin writer, and the one that waits for the exit and ends the
 // others. notify names the session for its notifications (see OwnerKey).
-func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
-	t := &stdioTransport{cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
-	t.mux = newMux(c, t.write)
-	t.mux.cred = notify
+func runStdio(d *stdioDialer, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
+	t := &stdioTransport{d: d, cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
+	t.mux = newMux(d.shared, notify, t.write)
+	e := d.shared
 	var readers sync.WaitGroup
 	broken := func() {
 		t.fail(connErr("upstream connection failed in the gateway", nil))
 		t.kill()
 	}
 	readers.Go(func() {
-		defer c.recoverPanic("stdio reader", func() {
+		defer e.recoverPanic("stdio reader", func() {
 			broken()
 			_, _ = io.Copy(io.Discard, stdout)
 		})
 		t.readLoop(stdout)
 	})
 	readers.Go(func() {
-		defer c.recoverPanic("stdio stderr reader", func() { _, _ = io.Copy(io.Discard, stderr) })
+		defer e.recoverPanic("stdio stderr reader", func() { _, _ = io.Copy(io.Discard, stderr) })
 		t.logStderr(stderr)
 	})
 	drained := make(chan struct{})
@@ -134,11 +134,11 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify s
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
-		defer c.recoverPanic("stdio writer", broken)
+		defer e.recoverPanic("stdio writer", broken)
 		t.writeLoop()
 	}()
 	go func() {
-		defer c.recoverPanic("stdio process waiter", broken)
+		defer e.recoverPanic("stdio process waiter", broken)
 		err := cmd.Wait()
 		// Let the readers take what the child wrote before exiting, but not
 		// wait on pipes a descendant keeps open.
@@ -154,12 +154,12 @@ func runStdio(c *Client, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify s
 		_ = t.stdin.Close() // unblocks a write the dead child will never read
 		<-wrote
 		if !t.closing.Load() {
-			c.noteExit(err)
+			d.noteExit(err)
 		}
 		t.fail(connErr("upstream process exited", exitReason(err)))
 		close(t.exited)
 	}()
-	c.cfg.Logger.Info("started upstream process", "pid", cmd.Process.Pid)
+	e.log.Info("started upstream process", "pid", cmd.Process.Pid)
 	return t
 }
 
@@ -219,10 +219,10 @@ func (t *stdioTransport) writeLoop() {
 func (t *stdioTransport) stopWriting() { t.qonce.Do(func() { close(t.quit) }) }
 
 func (t *stdioTransport) readLoop(stdout io.Reader) {
-	budget := t.c.budgetReader(t.mux.ctx, stdout)
+	budget := t.env.budgetReader(t.mux.ctx, stdout)
 	defer budget.releaseHeld()
 	br := bufio.NewReaderSize(budget, 64<<10)
-	max := int(t.c.cfg.MaxMessageBytes)
+	max := int(t.env.maxMessage)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -239,7 +239,7 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			msg, derr := jsonrpc.Decode(bytes.Clone(bytes.TrimSpace(line)))
 			if derr != nil {
-				t.c.msgWarn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
+				t.env.msgWarn("upstream wrote a line that is not a JSON-RPC message", "bytes", len(line))
 			} else {
 				t.dispatch(msg)
 			}
@@ -256,7 +256,7 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 }
 
 // logStderr copies the child's stderr into the log, line by line, bounded in
-// line length and in lines per minute (the client's stderr limiter, which
+// line length and in lines per minute (the dialer's stderr limiter, which
 // reports the lines it held back on the next line it lets through).
 func (t *stdioTransport) logStderr(stderr io.Reader) {
 	sc := bufio.NewScanner(stderr)
@@ -266,7 +266,7 @@ func (t *stdioTransport) logStderr(stderr io.Reader) {
 		if len(line) > stderrLineMax {
 			line = append(line[:stderrLineMax:stderrLineMax], "…"...)
 		}
-		t.c.stderrLog.log(t.c.cfg.Logger, slog.LevelInfo, "upstream stderr", "line", string(line))
+		t.d.stderrLog.log(t.env.log, slog.LevelInfo, "upstream stderr", "line", string(line))
 	}
 	_, _ = io.Copy(io.Discard, stderr)
 }
@@ -306,43 +306,59 @@ func (t *stdioTransport) close(ctx context.Context) error {
 	}
 }
 
-// startStdio starts the child process unless it died too recently: a child
-// that keeps dying is restarted with exponential backoff, not in a loop.
-func (c *Client) startStdio(notify string) (*stdioTransport, error) {
-	c.bmu.Lock()
-	wait := time.Until(c.notBefore)
-	c.bmu.Unlock()
-	if wait > 0 {
-		return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
-	}
-	return startStdio(c, notify)
+// stdioDialer runs the upstream as child processes, one per session, and
+// restarts a child that keeps dying with exponential backoff.
+type stdioDialer struct {
+	shared  *env
+	command string
+	args    []string
+	environ []string // configured KEY=VALUE entries (see childEnv)
+	dir     string
+
+	stderrLog *lineLimiter // the children's stderr lines
+
+	mu        sync.Mutex // restart backoff
+	failures  int
+	notBefore time.Time
 }
 
-// noteExit records a stdio child's exit for the restart backoff.
-func (c *Client) noteExit(err error) {
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return
-	}
-	c.bmu.Lock()
-	defer c.bmu.Unlock()
-	c.failures++
-	backoff := min(250*time.Millisecond<<min(c.failures-1, 8), 30*time.Second)
-	c.notBefore = time.Now().Add(backoff)
-	c.cfg.Logger.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
+func newStdioDialer(e *env, cfg *Config) *stdioDialer {
+	return &stdioDialer{shared: e, command: cfg.Command, args: cfg.Args, environ: cfg.Env, dir: cfg.Dir,
+		stderrLog: newLineLimiter(stderrLinesPerMin, time.Minute, nil)}
 }
 
-// noteSuccess ends the restart backoff and forgets the failure causes
-// warned about: the upstream answered.
-func (c *Client) noteSuccess() {
-	c.causes.reset()
-	if c.cfg.Transport != TransportStdio {
+// dial starts the child process unless it died too recently: a child that
+// keeps dying is restarted with exponential backoff, not in a loop. A child
+// started again at once (again) is not held back.
+func (d *stdioDialer) dial(_ context.Context, _ verdict, p peer, again bool) (transport, error) {
+	if !again {
+		d.mu.Lock()
+		wait := time.Until(d.notBefore)
+		d.mu.Unlock()
+		if wait > 0 {
+			return nil, connErr(fmt.Sprintf("upstream process exited; next restart allowed in %s", wait.Round(time.Millisecond)), nil)
+		}
+	}
+	return startStdio(d, p.notify)
+}
+
+// noteExit records a child's exit for the restart backoff.
+func (d *stdioDialer) noteExit(err error) {
+	if d.shared.closing.Load() {
 		return
 	}
-	c.bmu.Lock()
-	c.failures = 0
-	c.notBefore = time.Time{}
-	c.bmu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failures++
+	backoff := min(250*time.Millisecond<<min(d.failures-1, 8), 30*time.Second)
+	d.notBefore = time.Now().Add(backoff)
+	d.shared.log.Warn("upstream process exited", "err", exitReason(err), "restart_backoff", backoff.String())
+}
+
+// answered ends the restart backoff: the upstream answered.
+func (d *stdioDialer) answered() {
+	d.mu.Lock()
+	d.failures = 0
+	d.notBefore = time.Time{}
+	d.mu.Unlock()
 }

@@ -22,7 +22,49 @@ type transport interface {
 	// sharedStream reports whether many requests share one message stream, so
 	// progress tokens must be made unique and server requests correlated.
 	sharedStream() bool
+	// negotiated records the revision the session settled on, for
+	// transports that state it on every message (MCP-Protocol-Version).
+	negotiated(version string)
+	// follow opens the channel on which the upstream sends what belongs to
+	// no request (streamable HTTP's GET stream), once, and returns when the
+	// upstream has answered it or after a short bound. Unless always is set,
+	// only a session the upstream named (a session id) is followed.
+	// Transports whose one stream carries everything do nothing.
+	follow(ctx context.Context, always bool)
+	// abandoned reports that a request on the session was given up: ending
+	// the session must not wait behind a connection that request may still
+	// hold.
+	abandoned()
 	close(ctx context.Context) error
+}
+
+// dialer opens the transports of one Client's sessions. Each transport file
+// has its own, which New picks by Config.Transport: adding a transport is
+// adding a file with a transport and its dialer.
+type dialer interface {
+	// dial opens a transport for the session p describes, to speak era v
+	// (verdictSSE: the legacy HTTP+SSE transport). again marks a transport
+	// reopened at once because the previous one did not survive the era
+	// probe: no restart backoff applies.
+	dial(ctx context.Context, v verdict, p peer, again bool) (transport, error)
+	// answered reports that the upstream answered a request.
+	answered()
+}
+
+// newDialer returns the dialer of the configured transport (Config.Transport,
+// validated by Config.withDefaults).
+func newDialer(e *env, cfg *Config, creds *credentials) dialer {
+	if cfg.Transport == TransportStdio {
+		return newStdioDialer(e, cfg)
+	}
+	return &httpDialer{env: e, url: cfg.URL, client: cfg.HTTPClient, creds: creds}
+}
+
+// peer is what a dialer needs to know of the session it opens a transport
+// for.
+type peer struct {
+	hdr    headerFunc // the session's headers: static ones and credentials
+	notify string     // names the session for its notifications (OwnerKey)
 }
 
 // headerFunc returns the headers for one HTTP request of a session: static
