@@ -122,9 +122,6 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Name returns the configured server name.
-func (c *Client) Name() string { return c.cfg.Name }
-
 // Info starts (or reuses) the conversation and reports what the upstream said
 // about itself. With opts.Ephemeral the conversation is started for this
 // call alone and ended before it returns.
@@ -283,27 +280,6 @@ func (c *Client) ownSession(ctx context.Context, opts Options, op func(*session)
 		c.cfg.Logger.Debug("ending the operation's own session failed", "err", causeText(cerr))
 	}
 	return err
-}
-
-// CallTool calls a tool. An input_required result is returned as is.
-func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts Options) (Result, error) {
-	return c.Call(ctx, mcp.MethodToolsCall, namedParams("name", name, "arguments", args), opts)
-}
-
-// GetPrompt gets a prompt.
-func (c *Client) GetPrompt(ctx context.Context, name string, args json.RawMessage, opts Options) (Result, error) {
-	return c.Call(ctx, mcp.MethodPromptsGet, namedParams("name", name, "arguments", args), opts)
-}
-
-// ReadResource reads a resource.
-func (c *Client) ReadResource(ctx context.Context, uri string, opts Options) (Result, error) {
-	return c.Call(ctx, mcp.MethodResourcesRead, namedParams("uri", uri, "", nil), opts)
-}
-
-// Complete asks for argument completions; params is the completion/complete
-// params object.
-func (c *Client) Complete(ctx context.Context, params json.RawMessage, opts Options) (Result, error) {
-	return c.Call(ctx, mcp.MethodCompletionComplete, params, opts)
 }
 
 // namedParams builds {"<k1>":"<v1>","<k2>":<raw>} without a reflective encode.

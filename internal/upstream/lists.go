@@ -46,27 +46,6 @@ func (c *Client) ListTools(ctx context.Context, opts Options) ([]json.RawMessage
 	return r.Items, err
 }
 
-// ListPrompts returns every prompt; none when the upstream does not offer
-// prompts.
-func (c *Client) ListPrompts(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	r, err := c.List(ctx, mcp.MethodPromptsList, opts)
-	return r.Items, err
-}
-
-// ListResources returns every resource; none when the upstream does not offer
-// resources.
-func (c *Client) ListResources(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	r, err := c.List(ctx, mcp.MethodResourcesList, opts)
-	return r.Items, err
-}
-
-// ListResourceTemplates returns every resource template; none when the
-// upstream does not offer resources.
-func (c *Client) ListResourceTemplates(ctx context.Context, opts Options) ([]json.RawMessage, error) {
-	r, err := c.List(ctx, mcp.MethodResourcesTemplatesList, opts)
-	return r.Items, err
-}
-
 // ErrIncompleteList means a paginated walk could not reach its end; no
 // partial list is ever returned.
 var ErrIncompleteList = errors.New("incomplete list")
