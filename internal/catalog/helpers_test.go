@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -120,7 +121,7 @@ func mustList(t *testing.T, c *Catalog, q Query, method, cursor string) listed {
 	t.Helper()
 	raw, fail := c.List(context.Background(), q, method, cursor)
 	if fail != nil {
-		t.Fatalf("%s: unexpected failure %+v (%v)", method, fail, fail.Err)
+		t.Fatalf("%s: unexpected failure %+v (%v)", method, fail, answer(fail).Err)
 	}
 	return decodeList(t, method, raw)
 }
@@ -137,3 +138,7 @@ func jsonEqual(t *testing.T, got any, want string) bool {
 	_ = json.Unmarshal(b, &g)
 	return reflect.DeepEqual(g, w)
 }
+
+// answer is a catalog failure as a modern caller is answered it: the status,
+// JSON-RPC error and challenge the failure stands for.
+func answer(f *fault.Fault) fault.Answer { return fault.Encode(fault.Modern, "", f) }

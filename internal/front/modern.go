@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -65,7 +66,7 @@ func (h *MCP) serveModern(req *request) {
 		return
 	}
 	rp := newReply(w, r)
-	op := h.operation(req, true)
+	op := h.operation(req, fault.Modern, meta.ProtocolVersion)
 	op.ClientCaps = meta.ClientCapabilities
 	if meta.LogLevel != "" { // the caller opted in to log notifications for this request
 		op.Log = func(params json.RawMessage) {
@@ -82,18 +83,21 @@ func (h *MCP) serveModern(req *request) {
 		return
 	}
 	out := h.cfg.Gateway.Do(r.Context(), op)
-	if out.Detail != "" {
-		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})
+	a := answerOf(fault.Modern, msg.Method, out)
+	switch {
+	case a.detail != "":
+		writeDetail(w, a)
+		return
+	case a.err != nil:
+		setChallenge(w, a)
+		rp.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
 	}
-	if out.Err != nil {
-		if out.Challenge != "" {
-			w.Header().Set("WWW-Authenticate", out.Challenge)
-		}
-		rp.finish(errorStatus(out), jsonrpc.EncodeError(msg.ID, out.Err))
-		return
+	res := a.result
+	if !out.InputRequired && mcp.CacheableMethod(msg.Method) {
+		res = withCacheHints(res)
 	}
-	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(out.Result)))
+	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(res)))
 }
 
 // modernResult stamps what every 2026-07-28 result carries: resultType
