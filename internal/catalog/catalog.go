@@ -33,6 +33,10 @@ const SealPurpose = "mcp-cursor"
 type Server struct {
 	Name   string // the tool/prompt prefix and the key in outcomes
 	Client *upstream.Client
+	// SkipParamHeaders leaves its tools' x-mcp-header annotations
+	// unenforced on callers: set for upstreams not on streamable HTTP,
+	// whose client does not mirror them either.
+	SkipParamHeaders bool
 }
 
 // Catalog aggregates the lists of many upstreams for one caller at a time.
@@ -268,7 +272,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		if method == mcp.MethodResourcesList {
 			kept = owners.keep(name, kept)
 		}
-		c.seen.record(q, name, method, r.items, c.now())
+		c.seen.record(q, name, method, r.items, c.annotated(name), c.now())
 		n := len(kept)
 		o := Outcome{Status: "ok", Count: &n}
 		if method == mcp.MethodToolsList {

@@ -32,11 +32,13 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if tool {
 		listMethod = mcp.MethodToolsList
 	}
-	if listed, known := g.cfg.Catalog.Knows(ctx, g.query(op, servers), server, listMethod, bare); known && !listed {
+	q := g.query(op, servers)
+	if listed, known := g.cfg.Catalog.Knows(ctx, q, server, listMethod, bare); known && !listed {
 		return unknownName(tool, name)
 	}
 	if tool && op.modern() {
-		if why := g.servers[server].Client.CheckParamHeaders(bare, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {
+		specs := g.cfg.Catalog.ParamSpecs(q, server, bare)
+		if why := mcp.CheckParamHeaders(specs, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {
 			return fail(fault.HeaderMismatch, "Header mismatch: %s", why)
 		}
 	}
