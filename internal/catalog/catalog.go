@@ -16,10 +16,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
-// MetaServerOutcomes is the result _meta key carrying per-server outcomes of
-// an aggregated list.
-const MetaServerOutcomes = mcp.MetaServerOutcomes
-
 // PageSize is how many items one page of an aggregated list holds.
 const PageSize = 500
 
@@ -387,7 +383,7 @@ func encodeList(key string, items []json.RawMessage, next string, outcomes map[s
 	}
 	oc, _ := json.Marshal(outcomes)
 	b = append(b, `,"ttlMs":0,"cacheScope":"private","_meta":{"`...)
-	b = append(b, MetaServerOutcomes...)
+	b = append(b, mcp.MetaServerOutcomes...)
 	b = append(b, `":`...)
 	b = append(b, oc...)
 	return append(b, '}', '}')

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -101,8 +102,8 @@ func decodeList(t *testing.T, method string, raw json.RawMessage) listed {
 	if err := json.Unmarshal(l.members["_meta"], &meta); err != nil {
 		t.Fatalf("result _meta: %v\n%s", err, raw)
 	}
-	if err := json.Unmarshal(meta[MetaServerOutcomes], &l.outcomes); err != nil {
-		t.Fatalf("result _meta[%q]: %v\n%s", MetaServerOutcomes, err, raw)
+	if err := json.Unmarshal(meta[mcp.MetaServerOutcomes], &l.outcomes); err != nil {
+		t.Fatalf("result _meta[%q]: %v\n%s", mcp.MetaServerOutcomes, err, raw)
 	}
 	return l
 }

@@ -200,7 +200,7 @@ func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter,
 	ctx, cancel := context.WithCancel(h.ctx)
 	ack := make(chan struct{})
 	op.Credentials.Header = http.Header(op.Credentials.Header).Clone() // the follow outlives the request it came with
-	var once sync.Once                                                   // ack closes once
+	var once sync.Once                                                 // ack closes once
 	if !sess.startWork() {
 		if honoured != nil {
 			honoured <- false
