@@ -62,32 +62,6 @@ const (
 	numClasses = iota + 1
 )
 
-var classNames = [numClasses]string{
-	InvalidParams: "invalid_params", MethodNotFound: "method_not_found", HeaderMismatch: "header_mismatch",
-	UnknownTool: "unknown_tool", UnknownPrompt: "unknown_prompt", ResourceNotFound: "resource_not_found",
-	MissingCapability: "missing_capability", TargetRevoked: "target_revoked",
-	AuthRequired: "auth_required", Forbidden: "forbidden", Timeout: "timeout", Unreachable: "unreachable",
-	UpstreamError: "upstream_error", RateLimited: "rate_limited", Unavailable: "unavailable",
-	UpstreamInternal: "upstream_internal", UpstreamRPC: "upstream_rpc", Relay: "relay", Internal: "internal",
-}
-
-// String names the class in logs and metrics.
-func (c Class) String() string {
-	if int(c) < len(classNames) && classNames[c] != "" {
-		return classNames[c]
-	}
-	return "class(" + fmt.Sprint(uint8(c)) + ")"
-}
-
-// Classes lists every class, in declaration order.
-func Classes() []Class {
-	out := make([]Class, 0, numClasses-1)
-	for c := InvalidParams; c < numClasses; c++ {
-		out = append(out, c)
-	}
-	return out
-}
-
 // Fault is one failed request: its class and what the caller may be shown.
 type Fault struct {
 	Class Class
@@ -102,14 +76,6 @@ type Fault struct {
 	Challenge string
 	// RPC is the upstream's own error, verbatim (UpstreamRPC only).
 	RPC *jsonrpc.Error
-}
-
-// Error returns the caller-safe message.
-func (f *Fault) Error() string {
-	if f.Class == UpstreamRPC && f.RPC != nil {
-		return f.RPC.Message
-	}
-	return f.Message
 }
 
 // New returns a fault of class c with a formatted message.

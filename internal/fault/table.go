@@ -25,10 +25,6 @@ const (
 	numSurfaces = iota
 )
 
-func (s Surface) String() string {
-	return [...]string{"legacy", "legacy-sse", "modern", "rest"}[s]
-}
-
 // Shape is the form of an answer.
 type Shape uint8
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -82,7 +83,13 @@ func (h *MCP) serveModern(req *request) {
 		h.serveListen(req, op)
 		return
 	}
-	out := h.cfg.Gateway.Do(r.Context(), op)
+	h.answerModern(w, rp, msg, h.cfg.Gateway.Do(r.Context(), op))
+}
+
+// answerModern encodes an outcome for a 2026-07-28 caller: a fault through
+// the fault table; a result with resultType, serverInfo and, when complete
+// and cacheable, valid cache hints.
+func (h *MCP) answerModern(w http.ResponseWriter, rp *reply, msg *jsonrpc.Message, out gateway.Outcome) {
 	a := answerOf(fault.Modern, msg.Method, out)
 	switch {
 	case a.detail != "":

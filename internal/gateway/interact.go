@@ -448,28 +448,34 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 		return nil, missingCapability(needCaps), true
 	}
 	if len(forCaller) == 0 || !op.modern() {
-		answers := map[string]json.RawMessage{}
-		for k, v := range gatewayAnswers {
-			answers[k] = v
-		}
-		for _, k := range forCaller {
-			ans, err := g.askLegacyCaller(ctx, op, ir.InputRequests[k])
-			if err != nil {
-				return nil, Outcome{Result: isErrorResult("The client could not answer a request for input: " + err.Error())}, true
-			}
-			answers[k] = ans
-		}
-		b, err := json.Marshal(answers)
-		if err != nil {
-			return nil, fail(fault.Relay, "cannot encode input responses"), true
-		}
-		next, err := withInput(params, b, nil, ir.RequestState)
-		if err != nil {
-			return nil, fail(fault.Relay, "cannot build the retry"), true
-		}
-		return next, Outcome{}, false
+		return g.retryWith(ctx, op, params, ir.InputRequests, ir.RequestState, forCaller, gatewayAnswers)
 	}
 	return nil, g.suspend(op, s, raw, ir.RequestState, forCaller, gatewayAnswers, prev), true
+}
+
+// retryWith builds the retry of an input round the gateway answers here:
+// its own answers plus those a legacy caller gave on its session.
+func (g *Gateway) retryWith(ctx context.Context, op *Operation, params json.RawMessage, reqs map[string]inputRequest, state string, forCaller []string, gatewayAnswers map[string]json.RawMessage) (json.RawMessage, Outcome, bool) {
+	answers := map[string]json.RawMessage{}
+	for k, v := range gatewayAnswers {
+		answers[k] = v
+	}
+	for _, k := range forCaller {
+		ans, err := g.askLegacyCaller(ctx, op, reqs[k])
+		if err != nil {
+			return nil, Outcome{Result: isErrorResult("The client could not answer a request for input: " + err.Error())}, true
+		}
+		answers[k] = ans
+	}
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return nil, fail(fault.Relay, "cannot encode input responses"), true
+	}
+	next, err := withInput(params, b, nil, state)
+	if err != nil {
+		return nil, fail(fault.Relay, "cannot build the retry"), true
+	}
+	return next, Outcome{}, false
 }
 
 // askLegacyCaller sends one input request to a legacy caller's session.

@@ -27,8 +27,10 @@ func TestMiddlewareSeesAndMayRefuse(t *testing.T) {
 				trace = append(trace, name+" in "+op.Method)
 				out := next(ctx, op)
 				kind := "complete"
-				if out.Fault != nil {
-					kind = out.Fault.Class.String()
+				if out.Fault != nil && out.Fault.Class == fault.Forbidden {
+					kind = "forbidden"
+				} else if out.Fault != nil {
+					kind = "another fault"
 				}
 				trace = append(trace, name+" out "+kind)
 				return out
