@@ -148,7 +148,8 @@ func buildApp(cfg *config.Config, lookupEnv func(string) (string, bool), log *sl
 			AllowElicitation: s.AllowElicitation, AllowSampling: s.AllowSampling,
 			TargetDigest: gateway.TargetDigest(s.ServerID, s.URL, string(s.Transport), s.ProtocolVersion, s.Command, s.Args),
 		})
-		catServers = append(catServers, &catalog.Server{Name: s.Name, Client: c})
+		catServers = append(catServers, &catalog.Server{Name: s.Name, Client: c,
+			SkipParamHeaders: uc.Transport != "" && uc.Transport != upstream.TransportHTTP})
 		polServers = append(polServers, policy.Server{
 			Name: s.Name, ID: s.ServerID, Alias: s.Alias, AccessGroups: s.AccessGroups, AllowAllKeys: s.AllowAllKeys,
 			AllowedTools: s.AllowedTools, DisallowedTools: s.DisallowedTools,

@@ -9,15 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
-
-// MetaServerOutcomes is the result _meta key carrying per-server outcomes of
-// an aggregated list (LiteLLM's name, so its dashboards keep working).
-const MetaServerOutcomes = "litellm.ai/server_outcomes"
 
 // PageSize is how many items one page of an aggregated list holds.
 const PageSize = 500
@@ -32,6 +29,10 @@ const SealPurpose = "mcp-cursor"
 type Server struct {
 	Name   string // the tool/prompt prefix and the key in outcomes
 	Client *upstream.Client
+	// SkipParamHeaders leaves its tools' x-mcp-header annotations
+	// unenforced on callers: set for upstreams not on streamable HTTP,
+	// whose client does not mirror them either.
+	SkipParamHeaders bool
 }
 
 // Catalog aggregates the lists of many upstreams for one caller at a time.
@@ -109,11 +110,38 @@ type Query struct {
 	AllowTool func(server, tool string) bool
 }
 
-// Failure is an aggregate list that could not be served at all.
-type Failure struct {
-	Err       *jsonrpc.Error
-	Status    int
-	Challenge string
+// UpstreamFault is the fault of a failed upstream request: its class from
+// the classification, message as the caller is to read it.
+func UpstreamFault(cl upstream.Classified, message string) *fault.Fault {
+	f := &fault.Fault{Class: upstreamClass(cl), Message: message}
+	if f.Class == fault.AuthRequired || f.Class == fault.Forbidden {
+		f.Challenge = cl.Challenge
+	}
+	return f
+}
+
+// upstreamClass maps an upstream fault class (and, for upstream errors,
+// the status it passes on) to the fault table's class.
+func upstreamClass(cl upstream.Classified) fault.Class {
+	switch cl.Fault {
+	case upstream.FaultAuthRequired:
+		return fault.AuthRequired
+	case upstream.FaultForbidden:
+		return fault.Forbidden
+	case upstream.FaultTimeout:
+		return fault.Timeout
+	case upstream.FaultUnreachable:
+		return fault.Unreachable
+	case upstream.FaultUpstreamError:
+		switch cl.HTTPStatus {
+		case 429:
+			return fault.RateLimited
+		case 503:
+			return fault.Unavailable
+		}
+		return fault.UpstreamError
+	}
+	return fault.UpstreamInternal
 }
 
 // Outcome is one server's part in an aggregate list.
@@ -195,13 +223,13 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 
 // List serves one page of the aggregated list method for q. cursor is the
 // caller's cursor ("" for the first page).
-func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (json.RawMessage, *Failure) {
+func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (json.RawMessage, *fault.Fault) {
 	key := listKey(method)
 	offset, snapID := 0, ""
 	if cursor != "" {
 		cur, err := c.openCursor(cursor, method, q.Binding)
 		if err != nil {
-			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid or expired cursor"), Status: 400}
+			return nil, fault.New(fault.InvalidParams, "invalid or expired cursor")
 		}
 		offset, snapID = cur.Offset, cur.Snapshot
 		if sn, ok := c.snaps.get(snapID, q.Binding, c.now()); ok {
@@ -240,7 +268,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		if method == mcp.MethodResourcesList {
 			kept = owners.keep(name, kept)
 		}
-		c.seen.record(q, name, method, r.items, c.now())
+		c.seen.record(q, name, method, r.items, c.annotated(name), c.now())
 		n := len(kept)
 		o := Outcome{Status: "ok", Count: &n}
 		if method == mcp.MethodToolsList {
@@ -251,7 +279,7 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	}
 	if len(q.Servers) > 0 && len(authFails) == len(q.Servers) {
 		cl := authFails[0]
-		return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", cl.Message), Status: cl.HTTPStatus, Challenge: cl.Challenge}
+		return nil, UpstreamFault(cl, cl.Message)
 	}
 	c.warnDuplicates(ctx, &owners)
 	if len(items)-offset > PageSize && snapID == "" {
@@ -288,7 +316,7 @@ func OutcomeOf(err error) Outcome {
 }
 
 // page encodes one page of an aggregate, with the cursor of the next.
-func (c *Catalog) page(key, method, binding string, items []json.RawMessage, outcomes map[string]Outcome, offset int, snapID string) (json.RawMessage, *Failure) {
+func (c *Catalog) page(key, method, binding string, items []json.RawMessage, outcomes map[string]Outcome, offset int, snapID string) (json.RawMessage, *fault.Fault) {
 	if offset > len(items) {
 		offset = len(items)
 	}
@@ -298,7 +326,7 @@ func (c *Catalog) page(key, method, binding string, items []json.RawMessage, out
 		page = page[:PageSize]
 		var err error
 		if next, err = c.sealNext(cursor{Method: method, Binding: binding, Offset: offset + PageSize, Snapshot: snapID}); err != nil {
-			return nil, &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot paginate: %v", err), Status: 500}
+			return nil, fault.New(fault.Internal, "cannot paginate: %v", err)
 		}
 	}
 	return encodeList(key, page, next, outcomes), nil
@@ -355,7 +383,7 @@ func encodeList(key string, items []json.RawMessage, next string, outcomes map[s
 	}
 	oc, _ := json.Marshal(outcomes)
 	b = append(b, `,"ttlMs":0,"cacheScope":"private","_meta":{"`...)
-	b = append(b, MetaServerOutcomes...)
+	b = append(b, mcp.MetaServerOutcomes...)
 	b = append(b, `":`...)
 	b = append(b, oc...)
 	return append(b, '}', '}')
@@ -391,7 +419,7 @@ func (c *Catalog) SplitName(name string, servers []string, prefixed bool) (serve
 // (in order) that lists it, else the first whose resource template matches.
 // When no server has it and every server refused the caller's credentials,
 // the auth failure is returned, so the caller learns it must authenticate.
-func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (string, *Failure) {
+func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (string, *fault.Fault) {
 	results := c.gather(ctx, q, mcp.MethodResourcesList)
 	for i, name := range q.Servers {
 		for _, it := range results[i].items {
@@ -412,7 +440,7 @@ func (c *Catalog) ResourceOwner(ctx context.Context, q Query, uri string) (strin
 }
 
 // authFailure is the first auth refusal when every fetch was refused one.
-func authFailure(results []fetched) *Failure {
+func authFailure(results []fetched) *fault.Fault {
 	var first *upstream.Classified
 	for _, r := range results {
 		if r.err == nil {
@@ -429,7 +457,7 @@ func authFailure(results []fetched) *Failure {
 	if first == nil {
 		return nil
 	}
-	return &Failure{Err: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", first.Message), Status: first.HTTPStatus, Challenge: first.Challenge}
+	return UpstreamFault(*first, first.Message)
 }
 
 // cursor is the sealed content of an aggregate cursor.

@@ -224,11 +224,11 @@ func TestListEveryServerUnauthorized(t *testing.T) {
 			if fail == nil {
 				t.Fatalf("want a failure, got %s", raw)
 			}
-			if fail.Status != tc.status || fail.Challenge != tc.challenge || fail.Err == nil {
+			if answer(fail).Status != tc.status || fail.Challenge != tc.challenge || answer(fail).Err == nil {
 				t.Fatalf("failure = %+v, want status %d challenge %q", fail, tc.status, tc.challenge)
 			}
-			if strings.Contains(fail.Err.Message, "SECRET") {
-				t.Fatalf("upstream body in the error: %q", fail.Err.Message)
+			if strings.Contains(answer(fail).Err.Message, "SECRET") {
+				t.Fatalf("upstream body in the error: %q", answer(fail).Err.Message)
 			}
 		})
 	}

@@ -155,11 +155,11 @@ func TestListCursorRefused(t *testing.T) {
 			if fail == nil {
 				t.Fatalf("cursor accepted: %.200s", raw)
 			}
-			if fail.Status != http.StatusBadRequest || fail.Err == nil || fail.Err.Code != jsonrpc.CodeInvalidParams {
-				t.Fatalf("failure = %+v (%v), want 400 / -32602", fail, fail.Err)
+			if answer(fail).Status != http.StatusBadRequest || answer(fail).Err == nil || answer(fail).Err.Code != jsonrpc.CodeInvalidParams {
+				t.Fatalf("failure = %+v (%v), want 400 / -32602", fail, answer(fail).Err)
 			}
-			if fail.Err.Message != "invalid or expired cursor" {
-				t.Fatalf("message = %q", fail.Err.Message)
+			if answer(fail).Err.Message != "invalid or expired cursor" {
+				t.Fatalf("message = %q", answer(fail).Err.Message)
 			}
 			if n := f.Count(tc.method); n != before {
 				t.Fatalf("an invalid cursor contacted the upstream (%s %d → %d)", tc.method, before, n)
@@ -195,7 +195,7 @@ func TestListCursorRefused(t *testing.T) {
 	})
 	t.Run("no sealer cannot paginate", func(t *testing.T) {
 		raw, fail := unsealed.List(context.Background(), qa, mcp.MethodToolsList, "")
-		if fail == nil || fail.Status != http.StatusInternalServerError {
+		if fail == nil || answer(fail).Status != http.StatusInternalServerError {
 			t.Fatalf("want a 500 failure, got %+v %.100s", fail, raw)
 		}
 	})

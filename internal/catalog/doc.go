@@ -1,7 +1,14 @@
 // Package catalog aggregates the tools, prompts, resources and resource templates of many
 // upstreams for one caller at a time: <server><sep><name> naming, tool filtering, caching by the
 // upstreams' ttlMs/cacheScope, sealed cursors, and per-server outcomes in the result's _meta
-// (MetaServerOutcomes).
+// (mcp.MetaServerOutcomes).
+//
+// It also answers, for the core, whether a caller was shown a tool (Knows) and what x-mcp-header
+// annotations that tool has (ParamSpecs): both from the caller's own recent listing, keyed like
+// the list cache by binding and credentials. Failures are faults (internal/fault): a bad cursor
+// is invalid_params, an aggregate every server refused is the first refusal's auth_required or
+// forbidden (UpstreamFault maps an upstream classification to its class), a page that cannot be
+// sealed is internal.
 //
 // Design decisions:
 //

@@ -37,7 +37,7 @@ func TestListingIsNotHeldUntilTheAnswerIsWritten(t *testing.T) {
 	ctx, written := later.With(context.Background())
 	defer written()
 	if _, fail := cat.List(ctx, Query{Servers: []string{"s"}, Prefixed: true, Binding: "b"}, mcp.MethodToolsList, ""); fail != nil {
-		t.Fatalf("list: %v", fail.Err)
+		t.Fatalf("list: %v", answer(fail).Err)
 	}
 	start := time.Now()
 	if _, err := client.CallTool(ctx, "x", json.RawMessage(`{}`), upstream.Options{}); err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -100,8 +102,8 @@ func decodeList(t *testing.T, method string, raw json.RawMessage) listed {
 	if err := json.Unmarshal(l.members["_meta"], &meta); err != nil {
 		t.Fatalf("result _meta: %v\n%s", err, raw)
 	}
-	if err := json.Unmarshal(meta[MetaServerOutcomes], &l.outcomes); err != nil {
-		t.Fatalf("result _meta[%q]: %v\n%s", MetaServerOutcomes, err, raw)
+	if err := json.Unmarshal(meta[mcp.MetaServerOutcomes], &l.outcomes); err != nil {
+		t.Fatalf("result _meta[%q]: %v\n%s", mcp.MetaServerOutcomes, err, raw)
 	}
 	return l
 }
@@ -120,7 +122,7 @@ func mustList(t *testing.T, c *Catalog, q Query, method, cursor string) listed {
 	t.Helper()
 	raw, fail := c.List(context.Background(), q, method, cursor)
 	if fail != nil {
-		t.Fatalf("%s: unexpected failure %+v (%v)", method, fail, fail.Err)
+		t.Fatalf("%s: unexpected failure %+v (%v)", method, fail, answer(fail).Err)
 	}
 	return decodeList(t, method, raw)
 }
@@ -137,3 +139,7 @@ func jsonEqual(t *testing.T, got any, want string) bool {
 	_ = json.Unmarshal(b, &g)
 	return reflect.DeepEqual(g, w)
 }
+
+// answer is a catalog failure as a modern caller is answered it: the status,
+// JSON-RPC error and challenge the failure stands for.
+func answer(f *fault.Fault) fault.Answer { return fault.Encode(fault.Modern, "", f) }

@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -19,7 +21,8 @@ const seenFor = time.Minute
 const maxSeen = 10000
 
 // names remembers the tool and prompt names each caller was last shown per
-// server.
+// server, and the x-mcp-header annotations of those tools: both keyed, as
+// the list cache is, by the caller's binding and credentials.
 type names struct {
 	mu    sync.Mutex
 	lists map[string]shown
@@ -27,6 +30,7 @@ type names struct {
 
 type shown struct {
 	names map[string]struct{}
+	specs map[string][]mcp.ParamSpec // tools with valid annotations
 	at    time.Time
 }
 
@@ -38,14 +42,28 @@ func seenKey(q Query, server, method string) string {
 	return server + "\x00" + method + "\x00" + q.Binding + "\x00" + cred
 }
 
-func (n *names) record(q Query, server, method string, items []json.RawMessage, now time.Time) {
+// record remembers a listing; annotations says whether the tools'
+// x-mcp-header annotations are to be remembered too.
+func (n *names) record(q Query, server, method string, items []json.RawMessage, annotations bool, now time.Time) {
 	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
 		return
 	}
 	set := make(map[string]struct{}, len(items))
+	var specs map[string][]mcp.ParamSpec
 	for _, it := range items {
-		if name, ok := stringMember(it, "name"); ok {
-			set[name] = struct{}{}
+		name, ok := stringMember(it, "name")
+		if !ok {
+			continue
+		}
+		set[name] = struct{}{}
+		if !annotations || method != mcp.MethodToolsList || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
+			continue
+		}
+		if sp, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); err == nil && len(sp) > 0 {
+			if specs == nil {
+				specs = map[string][]mcp.ParamSpec{}
+			}
+			specs[name] = sp
 		}
 	}
 	n.mu.Lock()
@@ -53,7 +71,27 @@ func (n *names) record(q Query, server, method string, items []json.RawMessage, 
 	if len(n.lists) >= maxSeen {
 		n.lists = map[string]shown{}
 	}
-	n.lists[seenKey(q, server, method)] = shown{names: set, at: now}
+	n.lists[seenKey(q, server, method)] = shown{names: set, specs: specs, at: now}
+}
+
+// annotated reports whether the x-mcp-header annotations of server's tools
+// bind callers.
+func (c *Catalog) annotated(server string) bool {
+	s := c.servers[server]
+	return s != nil && !s.SkipParamHeaders
+}
+
+// ParamSpecs returns the x-mcp-header annotations of upstream tool bare of
+// server, from the caller's recent listing (see Knows); nil when it has
+// none or there is no recent listing.
+func (c *Catalog) ParamSpecs(q Query, server, bare string) []mcp.ParamSpec {
+	c.seen.mu.Lock()
+	defer c.seen.mu.Unlock()
+	s, ok := c.seen.lists[seenKey(q, server, mcp.MethodToolsList)]
+	if !ok || c.now().Sub(s.at) > seenFor {
+		return nil
+	}
+	return s.specs[bare]
 }
 
 // Listed reports whether upstream name bare was in the caller's recent
@@ -86,6 +124,6 @@ func (c *Catalog) Knows(ctx context.Context, q Query, server, method, bare strin
 	if err != nil {
 		return false, false
 	}
-	c.seen.record(q, server, method, items, c.now())
+	c.seen.record(q, server, method, items, c.annotated(server), c.now())
 	return c.Listed(q, server, method, bare)
 }

@@ -2,6 +2,20 @@
 // legacy HTTP+SSE transport (/mcp/sse), the REST routes (/mcp-rest/tools/list and
 // /mcp-rest/tools/call) and the health endpoints.
 //
+// The front owns everything era- and HTTP-specific; the core (internal/gateway) sees one
+// Operation and returns one Outcome. Decoding: operation builds the Operation with the caller's
+// surface and revision, the credentials it may forward (credentials: every header but the
+// gateway key, which is x-litellm-api-key or Authorization when that carried it, and the
+// caller's bearer token only when it is not the key), its Mcp-Param-* headers (modern), and a
+// legacy session's Interactions. Encoding: answerOf turns a fault into its surface's answer
+// through the one fault table (internal/fault): a JSON-RPC error with its status, an in-band
+// isError result, or LiteLLM's {"detail": …} refusal; the challenge of an auth refusal becomes
+// WWW-Authenticate. A modern result then gets resultType and the gateway's serverInfo, and a
+// complete result of a cacheable method (server/discover, the four lists, resources/read) valid
+// ttlMs and cacheScope (withCacheHints: the upstream's own when valid, an integer
+// 0 ≤ ttlMs < 10^15 and "public" or "private"; else 0 and "private", immediately stale and
+// never shared). REST answers errors as {"error": code, "message": …}.
+//
 // Admission, before any handler runs (Admission, wrapped once around the whole mux):
 //
 //   - HostGuard refuses DNS-rebinding requests on every route with 403: on a loopback listener

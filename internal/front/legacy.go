@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // sink is where the answers of one legacy request go: the request's own
@@ -90,7 +90,7 @@ func (h *MCP) initialize(req *request, scope string, setID func(string), out sin
 		out.finish(http.StatusInternalServerError, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cannot open a session")))
 		return
 	}
-	intro := h.cfg.Gateway.Introduce(req.r.Context(), h.operation(req, false))
+	intro := h.cfg.Gateway.Introduce(req.r.Context(), h.operation(req, fault.Legacy, version))
 	res, _ := json.Marshal(struct {
 		ProtocolVersion string             `json:"protocolVersion"`
 		Capabilities    json.RawMessage    `json:"capabilities"`
@@ -181,22 +181,20 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		abandon(out)
 		return
 	}
-	if res.Detail != "" {
-		out.finish(res.Status, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", res.Detail)))
-		return
+	surface := fault.LegacySSE // the answer rides the session's stream
+	rw, onPOST := out.(*reply)
+	if onPOST {
+		surface = fault.Legacy
 	}
-	if res.Err != nil {
-		status := http.StatusOK
-		if res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden {
-			status = res.Status
-			if rw, ok := out.(*reply); ok && res.Challenge != "" {
-				rw.w.Header().Set("WWW-Authenticate", res.Challenge)
-			}
+	a := answerOf(surface, msg.Method, res)
+	if a.err != nil {
+		if onPOST {
+			setChallenge(rw.w, a)
 		}
-		out.finish(status, jsonrpc.EncodeError(msg.ID, res.Err))
+		out.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
 	}
-	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
+	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, a.result))
 }
 
 // abandon ends a request's answer without a response: a POST answered as
@@ -222,7 +220,7 @@ func abandon(out sink) {
 // caller's declared capabilities, and the session's stream to ask on and to
 // relay logs to.
 func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operation {
-	op := h.operation(req, false)
+	op := h.operation(req, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
 	op.Interactions = legacyInteractions(sess, out)
 	op.Log = func(params json.RawMessage) { out.send(jsonrpc.EncodeNotification(mcp.NotifMessage, params)) }
@@ -230,7 +228,7 @@ func (h *MCP) legacyOperation(req *request, sess *live, out sink) gateway.Operat
 }
 
 // upstreamOwner names the session as the owner of its upstream sessions
-// (upstream.Interactions.Owner) once per-session state is involved: it
+// (gateway.Interactions.Owner) once per-session state is involved: it
 // declared roots, elicitation or sampling at initialize (the upstream asks
 // it and may cache the answer), or it set a log level. Until then, "": its
 // calls share the upstream session of their credentials, so a stdio
@@ -256,9 +254,9 @@ func asksCaller(caps json.RawMessage) bool {
 
 // legacyInteractions lets the core ask a legacy caller for input on its
 // session: only what the caller declared at initialize.
-func legacyInteractions(sess *live, out sink) *upstream.Interactions {
-	in := &upstream.Interactions{Owner: sess.upstreamOwner()}
-	ask := func(method string) upstream.Handler {
+func legacyInteractions(sess *live, out sink) *gateway.Interactions {
+	in := &gateway.Interactions{Owner: sess.upstreamOwner()}
+	ask := func(method string) gateway.Asker {
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return sess.ask(ctx, out, method, params)
 		}
@@ -334,7 +332,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 	// While the stream is open, list changes of the caller's upstreams
 	// follow it (the gateway advertised listChanged at initialize).
 	_, keyInAuth := identity.Credential(r)
-	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, false)
+	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
 	_, stop := h.follow(sess, op, sessionFilter(sess))
 	defer stop()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
@@ -249,7 +250,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		conn.setSession(sess)
 		// The connection's stream follows the caller's upstreams as a
 		// session's GET stream does, until the session ends.
-		op := h.operation(req, false)
+		op := h.operation(req, fault.LegacySSE, version)
 		op.ClientCaps = caps
 		h.follow(sess, op, sessionFilter(sess))
 	}})

@@ -199,8 +199,8 @@ func (h *MCP) follow(sess *live, op gateway.Operation, filter gateway.Filter) (a
 func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter, honoured chan<- bool) (acked <-chan struct{}, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	ack := make(chan struct{})
-	op.Header = op.Header.Clone() // the follow outlives the request it came with
-	var once sync.Once            // ack closes once
+	op.Credentials.Header = http.Header(op.Credentials.Header).Clone() // the follow outlives the request it came with
+	var once sync.Once                                                 // ack closes once
 	if !sess.startWork() {
 		if honoured != nil {
 			honoured <- false

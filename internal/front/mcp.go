@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -322,33 +323,24 @@ func hasModernMeta(msg *jsonrpc.Message) bool {
 	return meta != nil && meta[0] == '{' && jsonrpc.Member(meta, mcp.MetaProtocolVersion) != nil
 }
 
-// operation builds the core's view of a request.
-func (h *MCP) operation(req *request, modern bool) gateway.Operation {
-	return gateway.Operation{
-		Method:             req.msg.Method,
-		Params:             req.msg.Params,
-		Caller:             req.caller,
-		Scope:              req.scope,
-		Unprefixed:         req.unprefix,
-		Header:             req.r.Header,
-		KeyInAuthorization: req.keyInAuth,
-		Modern:             modern,
+// operation builds the core's view of a request of one era (revision
+// when negotiated): the credentials it may forward, and for a modern caller
+// its Mcp-Param-* headers.
+func (h *MCP) operation(req *request, surface fault.Surface, revision string) gateway.Operation {
+	op := gateway.Operation{
+		Method:      req.msg.Method,
+		Params:      req.msg.Params,
+		Caller:      req.caller,
+		Scope:       req.scope,
+		Unprefixed:  req.unprefix,
+		Credentials: credentials(req.r.Header, req.keyInAuth),
+		Surface:     surface,
+		Revision:    revision,
 	}
-}
-
-// errorStatus is the HTTP status of a JSON-RPC error on a modern POST.
-func errorStatus(o gateway.Outcome) int {
-	if o.Status != 0 {
-		return o.Status
+	if surface == fault.Modern {
+		op.ParamHeaders = paramHeaders(req.r.Header)
 	}
-	switch o.Err.Code {
-	case jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError,
-		mcp.CodeHeaderMismatch, mcp.CodeMissingClientCapability, mcp.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	case jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	}
-	return http.StatusOK
+	return op
 }
 
 // advertisedIn returns the advertised revisions of one era, newest first.

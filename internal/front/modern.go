@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -65,7 +67,7 @@ func (h *MCP) serveModern(req *request) {
 		return
 	}
 	rp := newReply(w, r)
-	op := h.operation(req, true)
+	op := h.operation(req, fault.Modern, meta.ProtocolVersion)
 	op.ClientCaps = meta.ClientCapabilities
 	if meta.LogLevel != "" { // the caller opted in to log notifications for this request
 		op.Log = func(params json.RawMessage) {
@@ -81,19 +83,28 @@ func (h *MCP) serveModern(req *request) {
 		h.serveListen(req, op)
 		return
 	}
-	out := h.cfg.Gateway.Do(r.Context(), op)
-	if out.Detail != "" {
-		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})
+	h.answerModern(w, rp, msg, h.cfg.Gateway.Do(r.Context(), op))
+}
+
+// answerModern encodes an outcome for a 2026-07-28 caller: a fault through
+// the fault table; a result with resultType, serverInfo and, when complete
+// and cacheable, valid cache hints.
+func (h *MCP) answerModern(w http.ResponseWriter, rp *reply, msg *jsonrpc.Message, out gateway.Outcome) {
+	a := answerOf(fault.Modern, msg.Method, out)
+	switch {
+	case a.detail != "":
+		writeDetail(w, a)
+		return
+	case a.err != nil:
+		setChallenge(w, a)
+		rp.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
 	}
-	if out.Err != nil {
-		if out.Challenge != "" {
-			w.Header().Set("WWW-Authenticate", out.Challenge)
-		}
-		rp.finish(errorStatus(out), jsonrpc.EncodeError(msg.ID, out.Err))
-		return
+	res := a.result
+	if !out.InputRequired && mcp.CacheableMethod(msg.Method) {
+		res = withCacheHints(res)
 	}
-	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(out.Result)))
+	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(res)))
 }
 
 // modernResult stamps what every 2026-07-28 result carries: resultType

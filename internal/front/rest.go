@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -36,7 +36,7 @@ func restError(w http.ResponseWriter, status int, code, msg string) {
 func (h *MCP) restOp(r *http.Request, caller *identity.Caller, server, method string, params json.RawMessage) gateway.Operation {
 	_, fromAuth := identity.Credential(r)
 	return gateway.Operation{Method: method, Params: params, Caller: caller, Scope: []string{server},
-		Unprefixed: true, Header: r.Header, KeyInAuthorization: fromAuth, REST: true}
+		Unprefixed: true, Credentials: credentials(r.Header, fromAuth), Surface: fault.REST}
 }
 
 // restListConcurrency bounds the servers one REST listing asks at once.
@@ -85,16 +85,13 @@ type restListed struct {
 // goes to none of them.
 func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []string) []restListed {
 	results := make([]restListed, len(servers))
-	header := r.Header
-	if len(servers) > 1 {
-		header = r.Header.Clone()
-		header.Del("Authorization")
-	}
 	sem := make(chan struct{}, restListConcurrency)
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		op := h.restOp(r, caller, s, mcp.MethodToolsList, nil)
-		op.Header = header
+		if len(servers) > 1 {
+			op.Credentials = withoutAuthorization(op.Credentials)
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -111,13 +108,13 @@ func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []s
 // restListOne lists one server's tools, tagged with its name.
 func (h *MCP) restListOne(ctx context.Context, server string, op gateway.Operation) restListed {
 	out := h.cfg.Gateway.Do(ctx, op)
-	if out.Err != nil {
+	if out.Fault != nil {
 		// The catalog answers with an error only when the server refused the
 		// caller; its outcome names the fault class as aggregates do.
-		switch out.Status {
-		case http.StatusUnauthorized:
+		switch out.Fault.Class {
+		case fault.AuthRequired:
 			return restListed{outcome: json.RawMessage(`{"status":"auth_required","http_status":401}`)}
-		case http.StatusForbidden:
+		case fault.Forbidden:
 			return restListed{outcome: json.RawMessage(`{"status":"forbidden","http_status":403}`)}
 		}
 		return restListed{outcome: json.RawMessage(`{"status":"error"}`)}
@@ -133,7 +130,7 @@ func (h *MCP) restListOne(ctx context.Context, server string, op gateway.Operati
 			got.tools = append(got.tools, tagged)
 		}
 	}
-	meta := jsonrpc.Member(jsonrpc.Member(out.Result, "_meta"), catalog.MetaServerOutcomes)
+	meta := jsonrpc.Member(jsonrpc.Member(out.Result, "_meta"), mcp.MetaServerOutcomes)
 	got.outcome = jsonrpc.Member(meta, server)
 	return got
 }
@@ -192,23 +189,32 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	params = jsonrpc.AppendString(params, in.Name)
 	params = append(append(append(params, `,"arguments":`...), args...), '}')
 	out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, server, mcp.MethodToolsCall, params))
-	if out.Detail != "" {
-		writeJSONValue(w, out.Status, map[string]string{"detail": out.Detail})
+	a := answerOf(fault.REST, mcp.MethodToolsCall, out)
+	switch {
+	case a.detail != "":
+		writeDetail(w, a)
+		return
+	case a.err != nil:
+		setChallenge(w, a)
+		writeJSONValue(w, a.status, map[string]any{"error": a.err.Code, "message": a.err.Message})
 		return
 	}
-	if out.Err != nil {
-		status := out.Status
-		if status == 0 {
-			status = http.StatusBadGateway
-			if out.Err.Code == jsonrpc.CodeInvalidParams {
-				status = http.StatusBadRequest
-			}
-		}
-		if out.Challenge != "" {
-			w.Header().Set("WWW-Authenticate", out.Challenge)
-		}
-		writeJSONValue(w, status, map[string]any{"error": out.Err.Code, "message": out.Err.Message})
-		return
+	writeRaw(w, http.StatusOK, a.result)
+}
+
+// withoutAuthorization is c for a request that spans several servers: the
+// caller's Authorization (nor its bearer token) goes to none of them.
+func withoutAuthorization(c gateway.Credentials) gateway.Credentials {
+	c.Bearer = ""
+	if _, ok := c.Header["Authorization"]; !ok {
+		return c
 	}
-	writeRaw(w, http.StatusOK, out.Result)
+	h := make(map[string][]string, len(c.Header))
+	for k, v := range c.Header {
+		if k != "Authorization" {
+			h[k] = v
+		}
+	}
+	c.Header = h
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -26,7 +27,7 @@ func TestDiscover(t *testing.T) {
 	// Two upstreams fail their probe: features stay offered, but no change
 	// notifications are promised (a change there could not be seen).
 	start := time.Now()
-	out := do(t, g, Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Modern: true})
+	out := do(t, g, Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Surface: fault.Modern})
 	elapsed := time.Since(start)
 	res := wantResult(t, out)
 	want := `{
@@ -151,12 +152,12 @@ func TestAggregatesSkipHungServer(t *testing.T) {
 		}
 		return oc["hung"].Status
 	}
-	timed := func(op Operation) (Outcome, time.Duration) {
+	timed := func(op Operation) (answered, time.Duration) {
 		start := time.Now()
 		out := do(t, g, op)
 		return out, time.Since(start)
 	}
-	list := Operation{Method: mcp.MethodToolsList, Params: json.RawMessage(`{}`), Modern: true}
+	list := Operation{Method: mcp.MethodToolsList, Params: json.RawMessage(`{}`), Surface: fault.Modern}
 	if out, _ := timed(list); outcome(out.Result) != "timeout" {
 		t.Fatalf("first list: %s", out.Result)
 	}
@@ -171,12 +172,12 @@ func TestAggregatesSkipHungServer(t *testing.T) {
 	if n := hung.Count(mcp.MethodToolsList); n != 1 {
 		t.Fatalf("hung asked %d times, want 1", n)
 	}
-	out, took = timed(Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Modern: true})
+	out, took = timed(Operation{Method: mcp.MethodDiscover, Params: json.RawMessage(`{}`), Surface: fault.Modern})
 	if took > listTimeout/2 || outcome(out.Result) != "skipped" {
 		t.Fatalf("discover took %v: %s", took, out.Result)
 	}
 	// A direct call is not blocked by the listing breaker: the upstream decides.
-	do(t, g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"hung-x","arguments":{}}`), Modern: true})
+	do(t, g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"hung-x","arguments":{}}`), Surface: fault.Modern})
 	if n := hung.Count(mcp.MethodToolsCall); n != 1 {
 		t.Fatalf("tools/call reached the hung server %d times, want 1", n)
 	}

@@ -1,7 +1,46 @@
 // Package gateway is the era-neutral core: an Operation (one downstream request, either
 // protocol era) in, an Outcome out. It routes calls by prefixed name or resource URI, aggregates
 // lists through internal/catalog, answers server/discover, seals MRTR continuations, bridges
-// interactions (elicitation, sampling) and serves subscriptions/listen.
+// interactions (elicitation, sampling) and serves subscriptions/listen. It knows nothing of
+// HTTP: the front decodes requests into Operations and encodes Outcomes.
+//
+// The Operation carries what the core needs and nothing it must not see: the method and raw
+// params, the caller and the servers in scope, the caller's Surface (legacy, legacy SSE, modern
+// or REST) and Revision, the Credentials the front lets through (the caller's headers without
+// the gateway's own key, and its bearer token when that is not the key), its Mcp-Param-*
+// headers, and for a legacy session the Interactions it can be asked on. The core uses the
+// surface only for behaviour (see the era matrix), never to pick an encoding.
+//
+// The Outcome contract: exactly one of
+//
+//   - Complete: Result is the raw result to answer (upstream bytes, patched only where the
+//     gateway must: names, _meta);
+//   - InputRequired (modern callers only): Result is an input_required result whose
+//     requestState is a sealed continuation;
+//   - Error: Fault names the fault class and a caller-safe message (see internal/fault for
+//     the table that turns it into an HTTP status, a JSON-RPC error or an in-band result per
+//     surface).
+//
+// A tool refused by policy is Complete (LiteLLM's in-band refusal, in every era).
+//
+// Era matrix (caller × upstream) for the input an upstream asks for mid-call:
+//
+//	caller \ upstream   modern (input_required)                       legacy (server→client request)
+//	modern              passed through: the upstream's requestState   cannot be suspended across requests: the
+//	                    sealed in a continuation bound to caller,     request is cancelled and the caller gets
+//	                    operation and target, resumed later           an isError result saying so (sampling the
+//	                                                                  gateway fulfils itself)
+//	legacy              asked on the caller's session                 relayed to the caller's session and the
+//	                    (Interactions), then retried upstream with    answer back
+//	                    inputResponses and the upstream's state
+//
+// Sampling is answered by the gateway's own model whenever one is configured (Config.Sampler),
+// in every cell. A request for a capability the caller did not declare is a
+// missing_capability fault.
+//
+// Middleware (Config.Middleware) wraps Do, the one entry for operations: each Middleware sees
+// the Operation and the Outcome and may answer itself (a guardrail refusing with a fault). The
+// chain is composed once in New; with none, Do calls the router directly.
 //
 // Design decisions:
 //
@@ -18,15 +57,9 @@
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are
 //     guarded the same way and a panic ends that listen.
 //   - The input rounds the gateway drives itself for one request are bounded (10).
-//   - Results a modern caller can rely on: every complete result of a cacheable method
-//     (server/discover, the four lists, resources/read) carries ttlMs and cacheScope, whatever
-//     the upstream's era. The upstream's own values are kept when valid (an integer 0 ≤ ttlMs <
-//     10^15, cacheScope "public" or "private"); otherwise, and for every 2025-era upstream,
-//     they are ttlMs 0 and cacheScope "private": immediately stale and never shared across
-//     callers, the conservative reading of a server that said nothing. Aggregated lists are
-//     always 0/"private" (they are filtered per caller). The other results' required members
-//     (content, messages, completion) are the upstream's in both eras; resultType is added by
-//     the front.
+//   - Cacheable results: the core returns upstream results as they are; a modern caller's
+//     cache hints (ttlMs, cacheScope) and resultType are the front's to add. Aggregated lists
+//     and server/discover carry ttlMs 0 and cacheScope "private" (they are filtered per caller).
 //   - A single-server endpoint (/{server}/mcp) looks like its server: a legacy initialize
 //     advertises only the features the server offers (tools, prompts, resources, completions,
 //     logging), each with the gateway's own list-changed and subscribe promises, which it
@@ -41,18 +74,20 @@
 //     not apply a server's to the gateway.
 //   - Unknown names: a tools/call for a name no server the caller may use here serves (no such
 //     prefix, a server the caller cannot see, or a tool its server did not list) never reaches
-//     an upstream. A legacy caller gets LiteLLM's isError result "Tool '<name>' not found"; a
-//     modern caller gets -32602 with HTTP 400 (2026-07-28); the REST route keeps -32602/400. A
-//     hidden tool reads exactly like an unknown one. A tool refused by policy (allowed_tools,
-//     disallowed_tools, the caller's tool permissions) is LiteLLM's in-band isError refusal in
-//     every era. Unknown prompts are -32602 in every era.
-//   - Upstream failures on the REST route (Operation.REST) are answered with their fault
-//     class's HTTP status (upstream.Classify): timeout 504, unreachable and upstream errors
-//     502, upstream 429/503 as sent, 401/403 with the upstream's challenge. MCP routes keep
-//     their era's status rules.
+//     an upstream: it is an unknown_tool fault (unknown_prompt for prompts), which a legacy
+//     caller reads as LiteLLM's isError "Tool '<name>' not found" and a modern or REST caller
+//     as -32602 with HTTP 400. A hidden tool reads exactly like an unknown one.
+//   - Mcp-Param-* headers: a modern caller's tools/call must carry the headers its tool's
+//     x-mcp-header annotations ask for, agreeing with the arguments; the annotations come from
+//     the catalog (the caller's own recent listing, keyed like the list cache), the check from
+//     internal/mcp, and a mismatch is a header_mismatch fault that never reaches the upstream.
+//   - Upstream failures are classified once (upstream.Classify, then catalog.UpstreamFault)
+//     into the fault table's upstream classes; the upstream's own JSON-RPC error is an
+//     upstream_rpc fault carried verbatim. REST lists never answer method_not_found for a
+//     feature a scoped server lacks (MCP routes do, as the server itself would).
 //   - A legacy caller that keeps state upstream (it declared roots, elicitation or sampling at
 //     initialize, or sent logging/setLevel, which then goes to its own session) has its calls run
-//     on an upstream session of its own (upstream.Interactions.Owner, the caller's downstream
+//     on an upstream session of its own (Interactions.Owner, the caller's downstream
 //     session): server→client requests (roots, elicitation, sampling) are answered by the caller
 //     whose call is in flight, and what an upstream keeps per session (roots it cached, the
 //     logging/setLevel level) never reaches another caller, even one presenting the same key.
@@ -79,7 +114,7 @@
 //     A URL-mode request reaching a 2025-era caller without an elicitationId gets a random one
 //     (as LiteLLM does); notifications/elicitation/complete from a legacy upstream session
 //     follows the legacy sessions that declared URL mode (Filter.ElicitationComplete). A
-//     legacy upstream's -32042 (URL elicitation required) reaches a legacy caller as sent; a
-//     2026-07-28 caller, which must never see that code, gets an isError result naming the
-//     URLs to open before retrying.
+//     legacy upstream's -32042 (URL elicitation required) is an upstream_rpc fault; the fault
+//     table turns it into the URLs to open for a 2026-07-28 caller, which must never see that
+//     code.
 package gateway

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -59,11 +60,16 @@ func TestPrepareElicitation(t *testing.T) {
 func TestURLElicitationRequiredMapping(t *testing.T) {
 	err := &upstream.RPCError{Err: &jsonrpc.Error{Code: -32042, Message: "needs a browser",
 		Data: json.RawMessage(`{"elicitations":[{"mode":"url","url":"https://example.com/auth","message":"Sign in","elicitationId":"x"}]}`)}}
-	out, ok := urlElicitationRequired(&Operation{Modern: true, Method: "tools/call"}, err)
+	g := New(Config{})
+	urlElicitationRequired := func(op *Operation, err error) (answered, bool) {
+		a := answer(*op, g.failure(op, "s", err))
+		return a, a.Err == nil || a.Err.Code != -32042
+	}
+	out, ok := urlElicitationRequired(&Operation{Surface: fault.Modern, Method: "tools/call"}, err)
 	if !ok || out.Err != nil || !strings.Contains(string(out.Result), "https://example.com/auth") || !strings.Contains(string(out.Result), `"isError":true`) {
 		t.Fatalf("tools/call: %+v", out)
 	}
-	out, ok = urlElicitationRequired(&Operation{Modern: true, Method: "prompts/get"}, err)
+	out, ok = urlElicitationRequired(&Operation{Surface: fault.Modern, Method: "prompts/get"}, err)
 	if !ok || out.Err == nil || out.Err.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("prompts/get: %+v", out)
 	}

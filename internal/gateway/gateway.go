@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"net/http"
+	"net/textproto"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -53,13 +54,23 @@ type Config struct {
 	// Sampler fulfils upstream sampling requests; nil when no model is
 	// configured.
 	Sampler Sampler
+	// Middleware wraps Do, outermost first: each sees every operation and
+	// its outcome, and may answer without calling the next.
+	Middleware []Middleware
 }
+
+// Handler runs one operation: Do's shape, for middleware.
+type Handler func(ctx context.Context, op Operation) Outcome
+
+// Middleware wraps a Handler (metrics, traces, limits, guardrails).
+type Middleware func(next Handler) Handler
 
 // Gateway is the era-neutral core: an Operation in, an Outcome out.
 type Gateway struct {
 	cfg     Config
 	servers map[string]*Server
-	hub     hub // listens following legacy upstream sessions
+	hub     hub     // listens following legacy upstream sessions
+	handle  Handler // do wrapped in cfg.Middleware
 }
 
 // New returns a gateway over cfg.
@@ -73,6 +84,10 @@ func New(cfg Config) *Gateway {
 	g := &Gateway{cfg: cfg, servers: map[string]*Server{}}
 	for _, s := range cfg.Servers {
 		g.servers[s.Name] = s
+	}
+	g.handle = g.do
+	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+		g.handle = cfg.Middleware[i](g.handle)
 	}
 	return g
 }
@@ -88,20 +103,21 @@ type Operation struct {
 	// Unprefixed serves the scoped server's own names (mcp_scoped_prefix
 	// false); only valid with exactly one server in scope.
 	Unprefixed bool
-	// Header is the caller's HTTP request header, for forwarding the
-	// servers' extra_headers.
-	Header http.Header
-	// KeyInAuthorization says the gateway credential came in Authorization,
-	// which then must never be forwarded.
-	KeyInAuthorization bool
-	// Modern is set for 2026-07-28 callers.
-	Modern bool
-	// REST is set for the REST routes, which answer failures by HTTP
-	// status: an upstream failure's Status is its fault class's.
-	REST bool
+	// Credentials are what the caller sent that may be forwarded upstream.
+	Credentials Credentials
+	// ParamHeaders are the caller's Mcp-Param-* headers (canonical keys),
+	// checked against a tools/call's arguments for modern callers.
+	ParamHeaders map[string][]string
+	// Surface is how the caller is answered; the core uses it only for
+	// behaviour (modern callers get continuations, legacy ones are asked on
+	// their session, REST lists never answer -32601).
+	Surface fault.Surface
+	// Revision is the protocol revision the caller speaks ("" when none was
+	// negotiated, as on REST).
+	Revision string
 	// Interactions reach a legacy caller's session for server→client
 	// requests; nil when the caller cannot take them.
-	Interactions *upstream.Interactions
+	Interactions *Interactions
 	// Progress receives the upstream's progress notifications for this
 	// request, with the caller's own token; nil when none was asked for.
 	Progress func(params json.RawMessage)
@@ -115,21 +131,49 @@ type Operation struct {
 	ClientCaps json.RawMessage
 }
 
-// Outcome is the core's answer: a raw result or a JSON-RPC error.
-type Outcome struct {
-	Result json.RawMessage
-	Err    *jsonrpc.Error
-	// Status is the HTTP status for Err (0: the era's default).
-	Status    int
-	Challenge string // WWW-Authenticate to send with a 401/403
-	// Detail, when set, is answered as the body {"detail": Detail} with
-	// Status instead of a JSON-RPC message (LiteLLM's refusal shape).
-	Detail string
+// Credentials are the caller's credentials the front allows to be
+// forwarded: never the gateway's own credential.
+type Credentials struct {
+	// Header holds the caller's request headers (canonical keys) a server
+	// may opt into forwarding (extra_headers).
+	Header map[string][]string
+	// Bearer is the caller's own bearer token, for delegating servers; ""
+	// when Authorization carried the gateway key or no bearer token.
+	Bearer string
 }
 
-func errOutcome(code int64, status int, format string, args ...any) Outcome {
-	return Outcome{Err: jsonrpc.Errorf(code, format, args...), Status: status}
+// Asker asks the caller one server→client request and returns its answer.
+type Asker func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+
+// Interactions are what a legacy caller's session can be asked mid-call.
+type Interactions struct {
+	// Owner names the caller's session once it holds per-session state; ""
+	// shares upstream sessions with every caller of the same credentials.
+	Owner  string
+	Elicit Asker // elicitation/create; nil when not declared
+	Roots  Asker // roots/list; nil when not declared
+	Sample Asker // sampling/createMessage; nil when not declared
 }
+
+// Outcome is the core's answer, one of: Complete (Result set),
+// InputRequired (Result is an input_required result with a sealed
+// continuation), or Error (Fault set). Encoding it for the caller's era is
+// the front's job.
+type Outcome struct {
+	Result        json.RawMessage
+	InputRequired bool
+	Fault         *fault.Fault
+}
+
+// Failed is an Error outcome.
+func Failed(f *fault.Fault) Outcome { return Outcome{Fault: f} }
+
+func fail(c fault.Class, format string, args ...any) Outcome {
+	return Outcome{Fault: fault.New(c, format, args...)}
+}
+
+// modern reports a 2026-07-28 caller.
+func (op *Operation) modern() bool { return op.Surface == fault.Modern }
 
 // recovered, deferred first thing in a goroutine the gateway starts (or a
 // callback that runs on someone else's), turns a panic into an ERROR log
@@ -149,14 +193,9 @@ func (g *Gateway) visible(op *Operation) []string {
 	return g.cfg.Policy.Visible(op.Caller, op.Scope)
 }
 
-// Do runs one operation. A modern caller's complete result of a cacheable
-// method always carries ttlMs and cacheScope (see withCacheHints).
+// Do runs one operation through the configured middleware.
 func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
-	out := g.do(ctx, op)
-	if op.Modern && out.Err == nil && out.Detail == "" && mcp.CacheableMethod(op.Method) {
-		out.Result = withCacheHints(out.Result)
-	}
-	return out
+	return g.handle(ctx, op)
 }
 
 func (g *Gateway) do(ctx context.Context, op Operation) Outcome {
@@ -178,7 +217,7 @@ func (g *Gateway) do(ctx context.Context, op Operation) Outcome {
 	case op.Method == mcp.MethodLoggingSetLevel:
 		return g.setLevel(ctx, &op)
 	}
-	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method)
+	return fail(fault.MethodNotFound, "Method not found: %s", op.Method)
 }
 
 // query builds the catalog view of this operation's caller.
@@ -207,7 +246,7 @@ func (g *Gateway) list(ctx context.Context, op *Operation) Outcome {
 	}
 	if len(op.Params) > 0 {
 		if err := json.Unmarshal(op.Params, &p); err != nil {
-			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params: %v", err)
+			return fail(fault.InvalidParams, "invalid params: %v", err)
 		}
 	}
 	if out, lacking := g.lacksFeature(ctx, op, servers); lacking {
@@ -215,7 +254,7 @@ func (g *Gateway) list(ctx context.Context, op *Operation) Outcome {
 	}
 	res, fail := g.cfg.Catalog.List(ctx, g.query(op, servers), op.Method, p.Cursor)
 	if fail != nil {
-		return Outcome{Err: fail.Err, Status: fail.Status, Challenge: fail.Challenge}
+		return Failed(fail)
 	}
 	return Outcome{Result: res}
 }
@@ -225,44 +264,43 @@ func (g *Gateway) list(ctx context.Context, op *Operation) Outcome {
 // lists nothing for it instead (it advertises every feature); so does a
 // server whose capabilities cannot be learnt now.
 func (g *Gateway) lacksFeature(ctx context.Context, op *Operation, servers []string) (Outcome, bool) {
-	if op.REST || !scopedTo(op, servers) {
+	if op.Surface == fault.REST || !scopedTo(op, servers) {
 		return Outcome{}, false
 	}
 	infos, _ := g.infos(ctx, op, servers) // breakers and the listing timeout apply
 	if infos[0] == nil || infos[0].Capabilities.Has(mcp.RequiredServerCapability(op.Method)) {
 		return Outcome{}, false
 	}
-	return errOutcome(jsonrpc.CodeMethodNotFound, http.StatusNotFound, "Method not found: %s", op.Method), true
+	return fail(fault.MethodNotFound, "Method not found: %s", op.Method), true
 }
 
 // options are the upstream options of one server for this operation: the
 // caller headers the server opted into and, for delegating servers, the
-// caller's own token. The caller's Authorization is never forwarded when it
-// carried the gateway key, nor when more than one server is in scope.
+// caller's own token. The caller's Authorization is never forwarded when
+// more than one server is in scope (nor, as the front leaves it out of
+// Credentials, when it carried the gateway key).
 func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options {
 	var opts upstream.Options
 	if s == nil {
 		return opts
 	}
-	authOK := !op.KeyInAuthorization && !multi
 	for _, name := range s.ExtraHeaders {
-		if strings.EqualFold(name, "Authorization") && !authOK {
+		if strings.EqualFold(name, "Authorization") && multi {
 			continue
 		}
 		if strings.EqualFold(name, identity.HeaderAPIKey) {
 			continue // the gateway credential never leaves the gateway
 		}
-		if v := op.Header.Values(name); len(v) > 0 {
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if v := op.Credentials.Header[key]; len(v) > 0 {
 			if opts.Header == nil {
-				opts.Header = http.Header{}
+				opts.Header = map[string][]string{}
 			}
-			opts.Header[http.CanonicalHeaderKey(name)] = v
+			opts.Header[key] = v
 		}
 	}
-	if s.Delegate && authOK {
-		if tok, ok := strings.CutPrefix(op.Header.Get("Authorization"), "Bearer "); ok {
-			opts.Token = strings.TrimSpace(tok)
-		}
+	if s.Delegate && !multi {
+		opts.Token = op.Credentials.Bearer
 	}
 	return opts
 }
@@ -274,7 +312,7 @@ func credentialKey(o upstream.Options) string {
 		return ""
 	}
 	b, _ := json.Marshal(struct {
-		H http.Header
+		H map[string][]string
 		T string
 	}{o.Header, o.Token})
 	sum := sha256.Sum256(b)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -72,7 +73,7 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `"}`),
-				Caller: tc.caller, Scope: tc.scope, Header: callerHeader(tc.authz), KeyInAuthorization: tc.keyInAuthz, Modern: true}
+				Caller: tc.caller, Scope: tc.scope, Credentials: creds(callerHeader(tc.authz), tc.keyInAuthz), Surface: fault.Modern}
 			wantResult(t, do(t, f.g, op))
 			h := tc.up.Last(t, mcp.MethodToolsCall).Header
 			if got := h.Get("X-Tenant"); got != tc.wantTenant {
@@ -88,7 +89,7 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 			}
 			// Lists carry the same options as calls.
 			wantResult(t, do(t, f.g, Operation{Method: mcp.MethodToolsList, Caller: tc.caller, Scope: tc.scope,
-				Header: callerHeader(tc.authz), KeyInAuthorization: tc.keyInAuthz, Modern: true}))
+				Credentials: creds(callerHeader(tc.authz), tc.keyInAuthz), Surface: fault.Modern}))
 			h = tc.up.Last(t, mcp.MethodToolsList).Header
 			if h.Get("X-Tenant") != tc.wantTenant || h.Get("Authorization") != tc.wantAuthz {
 				t.Fatalf("tools/list headers: X-Tenant %q Authorization %q", h.Get("X-Tenant"), h.Get("Authorization"))
@@ -112,7 +113,7 @@ func TestExtraHeadersAndAuthorization(t *testing.T) {
 
 func TestDiscoverForwardsOptions(t *testing.T) {
 	f := newForwarding(t)
-	op := Operation{Method: mcp.MethodDiscover, Scope: []string{"del"}, Header: header("Authorization", "Bearer caller-tok")}
+	op := Operation{Method: mcp.MethodDiscover, Scope: []string{"del"}, Credentials: creds(header("Authorization", "Bearer caller-tok"), false)}
 	wantResult(t, do(t, f.g, op))
 	if got := f.del.Last(t, mcp.MethodDiscover).Header.Get("Authorization"); got != "Bearer caller-tok" {
 		t.Fatalf("server/discover Authorization = %q", got)
@@ -143,9 +144,9 @@ func TestListCacheAcrossCallers(t *testing.T) {
 			g := newTestGateway(t, Config{}, upSpec{name: "s", fake: up, server: Server{ExtraHeaders: []string{"X-Tenant"}}})
 			for i, st := range tc.steps {
 				c := &identity.Caller{KeyHash: st.key, UserID: "u-" + st.key}
-				op := Operation{Method: mcp.MethodToolsList, Caller: c, Header: header("X-Tenant", st.tenant)}
+				op := Operation{Method: mcp.MethodToolsList, Caller: c, Credentials: creds(header("X-Tenant", st.tenant), false)}
 				if st.tenant == "" {
-					op.Header = http.Header{}
+					op.Credentials = creds(http.Header{}, false)
 				}
 				res := wantResult(t, do(t, g, op))
 				if len(res["tools"].([]any)) != 1 {
@@ -190,11 +191,11 @@ func TestListCursorBoundToCallerAndScope(t *testing.T) {
 		{"another method", Operation{Method: mcp.MethodPromptsList, Caller: alice, Params: params}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, do(t, g, tc.op), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
+			wantError(t, do(t, g, tc.op), jsonrpc.CodeInvalidParams, http.StatusOK) // a legacy caller's error rides HTTP 200
 		})
 	}
 	t.Run("params not an object", func(t *testing.T) {
-		wantError(t, do(t, g, Operation{Method: mcp.MethodToolsList, Caller: alice, Params: json.RawMessage(`{"cursor":5}`)}), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
+		wantError(t, do(t, g, Operation{Method: mcp.MethodToolsList, Caller: alice, Params: json.RawMessage(`{"cursor":5}`)}), jsonrpc.CodeInvalidParams, http.StatusOK)
 	})
 }
 

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -86,16 +88,62 @@ func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
 
 var master = &identity.Caller{IsMaster: true, KeyHash: "hash-master", UserID: identity.MasterUserID, Role: identity.RoleProxyAdmin}
 
-// do runs one operation for the master caller unless op names a caller.
-func do(t *testing.T, g *Gateway, op Operation) Outcome {
+// do runs one operation for the master caller unless op names a caller,
+// and encodes its outcome for op's surface.
+func do(t *testing.T, g *Gateway, op Operation) answered {
 	t.Helper()
 	if op.Caller == nil {
 		op.Caller = master
 	}
-	return g.Do(context.Background(), op)
+	return answer(op, g.Do(context.Background(), op))
 }
 
-func wantError(t *testing.T, out Outcome, code int64, status int) {
+// answered is an outcome as the caller's surface answers it (fault.Encode):
+// what the tests assert on.
+type answered struct {
+	Outcome
+	Result    json.RawMessage
+	Err       *jsonrpc.Error
+	Status    int
+	Challenge string
+	Detail    string
+}
+
+// answer encodes out for op's surface, as the front does.
+func answer(op Operation, out Outcome) answered {
+	a := answered{Outcome: out, Result: out.Result, Status: http.StatusOK}
+	if out.Fault != nil {
+		enc := fault.Encode(op.Surface, op.Method, out.Fault)
+		a.Result, a.Err, a.Status, a.Challenge, a.Detail = enc.Result, enc.Err, enc.Status, enc.Challenge, enc.Detail
+	}
+	return a
+}
+
+// era is the surface of a modern or a legacy caller.
+func era(modern bool) fault.Surface {
+	if modern {
+		return fault.Modern
+	}
+	return fault.Legacy
+}
+
+// creds are the credentials the front passes for a caller's header: all of
+// it but the gateway key (and Authorization when it carried the key), and the
+// caller's bearer token when it may be forwarded.
+func creds(h http.Header, keyInAuth bool) Credentials {
+	c := Credentials{Header: h.Clone()}
+	delete(c.Header, http.CanonicalHeaderKey(identity.HeaderAPIKey))
+	if keyInAuth {
+		delete(c.Header, "Authorization")
+		return c
+	}
+	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
+		c.Bearer = strings.TrimSpace(tok)
+	}
+	return c
+}
+
+func wantError(t *testing.T, out answered, code int64, status int) {
 	t.Helper()
 	if out.Err == nil {
 		t.Fatalf("want error %d, got result %.300s", code, out.Result)
@@ -105,7 +153,7 @@ func wantError(t *testing.T, out Outcome, code int64, status int) {
 	}
 }
 
-func wantResult(t *testing.T, out Outcome) map[string]any {
+func wantResult(t *testing.T, out answered) map[string]any {
 	t.Helper()
 	if out.Err != nil {
 		t.Fatalf("unexpected error %d %q (status %d)", out.Err.Code, out.Err.Message, out.Status)
@@ -183,11 +231,11 @@ func header(kv ...string) http.Header {
 }
 
 // listenRaw serves a listen for a filter as a caller sent it, as the front
-// does: ParseFilter first (its refusal is a 400 Outcome), then ListenFilter.
-func listenRaw(g *Gateway, ctx context.Context, op Operation, raw json.RawMessage, ack func(json.RawMessage), emit func(string, json.RawMessage)) Outcome {
+// does: ParseFilter first (its refusal is a 400), then ListenFilter.
+func listenRaw(g *Gateway, ctx context.Context, op Operation, raw json.RawMessage, ack func(json.RawMessage), emit func(string, json.RawMessage)) answered {
 	want, perr := ParseFilter(raw)
 	if perr != nil {
-		return Outcome{Err: perr, Status: http.StatusBadRequest}
+		return answered{Err: perr, Status: http.StatusBadRequest}
 	}
-	return g.ListenFilter(ctx, op, want, ack, emit)
+	return answer(op, g.ListenFilter(ctx, op, want, ack, emit))
 }

@@ -8,12 +8,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/seal"
@@ -118,7 +118,7 @@ func (g *Gateway) open(tok string) (continuation, error) {
 }
 
 func invalidContinuation() Outcome {
-	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgInvalidContinuation)
+	return fail(fault.InvalidParams, "%s", msgInvalidContinuation)
 }
 
 // resume continues an operation an earlier answer suspended: it verifies
@@ -127,10 +127,10 @@ func invalidContinuation() Outcome {
 func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 	rawState := jsonrpc.Member(op.Params, "requestState")
 	if rawState == nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNeedsContinuation)
+		return fail(fault.InvalidParams, "%s", msgNeedsContinuation)
 	}
 	if g.cfg.Continuations == nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNoSaltKey)
+		return fail(fault.InvalidParams, "%s", msgNoSaltKey)
 	}
 	tok, ok := stringMember(op.Params, "requestState")
 	if !ok {
@@ -170,11 +170,11 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 		}
 	}
 	if !visible {
-		return Outcome{Status: http.StatusForbidden, Detail: msgTargetRevoked}
+		return fail(fault.TargetRevoked, "%s", msgTargetRevoked)
 	}
 	params, err = withInput(params, jsonrpc.Member(op.Params, "inputResponses"), c.Responses, c.State)
 	if err != nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid inputResponses: %v", err)
+		return fail(fault.InvalidParams, "invalid inputResponses: %v", err)
 	}
 	return g.call(ctx, op, s, len(servers) > 1, params, c)
 }
@@ -237,6 +237,7 @@ type legacyFlags struct{ cancelled atomic.Bool }
 // that declared it; a modern caller cannot be asked across requests, so
 // the request is cancelled and flagged.
 func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFlags) *upstream.Interactions {
+	modern := op.modern()
 	in := &upstream.Interactions{Progress: op.Progress, Log: op.Log}
 	if op.Interactions != nil {
 		// A legacy caller's calls run on an upstream session of its own:
@@ -256,8 +257,8 @@ func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFl
 	if s.AllowElicitation {
 		switch {
 		case op.Interactions != nil && op.Interactions.Elicit != nil:
-			in.Elicit = op.Interactions.Elicit
-		case op.Modern && CapabilityDeclared(op.ClientCaps, "elicitation"):
+			in.Elicit = upstream.Handler(op.Interactions.Elicit)
+		case modern && CapabilityDeclared(op.ClientCaps, "elicitation"):
 			cancelled := cancel(`{"action":"cancel"}`)
 			in.Elicit = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 				if _, err := PrepareElicitation(op.ClientCaps, params, false); err != nil {
@@ -269,8 +270,8 @@ func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFl
 	}
 	switch {
 	case op.Interactions != nil && op.Interactions.Roots != nil:
-		in.Roots = op.Interactions.Roots
-	case op.Modern && CapabilityDeclared(op.ClientCaps, "roots"):
+		in.Roots = upstream.Handler(op.Interactions.Roots)
+	case modern && CapabilityDeclared(op.ClientCaps, "roots"):
 		in.Roots = cancel("")
 	}
 	if s.AllowSampling {
@@ -278,8 +279,8 @@ func (g *Gateway) upstreamInteractions(s *Server, op *Operation, flags *legacyFl
 		case g.cfg.Sampler != nil: // the gateway answers with its own model
 			in.Sample = g.sample
 		case op.Interactions != nil && op.Interactions.Sample != nil:
-			in.Sample = op.Interactions.Sample
-		case op.Modern && CapabilityDeclared(op.ClientCaps, "sampling"):
+			in.Sample = upstream.Handler(op.Interactions.Sample)
+		case modern && CapabilityDeclared(op.ClientCaps, "sampling"):
 			in.Sample = cancel("")
 		}
 	}
@@ -345,11 +346,7 @@ func PrepareElicitation(caps, params json.RawMessage, addID bool) (json.RawMessa
 }
 
 // isErrorResult is an in-band tool failure with a fixed text.
-func isErrorResult(text string) json.RawMessage {
-	b := []byte(`{"content":[{"type":"text","text":`)
-	b = jsonrpc.AppendString(b, text)
-	return append(b, `}],"isError":true}`...)
-}
+func isErrorResult(text string) json.RawMessage { return fault.ToolError(text) }
 
 // call runs one operation on server s, with the interactions its era pair
 // needs, and drives or suspends input rounds. prev is the continuation being
@@ -364,9 +361,6 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 			return Outcome{Result: isErrorResult(msgLegacyCannotResume)}
 		}
 		if err != nil {
-			if out, ok := urlElicitationRequired(op, err); ok {
-				return out
-			}
 			return g.failure(op, s.Name, err)
 		}
 		if !res.InputRequired {
@@ -381,39 +375,6 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 		}
 		params = next
 	}
-}
-
-// urlElicitationRequired turns a legacy upstream's -32042 (the user must
-// open a URL, then retry) into an in-band tool failure for a 2026-07-28
-// caller, which must never see that code: it names the URLs to open and
-// says to retry (for prompts/get and resources/read, a -32602 error with
-// that text). Legacy callers get the error as the upstream sent it.
-func urlElicitationRequired(op *Operation, err error) (Outcome, bool) {
-	var re *upstream.RPCError
-	if !op.Modern || !errors.As(err, &re) || re.Err.Code != mcp.CodeURLElicitationRequiredLegacy {
-		return Outcome{}, false
-	}
-	var data struct {
-		Elicitations []struct {
-			Mode    string `json:"mode"`
-			URL     string `json:"url"`
-			Message string `json:"message"`
-		} `json:"elicitations"`
-	}
-	_ = json.Unmarshal(re.Err.Data, &data)
-	text := "The server needs the user to complete a step in a browser before this request can proceed; open the URL(s) below, then retry the same request."
-	for _, e := range data.Elicitations {
-		if e.Mode == "url" && e.URL != "" {
-			text += "\n" + e.URL
-			if e.Message != "" {
-				text += " (" + e.Message + ")"
-			}
-		}
-	}
-	if op.Method != mcp.MethodToolsCall { // only a tool result can carry it in-band
-		return Outcome{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", text)}, true
-	}
-	return Outcome{Result: isErrorResult(text)}, true
 }
 
 // inputRequest is one entry of an InputRequiredResult.
@@ -432,7 +393,7 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 		RequestState  string                  `json:"requestState"`
 	}
 	if err := json.Unmarshal(raw, &ir); err != nil {
-		return nil, errOutcome(jsonrpc.CodeInternalError, 0, "upstream %s: invalid MCP response", s.Name), true
+		return nil, fail(fault.Relay, "upstream %s: invalid MCP response", s.Name), true
 	}
 	keys := make([]string, 0, len(ir.InputRequests))
 	for k := range ir.InputRequests {
@@ -484,36 +445,42 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 		}
 	}
 	if len(needCaps) > 0 {
-		return nil, missingCapability(op, needCaps), true
+		return nil, missingCapability(needCaps), true
 	}
-	if len(forCaller) == 0 || !op.Modern {
-		answers := map[string]json.RawMessage{}
-		for k, v := range gatewayAnswers {
-			answers[k] = v
-		}
-		for _, k := range forCaller {
-			ans, err := g.askLegacyCaller(ctx, op, ir.InputRequests[k])
-			if err != nil {
-				return nil, Outcome{Result: isErrorResult("The client could not answer a request for input: " + err.Error())}, true
-			}
-			answers[k] = ans
-		}
-		b, err := json.Marshal(answers)
-		if err != nil {
-			return nil, errOutcome(jsonrpc.CodeInternalError, 0, "cannot encode input responses"), true
-		}
-		next, err := withInput(params, b, nil, ir.RequestState)
-		if err != nil {
-			return nil, errOutcome(jsonrpc.CodeInternalError, 0, "cannot build the retry"), true
-		}
-		return next, Outcome{}, false
+	if len(forCaller) == 0 || !op.modern() {
+		return g.retryWith(ctx, op, params, ir.InputRequests, ir.RequestState, forCaller, gatewayAnswers)
 	}
 	return nil, g.suspend(op, s, raw, ir.RequestState, forCaller, gatewayAnswers, prev), true
 }
 
+// retryWith builds the retry of an input round the gateway answers here:
+// its own answers plus those a legacy caller gave on its session.
+func (g *Gateway) retryWith(ctx context.Context, op *Operation, params json.RawMessage, reqs map[string]inputRequest, state string, forCaller []string, gatewayAnswers map[string]json.RawMessage) (json.RawMessage, Outcome, bool) {
+	answers := map[string]json.RawMessage{}
+	for k, v := range gatewayAnswers {
+		answers[k] = v
+	}
+	for _, k := range forCaller {
+		ans, err := g.askLegacyCaller(ctx, op, reqs[k])
+		if err != nil {
+			return nil, Outcome{Result: isErrorResult("The client could not answer a request for input: " + err.Error())}, true
+		}
+		answers[k] = ans
+	}
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return nil, fail(fault.Relay, "cannot encode input responses"), true
+	}
+	next, err := withInput(params, b, nil, state)
+	if err != nil {
+		return nil, fail(fault.Relay, "cannot build the retry"), true
+	}
+	return next, Outcome{}, false
+}
+
 // askLegacyCaller sends one input request to a legacy caller's session.
 func (g *Gateway) askLegacyCaller(ctx context.Context, op *Operation, req inputRequest) (json.RawMessage, error) {
-	var h upstream.Handler
+	var h Asker
 	if op.Interactions != nil {
 		switch req.Method {
 		case mcp.MethodElicitationCreate:
@@ -533,8 +500,8 @@ func (g *Gateway) askLegacyCaller(ctx context.Context, op *Operation, req inputR
 // capElicitationURL names URL-mode elicitation among missing capabilities.
 const capElicitationURL = "elicitation.url"
 
-// missingCapability answers -32021 naming what the caller must declare.
-func missingCapability(op *Operation, caps []string) Outcome {
+// missingCapability names what the caller must declare.
+func missingCapability(caps []string) Outcome {
 	req := map[string]any{}
 	for _, c := range caps {
 		if c == capElicitationURL {
@@ -544,10 +511,8 @@ func missingCapability(op *Operation, caps []string) Outcome {
 		req[c] = map[string]any{}
 	}
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": req})
-	if !op.Modern {
-		return Outcome{Result: isErrorResult("The upstream needs the client capability " + strings.Join(caps, ", ") + ", which this client did not declare.")}
-	}
-	return Outcome{Err: &jsonrpc.Error{Code: mcp.CodeMissingClientCapability, Message: "client capability required: " + strings.Join(caps, ", "), Data: data}, Status: http.StatusBadRequest}
+	names := strings.Join(caps, ", ")
+	return Failed(&fault.Fault{Class: fault.MissingCapability, Message: "client capability required: " + names, Subject: names, Data: data})
 }
 
 // suspend hands the caller the upstream's input requests (minus those the
@@ -555,11 +520,11 @@ func missingCapability(op *Operation, caps []string) Outcome {
 // state.
 func (g *Gateway) suspend(op *Operation, s *Server, raw json.RawMessage, state string, forCaller []string, answers map[string]json.RawMessage, prev continuation) Outcome {
 	if g.cfg.Continuations == nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "%s", msgNoSaltKey)
+		return fail(fault.InvalidParams, "%s", msgNoSaltKey)
 	}
 	digest, err := operationDigest(op.Method, op.Params)
 	if err != nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params")
+		return fail(fault.InvalidParams, "invalid params")
 	}
 	c := continuation{Principal: op.binding(), Operation: digest, Server: s.Name, Target: s.TargetDigest,
 		State: state, Responses: answers, Expires: prev.Expires}
@@ -571,7 +536,7 @@ func (g *Gateway) suspend(op *Operation, s *Server, raw json.RawMessage, state s
 		if errors.Is(err, seal.ErrExpired) {
 			return invalidContinuation()
 		}
-		return errOutcome(jsonrpc.CodeInternalError, 0, "cannot seal the continuation")
+		return fail(fault.Relay, "cannot seal the continuation")
 	}
 	out, err := jsonrpc.SetMember(raw, "requestState", jsonrpc.AppendString(nil, tok))
 	if err == nil && len(answers) > 0 {
@@ -586,9 +551,9 @@ func (g *Gateway) suspend(op *Operation, s *Server, raw json.RawMessage, state s
 		}
 	}
 	if err != nil {
-		return errOutcome(jsonrpc.CodeInternalError, 0, "cannot encode the continuation")
+		return fail(fault.Relay, "cannot encode the continuation")
 	}
-	return Outcome{Result: out}
+	return Outcome{Result: out, InputRequired: true}
 }
 
 func itoa(n int) string {

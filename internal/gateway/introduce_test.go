@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -46,7 +47,7 @@ func TestIntroductionLooksLikeTheServer(t *testing.T) {
 			if in.Instructions != tc.instructions {
 				t.Errorf("legacy instructions = %q, want %q", in.Instructions, tc.instructions)
 			}
-			res := wantResult(t, do(t, g, Operation{Method: mcp.MethodDiscover, Caller: caller, Scope: tc.scope, Modern: true}))
+			res := wantResult(t, do(t, g, Operation{Method: mcp.MethodDiscover, Caller: caller, Scope: tc.scope, Surface: fault.Modern}))
 			got, _ := res["instructions"].(string)
 			if got != tc.instructions {
 				t.Errorf("discover instructions = %q, want %q", got, tc.instructions)

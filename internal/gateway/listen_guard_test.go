@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -75,7 +76,7 @@ func TestListenRefusesEmptyResourceSubscription(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
 			acked := false
-			out := listenRaw(g, ctx, Operation{Caller: master, Modern: true, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(tt.filter),
+			out := listenRaw(g, ctx, Operation{Caller: master, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(tt.filter),
 				func(json.RawMessage) { acked = true }, func(string, json.RawMessage) {})
 			wantError(t, out, jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 			if acked || !strings.Contains(out.Err.Message, tt.want) {
@@ -106,7 +107,7 @@ func TestListenRecoversPanic(t *testing.T) {
 	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second, Logger: logs.Logger()}, upSpec{name: "t", fake: fake, url: url})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	listenRaw(g, ctx, Operation{Caller: master, Modern: true, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(`{"toolsListChanged":true}`),
+	listenRaw(g, ctx, Operation{Caller: master, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(`{"toolsListChanged":true}`),
 		func(json.RawMessage) {}, func(string, json.RawMessage) { panic("secret-argument-value") })
 	if ctx.Err() != nil {
 		t.Fatal("the listen did not end after its goroutine panicked")

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"sync"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -18,16 +18,12 @@ import (
 func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outcome {
 	name, ok := stringMember(op.Params, "name")
 	if !ok {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.name is required")
-	}
-	kind := "prompt"
-	if tool {
-		kind = "tool"
+		return fail(fault.InvalidParams, "params.name is required")
 	}
 	servers := g.visible(op)
 	server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
 	if !ok {
-		return unknownName(op, tool, kind, name)
+		return unknownName(tool, name)
 	}
 	if tool && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
 		return Outcome{Result: toolRefusal(bare, server)}
@@ -36,43 +32,36 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if tool {
 		listMethod = mcp.MethodToolsList
 	}
-	if listed, known := g.cfg.Catalog.Knows(ctx, g.query(op, servers), server, listMethod, bare); known && !listed {
-		return unknownName(op, tool, kind, name)
+	q := g.query(op, servers)
+	if listed, known := g.cfg.Catalog.Knows(ctx, q, server, listMethod, bare); known && !listed {
+		return unknownName(tool, name)
 	}
-	if tool && op.Modern {
-		if why := g.servers[server].Client.CheckParamHeaders(bare, jsonrpc.Member(op.Params, "arguments"), op.Header); why != "" {
-			return errOutcome(mcp.CodeHeaderMismatch, http.StatusBadRequest, "Header mismatch: %s", why)
+	if tool && op.modern() {
+		specs := g.cfg.Catalog.ParamSpecs(q, server, bare)
+		if why := mcp.CheckParamHeaders(specs, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {
+			return fail(fault.HeaderMismatch, "Header mismatch: %s", why)
 		}
 	}
 	params, err := jsonrpc.SetMember(op.Params, "name", jsonrpc.AppendString(nil, bare))
 	if err != nil {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params must be an object")
+		return fail(fault.InvalidParams, "params must be an object")
 	}
 	return g.forward(ctx, op, server, servers, params)
 }
 
-// unknownName answers a name no server the caller may use here serves: a
-// legacy caller's tools/call gets LiteLLM's isError result, anything else
-// -32602 (HTTP 400), as 2026-07-28 says of unknown tools and prompts. A
+// unknownName answers a name no server the caller may use here serves. A
 // tool of a server the caller cannot see reads the same.
-func unknownName(op *Operation, tool bool, kind, name string) Outcome {
-	if tool && !op.Modern && !op.REST {
-		return Outcome{Result: toolNotFound(name)}
+func unknownName(tool bool, name string) Outcome {
+	f := &fault.Fault{Class: fault.UnknownPrompt, Message: "Unknown prompt: " + name, Subject: name}
+	if tool {
+		f.Class, f.Message = fault.UnknownTool, "Unknown tool: "+name
 	}
-	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown %s: %s", kind, name)
-}
-
-// toolNotFound is LiteLLM's in-band answer for a tool that does not exist.
-func toolNotFound(name string) json.RawMessage {
-	return isErrorResult("Tool '" + name + "' not found")
+	return Failed(f)
 }
 
 // toolRefusal is LiteLLM's in-band answer for a tool the caller may not use.
 func toolRefusal(tool, server string) json.RawMessage {
-	text := "Tool '" + tool + "' is not allowed for your key/team on server '" + server + "'. Contact proxy admin for access."
-	b := []byte(`{"content":[{"type":"text","text":`)
-	b = jsonrpc.AppendString(b, text)
-	return append(b, `}],"isError":true}`...)
+	return fault.ToolError("Tool '" + tool + "' is not allowed for your key/team on server '" + server + "'. Contact proxy admin for access.")
 }
 
 // forward sends op.Method with params to one server and maps its answer.
@@ -89,60 +78,40 @@ func (g *Gateway) forward(ctx context.Context, op *Operation, server string, ser
 }
 
 // failure maps an upstream failure to the caller's answer. A JSON-RPC error
-// from the upstream is the caller's to see (with the legacy resource-not-found
-// code translated for modern callers); any other failure is described by its
-// fault class only.
+// from the upstream is the caller's to see; any other failure is described
+// by its fault class only.
 func (g *Gateway) failure(op *Operation, server string, err error) Outcome {
 	var re *upstream.RPCError
 	if errors.As(err, &re) {
 		e := *re.Err
-		if op.Modern && e.Code == mcp.CodeResourceNotFoundLegacy {
-			e.Code = jsonrpc.CodeInvalidParams
-		}
-		return Outcome{Err: &e}
+		return Failed(fault.FromRPC(&e))
 	}
 	cl := upstream.Classify(err)
 	g.cfg.Logger.Warn("upstream request failed", "server", server, "method", op.Method, "fault", string(cl.Fault), "reason", cl.Message)
-	out := errOutcome(jsonrpc.CodeInternalError, 0, "upstream %s: %s", server, cl.Message)
-	switch cl.Fault {
-	case upstream.FaultAuthRequired, upstream.FaultForbidden:
-		out.Status, out.Challenge = cl.HTTPStatus, cl.Challenge
-	}
-	if op.REST {
-		out.Status = cl.HTTPStatus
-	}
-	return out
+	return Failed(catalog.UpstreamFault(cl, "upstream "+server+": "+cl.Message))
 }
 
 func (g *Gateway) readResource(ctx context.Context, op *Operation) Outcome {
 	uri, ok := stringMember(op.Params, "uri")
 	if !ok {
-		return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.uri is required")
+		return fail(fault.InvalidParams, "params.uri is required")
 	}
 	servers := g.visible(op)
 	server, fail := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
 	if server == "" {
-		return g.ownerMissing(op, uri, fail)
+		return ownerMissing(uri, fail)
 	}
 	return g.forward(ctx, op, server, servers, op.Params)
 }
 
 // ownerMissing answers a URI no visible server serves: the auth refusal
 // when every server refused the caller, else "not found".
-func (g *Gateway) ownerMissing(op *Operation, uri string, fail *catalog.Failure) Outcome {
-	if fail != nil {
-		return Outcome{Err: fail.Err, Status: fail.Status, Challenge: fail.Challenge}
-	}
-	return notFoundResource(op, uri)
-}
-
-func notFoundResource(op *Operation, uri string) Outcome {
-	code := int64(mcp.CodeResourceNotFoundLegacy)
-	if op.Modern {
-		code = jsonrpc.CodeInvalidParams
+func ownerMissing(uri string, refused *fault.Fault) Outcome {
+	if refused != nil {
+		return Failed(refused)
 	}
 	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return Outcome{Err: &jsonrpc.Error{Code: code, Message: "Resource not found", Data: data}, Status: http.StatusBadRequest}
+	return Failed(&fault.Fault{Class: fault.ResourceNotFound, Message: "Resource not found", Subject: uri, Data: data})
 }
 
 // complete routes completion/complete by its ref: a prompt by its served
@@ -156,26 +125,26 @@ func (g *Gateway) complete(ctx context.Context, op *Operation) Outcome {
 		name, _ := stringMember(ref, "name")
 		server, bare, ok := g.cfg.Catalog.SplitName(name, servers, !op.Unprefixed)
 		if !ok {
-			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "Unknown prompt: %s", name)
+			return unknownName(false, name)
 		}
 		newRef, err := jsonrpc.SetMember(ref, "name", jsonrpc.AppendString(nil, bare))
 		if err != nil {
-			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid ref")
+			return fail(fault.InvalidParams, "invalid ref")
 		}
 		params, err := jsonrpc.SetMember(op.Params, "ref", newRef)
 		if err != nil {
-			return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "invalid params")
+			return fail(fault.InvalidParams, "invalid params")
 		}
 		return g.forward(ctx, op, server, servers, params)
 	case "ref/resource":
 		uri, _ := stringMember(ref, "uri")
 		server, fail := g.cfg.Catalog.ResourceOwner(ctx, g.query(op, servers), uri)
 		if server == "" {
-			return g.ownerMissing(op, uri, fail)
+			return ownerMissing(uri, fail)
 		}
 		return g.forward(ctx, op, server, servers, op.Params)
 	}
-	return errOutcome(jsonrpc.CodeInvalidParams, http.StatusBadRequest, "params.ref must be a ref/prompt or ref/resource")
+	return fail(fault.InvalidParams, "params.ref must be a ref/prompt or ref/resource")
 }
 
 // capabilities aggregates what the upstreams offered. A feature is offered
@@ -255,14 +224,14 @@ func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
 		"capabilities":      caps,
 		"ttlMs":             0,
 		"cacheScope":        mcp.CacheScopePrivate,
-		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, catalog.MetaServerOutcomes: outcomes},
+		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, mcp.MetaServerOutcomes: outcomes},
 	}
 	if text := g.instructions(op, servers, infos); text != "" {
 		res["instructions"] = text
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return errOutcome(jsonrpc.CodeInternalError, 500, "cannot encode discovery")
+		return fail(fault.Internal, "cannot encode discovery")
 	}
 	return Outcome{Result: b}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -67,7 +68,7 @@ func newRouted(t *testing.T, alphaPolicy, betaPolicy policy.Server) routed {
 }
 
 // echoed returns the params the upstream saw, as echoed in the result.
-func echoed(t *testing.T, out Outcome, server string) map[string]any {
+func echoed(t *testing.T, out answered, server string) map[string]any {
 	t.Helper()
 	res := wantResult(t, out)
 	content, _ := res["content"].([]any)
@@ -104,7 +105,7 @@ func TestUnknownNameNoUpstreamContact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := r.alpha.Total() + r.beta.Total()
-			out := do(t, r.g, Operation{Method: tc.method, Params: json.RawMessage(tc.params), Caller: tc.caller, Scope: tc.scope, Modern: true})
+			out := do(t, r.g, Operation{Method: tc.method, Params: json.RawMessage(tc.params), Caller: tc.caller, Scope: tc.scope, Surface: fault.Modern})
 			wantError(t, out, jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 			if after := r.alpha.Total() + r.beta.Total(); after != before {
 				t.Fatalf("an unknown name contacted an upstream (%d → %d messages)", before, after)
@@ -127,7 +128,7 @@ func TestToolRefusedByPolicy(t *testing.T) {
 		{"allowed by the server, not the caller", "alpha-search", "alpha", "search", limited},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `","arguments":{}}`), Caller: tc.caller, Modern: true})
+			out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `","arguments":{}}`), Caller: tc.caller, Surface: fault.Modern})
 			res := wantResult(t, out)
 			if res["isError"] != true {
 				t.Fatalf("refusal is not an isError result: %s", out.Result)
@@ -180,7 +181,7 @@ func TestToolsCallForwarding(t *testing.T) {
 				`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`
 			for _, modern := range []bool{true, false} {
 				before := tc.f.Count(mcp.MethodToolsCall)
-				out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(params), Modern: modern})
+				out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(params), Surface: era(modern)})
 				echoed(t, out, tc.server)
 				if tc.f.Count(mcp.MethodToolsCall) != before+1 {
 					t.Fatalf("want exactly one tools/call on %s", tc.server)
@@ -215,7 +216,7 @@ func TestToolsCallForwarding(t *testing.T) {
 
 func TestUnprefixedScope(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
-	op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Scope: []string{"beta"}, Unprefixed: true, Modern: true}
+	op := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Scope: []string{"beta"}, Unprefixed: true, Surface: fault.Modern}
 	e := echoed(t, do(t, r.g, op), "beta")
 	if e["name"] != "search" {
 		t.Fatalf("upstream got %v", e["name"])
@@ -228,7 +229,7 @@ func TestUnprefixedScope(t *testing.T) {
 		t.Fatalf("unprefixed tools/list: %q", names)
 	}
 	// Unprefixed needs exactly one server.
-	op = Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Unprefixed: true, Modern: true}
+	op = Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"search"}`), Unprefixed: true, Surface: fault.Modern}
 	wantError(t, do(t, r.g, op), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 }
 
@@ -248,7 +249,7 @@ func TestPromptsGetRouted(t *testing.T) {
 			other = r.beta
 		}
 		otherBefore := other.Count(mcp.MethodPromptsGet)
-		out := do(t, r.g, Operation{Method: mcp.MethodPromptsGet, Params: json.RawMessage(`{"name":"` + tc.name + `","arguments":{"lang":"en"}}`), Modern: true})
+		out := do(t, r.g, Operation{Method: mcp.MethodPromptsGet, Params: json.RawMessage(`{"name":"` + tc.name + `","arguments":{"lang":"en"}}`), Surface: fault.Modern})
 		e := echoed(t, out, tc.server)
 		bare := strings.TrimPrefix(tc.name, tc.server+"-")
 		if e["name"] != bare || !jsonEqual(t, e["arguments"], `{"lang":"en"}`) {
@@ -280,7 +281,7 @@ func TestResourcesRead(t *testing.T) {
 	} {
 		for _, modern := range []bool{true, false} {
 			counts := [2]int{r.alpha.Count(mcp.MethodResourcesRead), r.beta.Count(mcp.MethodResourcesRead)}
-			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(`{"uri":"` + tc.uri + `"}`), Modern: modern})
+			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(`{"uri":"` + tc.uri + `"}`), Surface: era(modern)})
 			if e := echoed(t, out, tc.server); e["uri"] != tc.uri {
 				t.Fatalf("%s: upstream got uri %v", tc.uri, e["uri"])
 			}
@@ -308,14 +309,14 @@ func TestResourcesRead(t *testing.T) {
 		upstream bool // the read reaches an upstream
 	}{
 		{"unknown URI, modern caller", `{"uri":"file:///zzz"}`, true, jsonrpc.CodeInvalidParams, 400, false},
-		{"unknown URI, legacy caller", `{"uri":"file:///zzz"}`, false, mcp.CodeResourceNotFoundLegacy, 400, false},
+		{"unknown URI, legacy caller", `{"uri":"file:///zzz"}`, false, mcp.CodeResourceNotFoundLegacy, 200, false},
 		{"uri missing", `{}`, true, jsonrpc.CodeInvalidParams, 400, false},
-		{"upstream -32002, modern caller", `{"uri":"db://rows/404"}`, true, jsonrpc.CodeInvalidParams, 0, true},
-		{"upstream -32002, legacy caller", `{"uri":"db://rows/404"}`, false, mcp.CodeResourceNotFoundLegacy, 0, true},
+		{"upstream -32002, modern caller", `{"uri":"db://rows/404"}`, true, jsonrpc.CodeInvalidParams, 400, true},
+		{"upstream -32002, legacy caller", `{"uri":"db://rows/404"}`, false, mcp.CodeResourceNotFoundLegacy, 200, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := r.alpha.Count(mcp.MethodResourcesRead) + r.beta.Count(mcp.MethodResourcesRead)
-			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(tc.params), Modern: tc.modern})
+			out := do(t, r.g, Operation{Method: mcp.MethodResourcesRead, Params: json.RawMessage(tc.params), Surface: era(tc.modern)})
 			wantError(t, out, tc.code, tc.status)
 			reads := r.alpha.Count(mcp.MethodResourcesRead) + r.beta.Count(mcp.MethodResourcesRead) - before
 			if (reads == 1) != tc.upstream || reads > 1 {
@@ -346,7 +347,7 @@ func TestCompletionRouted(t *testing.T) {
 		{"listed resource", `{"type":"ref/resource","uri":"file:///b"}`, "beta", `{"type":"ref/resource","uri":"file:///b"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := do(t, r.g, Operation{Method: mcp.MethodCompletionComplete, Params: json.RawMessage(`{"ref":` + tc.ref + `,` + arg + `}`), Modern: true})
+			out := do(t, r.g, Operation{Method: mcp.MethodCompletionComplete, Params: json.RawMessage(`{"ref":` + tc.ref + `,` + arg + `}`), Surface: fault.Modern})
 			e := echoed(t, out, tc.server)
 			if !jsonEqual(t, e["ref"], tc.wantRef) {
 				t.Fatalf("upstream ref = %v, want %s", e["ref"], tc.wantRef)
@@ -372,8 +373,12 @@ func TestCompletionRouted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := r.alpha.Count(mcp.MethodCompletionComplete) + r.beta.Count(mcp.MethodCompletionComplete)
-			out := do(t, r.g, Operation{Method: mcp.MethodCompletionComplete, Params: json.RawMessage(tc.params), Modern: tc.modern})
-			wantError(t, out, tc.code, http.StatusBadRequest)
+			out := do(t, r.g, Operation{Method: mcp.MethodCompletionComplete, Params: json.RawMessage(tc.params), Surface: era(tc.modern)})
+			status := http.StatusBadRequest
+			if !tc.modern {
+				status = http.StatusOK // a legacy caller's error rides HTTP 200
+			}
+			wantError(t, out, tc.code, status)
 			if after := r.alpha.Count(mcp.MethodCompletionComplete) + r.beta.Count(mcp.MethodCompletionComplete); after != before {
 				t.Fatal("the completion reached an upstream")
 			}
@@ -384,7 +389,7 @@ func TestCompletionRouted(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
 	for _, m := range []string{"tools/delete", mcp.MethodPing, mcp.MethodInitialize, ""} {
-		wantError(t, do(t, r.g, Operation{Method: m}), jsonrpc.CodeMethodNotFound, http.StatusNotFound)
+		wantError(t, do(t, r.g, Operation{Method: m}), jsonrpc.CodeMethodNotFound, http.StatusOK) // legacy: HTTP 200
 	}
 	if r.alpha.Total()+r.beta.Total() != 0 {
 		t.Fatal("an unknown method contacted an upstream")
@@ -414,11 +419,11 @@ func TestCallUpstreamFailure(t *testing.T) {
 	}{
 		{"unauth-t", jsonrpc.CodeInternalError, 401, `Bearer resource_metadata="https://u.example/prm"`, "upstream unauth: upstream requires authentication (HTTP 401)"},
 		{"forbidden-t", jsonrpc.CodeInternalError, 403, `Bearer error="insufficient_scope"`, "upstream forbidden: upstream refused access (HTTP 403)"},
-		{"broken-t", jsonrpc.CodeInternalError, 0, "", "upstream broken: upstream answered HTTP 500 Internal Server Error"},
-		{"rpc-t", -32001, 0, "", "upstream says no"}, // the upstream's own JSON-RPC error is the caller's
+		{"broken-t", jsonrpc.CodeInternalError, 200, "", "upstream broken: upstream answered HTTP 500 Internal Server Error"},
+		{"rpc-t", -32001, 200, "", "upstream says no"}, // the upstream's own JSON-RPC error is the caller's
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
-			out := do(t, g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `"}`), Modern: true})
+			out := do(t, g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `"}`), Surface: fault.Modern})
 			wantError(t, out, tc.code, tc.status)
 			if out.Challenge != tc.challenge || out.Err.Message != tc.message {
 				t.Fatalf("challenge %q message %q; want %q %q", out.Challenge, out.Err.Message, tc.challenge, tc.message)
@@ -434,19 +439,19 @@ func TestCallUpstreamFailure(t *testing.T) {
 // no recent listing the gateway lists first.
 func TestUnlistedNameAfterListing(t *testing.T) {
 	r := newRouted(t, policy.Server{}, policy.Server{})
-	call := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-nonexistent","arguments":{}}`), Modern: true}
+	call := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-nonexistent","arguments":{}}`), Surface: fault.Modern}
 	before := r.alpha.Count(mcp.MethodToolsCall)
 	wantError(t, do(t, r.g, call), jsonrpc.CodeInvalidParams, http.StatusBadRequest) // no listing yet: the gateway lists first
 	if r.alpha.Count(mcp.MethodToolsCall) != before {
 		t.Fatal("a tool the upstream does not list reached the upstream")
 	}
-	wantResult(t, do(t, r.g, Operation{Method: mcp.MethodToolsList, Modern: true}))
+	wantResult(t, do(t, r.g, Operation{Method: mcp.MethodToolsList, Surface: fault.Modern}))
 	before = r.alpha.Count(mcp.MethodToolsCall)
 	wantError(t, do(t, r.g, call), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
 	if r.alpha.Count(mcp.MethodToolsCall) != before {
 		t.Fatal("an unlisted tool reached the upstream")
 	}
-	listed := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-search","arguments":{}}`), Modern: true}
+	listed := Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"alpha-search","arguments":{}}`), Surface: fault.Modern}
 	wantResult(t, do(t, r.g, listed))
 	if r.alpha.Count(mcp.MethodToolsCall) != before+1 {
 		t.Fatal("a listed tool did not reach the upstream")

@@ -49,7 +49,7 @@ func TestUnknownHiddenAndForbiddenToolsPerEra(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := r.alpha.Count(mcp.MethodToolsCall) + r.beta.Count(mcp.MethodToolsCall)
 			out := do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"name":"` + tc.tool + `","arguments":{}}`),
-				Caller: tc.caller, Modern: tc.modern})
+				Caller: tc.caller, Surface: era(tc.modern)})
 			if after := r.alpha.Count(mcp.MethodToolsCall) + r.beta.Count(mcp.MethodToolsCall); after != before {
 				t.Fatal("the call reached an upstream")
 			}
@@ -68,5 +68,5 @@ func TestUnknownHiddenAndForbiddenToolsPerEra(t *testing.T) {
 		})
 	}
 	// A malformed call is still a protocol error for a legacy caller.
-	wantError(t, do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"arguments":{}}`)}), jsonrpc.CodeInvalidParams, http.StatusBadRequest)
+	wantError(t, do(t, r.g, Operation{Method: mcp.MethodToolsCall, Params: json.RawMessage(`{"arguments":{}}`)}), jsonrpc.CodeInvalidParams, http.StatusOK) // legacy: HTTP 200
 }

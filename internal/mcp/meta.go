@@ -19,6 +19,9 @@ const (
 	MetaLogLevel = "io.modelcontextprotocol/logLevel"
 	// MetaServerInfo is the result _meta key carrying the server's Implementation.
 	MetaServerInfo = "io.modelcontextprotocol/serverInfo"
+	// MetaServerOutcomes is the result _meta key carrying per-server outcomes of an aggregated
+	// list (LiteLLM's name, so its dashboards keep working).
+	MetaServerOutcomes = "litellm.ai/server_outcomes"
 	// MetaSubscriptionID is the notification _meta key naming the listen request a notification belongs to.
 	MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 	// MetaProgressToken is the request _meta key opting into notifications/progress.

@@ -85,33 +85,3 @@ func TestHeaderMismatchRefetchesToolsAndRetries(t *testing.T) {
 		t.Fatalf("%d tools/call, want the first and one retry after re-listing", calls)
 	}
 }
-
-func TestCheckParamHeaders(t *testing.T) {
-	var c Client
-	c.params.learn([]json.RawMessage{json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{
-		"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"Priority"}}}}`)}, func(string, string) {})
-	args := json.RawMessage(`{"region":"Zürich","n":42}`)
-	cases := []struct {
-		name string
-		h    http.Header
-		want string
-	}{
-		{"both right", http.Header{"Mcp-Param-Region": {"=?base64?WsO8cmljaA==?="}, "Mcp-Param-Priority": {"42.0"}}, ""},
-		{"missing", http.Header{"Mcp-Param-Priority": {"42"}}, "missing"},
-		{"mismatch", http.Header{"Mcp-Param-Region": {"=?base64?WsO8cmljaA==?="}, "Mcp-Param-Priority": {"41"}}, "does not match"},
-		{"bad base64", http.Header{"Mcp-Param-Region": {"=?base64?@@?="}, "Mcp-Param-Priority": {"42"}}, "malformed"},
-		{"control char", http.Header{"Mcp-Param-Region": {"Z\x01"}, "Mcp-Param-Priority": {"42"}}, "malformed"},
-	}
-	for _, tc := range cases {
-		got := c.CheckParamHeaders("geo", args, tc.h)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if got := c.CheckParamHeaders("geo", json.RawMessage(`{}`), nil); got != "" {
-		t.Errorf("absent values need no headers: %q", got)
-	}
-	if got := c.CheckParamHeaders("unknown", args, nil); got != "" {
-		t.Errorf("unknown tool: %q", got)
-	}
-}

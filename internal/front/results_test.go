@@ -1,6 +1,10 @@
-package gateway
+package front
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
 
 // Caching hints a modern result must carry: the upstream's when valid, the
 // conservative defaults otherwise; never on input_required.
@@ -24,4 +28,27 @@ func TestWithCacheHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonEqual reports whether got (raw JSON or a decoded value) equals want.
+func jsonEqual(t *testing.T, got any, want string) bool {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want JSON %s: %v", want, err)
+	}
+	var b []byte
+	switch g := got.(type) {
+	case json.RawMessage:
+		b = g
+	case []byte:
+		b = g
+	default:
+		b, _ = json.Marshal(got)
+	}
+	var g any
+	if err := json.Unmarshal(b, &g); err != nil {
+		return false
+	}
+	return reflect.DeepEqual(g, w)
 }

@@ -1,4 +1,4 @@
-package gateway
+package front
 
 import (
 	"encoding/json"
