@@ -40,7 +40,7 @@ func TestListingIsNotHeldUntilTheAnswerIsWritten(t *testing.T) {
 		t.Fatalf("list: %v", answer(fail).Err)
 	}
 	start := time.Now()
-	if _, err := client.CallTool(ctx, "x", json.RawMessage(`{}`), upstream.Options{}); err != nil {
+	if _, err := client.Call(ctx, mcp.MethodToolsCall, json.RawMessage(`{"name":"x","arguments":{}}`), upstream.Options{}); err != nil {
 		t.Fatalf("the call after a listing in the same request: %v (after %v)", err, time.Since(start))
 	}
 }
