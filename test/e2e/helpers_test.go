@@ -36,16 +36,8 @@ type gatewayUnderTest struct {
 // of the test.
 func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnderTest {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg, problems, err := config.Load(path, app.ConfigOptions(lookup))
-	if err != nil {
-		t.Fatalf("config: %v %v", err, problems)
-	}
+	cfg := loadConfig(t, yaml, lookup)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("MCPGW_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -68,6 +60,20 @@ func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnde
 		_ = a.Close(ctx)
 	})
 	return &gatewayUnderTest{url: srv.URL, app: a}
+}
+
+// loadConfig loads yaml from a file, as serve does, with lookup for the environment.
+func loadConfig(t *testing.T, yaml string, lookup func(string) (string, bool)) *config.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems, err := config.Load(path, app.ConfigOptions(lookup))
+	if err != nil {
+		t.Fatalf("config: %v %v", err, problems)
+	}
+	return cfg
 }
 
 // serveEdge serves the gateway for yaml as startGateway does and returns
