@@ -174,7 +174,7 @@ func (a *App) serve(w http.ResponseWriter, r *http.Request) {
 // instead, and long-lived streams lift their deadlines.
 func (a *App) Server() *http.Server {
 	return &http.Server{
-		Handler:           a.handler,
+		Handler:           a.Handler(),
 		ReadHeaderTimeout: a.limits.ReadHeaderTimeout,
 		WriteTimeout:      a.limits.WriteTimeout,
 		IdleTimeout:       a.limits.IdleTimeout,

@@ -15,7 +15,6 @@ import (
 // generation is one build of the graph over one config: every request runs
 // on the generation current when it arrived.
 type generation struct {
-	cfg         *config.Config
 	reg         *registry
 	clients     map[string]*upstream.Client // by server name
 	front       *front.MCP

@@ -62,7 +62,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 			"client_timeout", s.env.ClientTimeout.String(), "http_write_timeout", w.String())
 	}
 	reg := newRegistry(cfg.Servers)
-	g := &generation{cfg: cfg, reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
+	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
 	var created []*upstream.Client
 	for _, sv := range reg.servers {
 		if c := keep[sv.Name]; c != nil {
