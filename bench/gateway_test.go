@@ -6,10 +6,10 @@
 //	MCPGW_REQUIRE_PEERS=1 go test -run='^$' -bench=. -benchmem -cpuprofile=/tmp/gw.cpu ./bench
 //	go tool pprof -top -focus='front\.' bench.test /tmp/gw.cpu
 //
-// The gateway is wired like cmd/mcpgw/wire.go does for one HTTP upstream
-// (master key, one server, default advertised revisions) and served on a
-// loopback httptest server; the upstream is the go-sdk fixture in its own
-// process. The "direct" sub-benchmark runs the same client against the
+// The gateway is built by internal/app, as `mcpgw serve` builds it, from a
+// config with the master key and one HTTP upstream (default advertised
+// revisions), and served on a loopback httptest server; the upstream is the
+// go-sdk fixture in its own process. The "direct" sub-benchmark runs the same client against the
 // fixture, so the difference between the two is the gateway's hop: its
 // time, and (in this process) its bytes and allocations.
 package bench
@@ -27,16 +27,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/front"
-	"github.com/mcpgw/mcpgw/internal/gateway"
-	"github.com/mcpgw/mcpgw/internal/identity"
-	"github.com/mcpgw/mcpgw/internal/mcp"
-	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 const (
@@ -62,54 +56,33 @@ func countingClient(dials *atomic.Int64) *http.Client {
 // at upstreamURL; the gateway's upstream connections are counted in upDials.
 func startGateway(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64) string {
 	tb.Helper()
-	info := mcp.Implementation{Name: "mcpgw", Version: "bench"}
-	sealer, err := seal.New(benchSalt, front.SessionPurpose, catalog.SealPurpose)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	authn, err := identity.New(identity.Config{MasterKey: benchKey})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	httpClient := countingClient(upDials)
-	var (
-		gws  []*gateway.Server
-		cats []*catalog.Server
-		pols []policy.Server
-	)
-	names := map[string]bool{}
+	var yaml strings.Builder
+	yaml.WriteString("general_settings:\n  master_key: " + benchKey + "\nmcp_servers:\n")
 	for i := 1; i <= n; i++ {
 		name := "fx"
 		if n > 1 {
 			name = "s" + strconv.Itoa(i)
 		}
-		c, err := upstream.New(upstream.Config{
-			Name: name, URL: upstreamURL, ClientInfo: info, HTTPClient: httpClient,
-			RequestTimeout: 60 * time.Second, ListTimeout: 30 * time.Second, MaxPages: 100,
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { _ = c.Close(context.Background()) })
-		gws = append(gws, &gateway.Server{Name: name, Client: c})
-		cats = append(cats, &catalog.Server{Name: name, Client: c})
-		pols = append(pols, policy.Server{Name: name})
-		names[name] = true
+		yaml.WriteString("  " + name + ":\n    url: " + upstreamURL + "\n")
 	}
-	advertised := config.DefaultAdvertisedVersions()
-	cat := catalog.New(catalog.Config{Servers: cats, Separator: "-", Sealer: sealer})
-	gw := gateway.New(gateway.Config{
-		Servers: gws, Policy: policy.New(pols), Catalog: cat, Info: info, Advertised: advertised,
-		ListTimeout: 30 * time.Second,
+	env := map[string]string{seal.SaltKeyEnv: benchSalt}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, problems, err := config.Parse([]byte(yaml.String()), app.ConfigOptions(lookup))
+	if err != nil {
+		tb.Fatalf("config: %v %v", err, problems)
+	}
+	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithVersion("bench"),
+		app.WithUpstreamHTTPClient(countingClient(upDials)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	a.Start()
+	tb.Cleanup(func() {
+		a.Drain()
+		srv.Close()
+		_ = a.Close(context.Background())
 	})
-	m := front.NewMCP(front.MCPConfig{
-		Gateway: gw, Auth: authn, Sealer: sealer, Advertised: advertised, Info: info, ScopedPrefix: true,
-		Resolve: func(seg string) (string, bool) { return seg, names[seg] },
-	})
-	mux := http.NewServeMux()
-	m.Register(mux)
-	srv := httptest.NewServer(mux)
-	tb.Cleanup(func() { m.Close(); srv.Close() })
 	return srv.URL + "/mcp"
 }
 

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/identity"
 )
@@ -33,7 +33,7 @@ func runCheck(args []string, stdout, stderr io.Writer, lookupEnv func(string) (s
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, problems, err := config.Load(*path, configOptions(lookupEnv))
+	cfg, problems, err := config.Load(*path, app.ConfigOptions(lookupEnv))
 	if err != nil && problems == nil {
 		fmt.Fprintf(stdout, "%s: error: %v\n", *path, err)
 		return exitError
@@ -78,13 +78,13 @@ func startProblems(cfg *config.Config, lookupEnv func(string) (string, bool)) []
 	bad := func(line int, msg string) {
 		out = append(out, config.Problem{Line: line, Severity: config.SeverityError, Msg: msg})
 	}
-	env, err := readEnv(lookupEnv)
+	env, err := app.ReadEnv(lookupEnv)
 	if err != nil {
 		bad(0, err.Error())
 		return out
 	}
 	if _, err := identity.New(identity.Config{MasterKey: cfg.General.MasterKey.Reveal(),
-		CustomAuthURL: cfg.General.CustomAuth, PermitWeak: env.permitWeak}); err != nil {
+		CustomAuthURL: cfg.General.CustomAuth, PermitWeak: env.PermitWeak}); err != nil {
 		bad(cfg.General.MasterKeyLine, strings.TrimPrefix(err.Error(), "identity: "))
 	}
 	for _, s := range cfg.Servers {
@@ -98,12 +98,12 @@ func startProblems(cfg *config.Config, lookupEnv func(string) (string, bool)) []
 	if len(out) > 0 {
 		return out
 	}
-	a, err := buildApp(cfg, lookupEnv, slog.New(slog.DiscardHandler))
+	a, err := app.New(cfg, app.WithLookupEnv(lookupEnv))
 	if err != nil {
 		bad(0, err.Error())
 		return out
 	}
-	a.close(context.Background())
+	_ = a.Close(context.Background())
 	return out
 }
 

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
-
-	"github.com/mcpgw/mcpgw/internal/config"
 )
 
 // version is the release version, set with -ldflags "-X main.version=v1.2.3"; when empty it
@@ -85,12 +83,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	return -1
-}
-
-// configOptions returns the config loader options taken from the environment.
-func configOptions(lookupEnv func(string) (string, bool)) config.Options {
-	sep, _ := lookupEnv("MCP_TOOL_PREFIX_SEPARATOR")
-	return config.Options{LookupEnv: lookupEnv, ToolPrefixSeparator: sep}
 }
 
 // parseLevel maps a --log-level / LOG_LEVEL word to a slog level.

@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
 // drainTimeout bounds graceful shutdown: in-flight requests get this long to finish.
@@ -71,7 +72,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, problems, err := config.Load(f.config, configOptions(lookupEnv))
+	cfg, problems, err := config.Load(f.config, app.ConfigOptions(lookupEnv))
 	for _, p := range problems {
 		lvl := slog.LevelWarn
 		if p.Severity == config.SeverityError {
@@ -83,54 +84,43 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 		log.Error("config not loaded", "file", f.config, "error", err.Error())
 		return exitError
 	}
-	var current atomic.Pointer[config.Config]
-	current.Store(cfg)
-
-	gw, err := buildApp(cfg, lookupEnv, log)
+	a, err := app.New(cfg, app.WithLookupEnv(lookupEnv), app.WithLogger(log), app.WithVersion(buildVersion()), app.WithDataDir(f.dataDir))
 	if err != nil {
 		log.Error("cannot start the gateway", "error", err.Error())
 		return exitError
 	}
-	health := &front.Health{Version: buildVersion(), Checks: []front.Check{{
-		Name: "config",
-		Probe: func(context.Context) error {
-			if current.Load() == nil {
-				return errors.New("not loaded")
-			}
-			return nil
-		},
-	}}}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, f.port))
 	if err != nil {
 		log.Error("cannot listen", "error", err.Error())
+		_ = a.Close(context.Background())
 		return exitError
 	}
-	lim := cfg.General.HTTP
-	ln = front.LimitListener(ln, lim.MaxConnections)
-	srv := newServer(gw.handler(cfg, health), lim, log)
+	ln = front.LimitListener(ln, cfg.General.HTTP.MaxConnections)
+	srv := a.Server()
 	served := make(chan error, 1)
-	goSafe(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
+	panics.Go(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
+	a.Start()
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,
 		"servers", len(cfg.Servers), "data_dir", f.dataDir)
 
 	select {
 	case err := <-served:
 		log.Error("server failed", "error", err.Error())
-		gw.close(context.Background())
+		_ = a.Close(context.Background())
 		return exitError
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", drainTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
-	gw.mcp.Close() // long-lived downstream streams end first, so the drain can finish
+	a.Drain() // long-lived downstream streams end first, so the drain can finish
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("drain did not finish; closing remaining connections", "error", err.Error())
 		_ = srv.Close()
 	}
 	<-served
-	gw.close(sctx)
+	_ = a.Close(sctx)
 	log.Info("stopped")
 	return exitOK
 }

@@ -17,6 +17,9 @@ type Check struct {
 	// Probe returns nil when the condition holds, else an error whose text is shown to callers
 	// as the reason (so it must not contain secrets).
 	Probe func(ctx context.Context) error
+	// HideWhenOK leaves the check out of the readiness body while it passes, so adding it does
+	// not change a ready gateway's answer.
+	HideWhenOK bool
 }
 
 // Health serves LiteLLM's health endpoints: /health/liveliness (also spelled /health/liveness)
@@ -63,7 +66,9 @@ func (h *Health) Readiness(w http.ResponseWriter, r *http.Request) {
 		err := c.Probe(ctx)
 		cancel()
 		if err == nil {
-			body.Checks[c.Name] = "ok"
+			if !c.HideWhenOK {
+				body.Checks[c.Name] = "ok"
+			}
 			continue
 		}
 		body.Checks[c.Name] = err.Error()

@@ -7,6 +7,7 @@ package panics
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -36,4 +37,21 @@ func frames() string {
 		}
 	}
 	return b.String()
+}
+
+// Go runs f in a goroutine whose panic is logged at ERROR (its type and
+// frames only, never its value, which may hold arguments or tokens) instead
+// of ending the process; onPanic, when set, runs after the log.
+func Go(log *slog.Logger, what string, f func(), onPanic func()) {
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				log.Error("recovered from a panic", append([]any{"in", what}, Attrs(v)...)...)
+				if onPanic != nil {
+					onPanic()
+				}
+			}
+		}()
+		f()
+	}()
 }

@@ -1,5 +1,5 @@
 // Cancellation through mcpgw with the real v1 TypeScript SDK client, driven by
-// cmd/mcpgw/cancel_test.go.
+// test/e2e/cancel_test.go.
 //
 // usage: node cancel.mjs <v1-http|v1-sse> <url> <key> <tool>
 //

@@ -1,4 +1,4 @@
-// One run of the direct-vs-gateway fidelity table, driven by cmd/mcpgw/fidelity_test.go.
+// One run of the direct-vs-gateway fidelity table, driven by test/e2e/fidelity_test.go.
 //
 // usage: node fidelity.mjs '<spec JSON>'
 //

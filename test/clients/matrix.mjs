@@ -1,4 +1,4 @@
-// End-to-end client matrix for mcpgw, driven by cmd/mcpgw/tsclient_test.go.
+// End-to-end client matrix for mcpgw, driven by test/e2e/tsclient_test.go.
 //
 // usage: node matrix.mjs <mode> <url> <key>
 //
@@ -9,7 +9,7 @@
 //   v1-http v1 SDK StreamableHTTPClientTransport; <url> is the gateway's /mcp
 //
 // It connects with `Authorization: Bearer <key>`, lists tools, calls one tool on each upstream of
-// the test config (fullConfig in cmd/mcpgw/gateway_test.go), lists prompts and resources, gets a
+// the test config (fullConfig in test/e2e/gateway_test.go), lists prompts and resources, gets a
 // prompt, reads a resource and ends a legacy HTTP session with DELETE, then prints ONE JSON line
 // on stdout:
 //

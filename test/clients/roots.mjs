@@ -1,4 +1,4 @@
-// Roots isolation check for mcpgw, driven by cmd/mcpgw/roots_test.go.
+// Roots isolation check for mcpgw, driven by test/e2e/roots_test.go.
 //
 // usage: node roots.mjs <v1|v2> <url> <key>
 //

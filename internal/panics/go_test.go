@@ -1,4 +1,4 @@
-package main
+package panics
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestGoSafeRecovers: a panic in a goroutine the binary starts is logged at
+// TestGoSafeRecovers: a panic in a goroutine started with Go is logged at
 // ERROR, without the panic's value (it may hold arguments or tokens), and
 // the process goes on.
 func TestGoSafeRecovers(t *testing.T) {
@@ -16,7 +16,7 @@ func TestGoSafeRecovers(t *testing.T) {
 	var mu sync.Mutex
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil))
 	done := make(chan struct{})
-	goSafe(log, "test work", func() { panic("token sk-secret-value") }, func() { close(done) })
+	Go(log, "test work", func() { panic("token sk-secret-value") }, func() { close(done) })
 	<-done
 	mu.Lock()
 	out := buf.String()

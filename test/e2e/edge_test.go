@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,51 +18,6 @@ import (
 
 // deadUpstream is an upstream URL nothing listens on.
 const deadUpstream = "http://127.0.0.1:1/mcp"
-
-// serveEdge runs `mcpgw serve` on a loopback port with yaml as its config
-// and returns its host:port; it stops at the end of the test.
-func serveEdge(t *testing.T, yaml string, env map[string]string) string {
-	t.Helper()
-	path := writeFile(t, "edge.yaml", yaml)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	lines := make(chan map[string]any, 100)
-	go logTail(pr, lines)
-	all := map[string]string{"PORT": "0", "LOG_LEVEL": "info"}
-	for k, v := range env {
-		all[k] = v
-	}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--config", path, "--host", "127.0.0.1"}, io.Discard, pw, envOf(all))
-		pw.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not stop")
-		}
-		for range lines {
-		}
-	})
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case rec, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve exited before listening (exit %d)", <-done)
-			}
-			if rec["msg"] == "listening" {
-				addr, _ := rec["addr"].(string)
-				return addr
-			}
-		case <-deadline:
-			t.Fatal("no listening log line")
-		}
-	}
-}
 
 // edgeConfig is a gateway with the master key and two dead upstreams, plus
 // the general_settings lines in extra.

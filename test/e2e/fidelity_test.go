@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The fidelity table: every real reference server, driven by every real TypeScript SDK client,
 // directly and through the gateway, with the same script of operations; the normalised results

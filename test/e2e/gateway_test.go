@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -6,65 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
-
-const testKey = "sk-gateway-test-key-0123"
-
-// gatewayUnderTest is a running gateway built from a config, as `serve`
-// builds it.
-type gatewayUnderTest struct {
-	url string
-	app *app
-}
-
-func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnderTest {
-	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg, problems, err := config.Load(path, configOptions(lookup))
-	if err != nil {
-		t.Fatalf("config: %v %v", err, problems)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("MCPGW_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	a, err := buildApp(cfg, lookup, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The server the wiring builds, on a test listener.
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = newServer(a.handler(cfg, nil), cfg.General.HTTP, log)
-	srv.Listener = front.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
-	srv.Start()
-	t.Cleanup(func() {
-		a.mcp.Close()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		a.close(ctx)
-	})
-	return &gatewayUnderTest{url: srv.URL, app: a}
-}
 
 // authTransport adds the gateway credential to every request.
 type authTransport struct{ key string }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"slices"
@@ -23,11 +23,11 @@ mcp_servers:
     env:
       ROOT: os.environ/FS_ROOT
 `)
-	cfg, problems, err := config.Parse(src, configOptions(func(string) (string, bool) { return "", false }))
+	cfg, problems, err := config.Parse(src, ConfigOptions(func(string) (string, bool) { return "", false }))
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("parse: %v %v", err, problems)
 	}
-	uc := upstreamConfig(cfg.Servers[0], cfg, envSettings{}, mcp.Implementation{}, nil)
+	uc := upstreamConfig(cfg.Servers[0], Env{}, mcp.Implementation{})
 	if want := []string{"ROOT=/srv/data"}; !slices.Equal(uc.Env, want) {
 		t.Fatalf("stdio env = %q, want %q", uc.Env, want)
 	}

@@ -1,0 +1,217 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/notify"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// App is the gateway built from a config: its HTTP surface, its upstream
+// clients, and what must be stopped at shutdown.
+type App struct {
+	shared
+	limits  config.HTTPLimits
+	dataDir string
+	handler http.Handler
+
+	cur   atomic.Pointer[generation]
+	state atomic.Int32 // a lifecycle value
+
+	mu     sync.Mutex // serialises Apply and Close
+	closed bool
+}
+
+// The App's lifecycle, as readiness reports it.
+const (
+	starting int32 = iota
+	ready
+	closing
+)
+
+// Option sets one of New's settings.
+type Option func(*options)
+
+type options struct {
+	lookupEnv  func(string) (string, bool)
+	log        *slog.Logger
+	dataDir    string
+	version    string
+	hub        notify.Hub
+	httpClient *http.Client
+}
+
+// WithLookupEnv reads the environment through f instead of os.LookupEnv.
+func WithLookupEnv(f func(string) (string, bool)) Option {
+	return func(o *options) { o.lookupEnv = f }
+}
+
+// WithLogger logs to log instead of discarding.
+func WithLogger(log *slog.Logger) Option { return func(o *options) { o.log = log } }
+
+// WithDataDir keeps local state in dir, created (0700) by New, which fails
+// when it cannot write there; readiness fails while it stays unwritable.
+func WithDataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
+
+// WithVersion is the version the gateway introduces itself with (default "dev").
+func WithVersion(v string) Option { return func(o *options) { o.version = v } }
+
+// WithHub carries upstream notifications through hub instead of an in-process one.
+func WithHub(hub notify.Hub) Option { return func(o *options) { o.hub = hub } }
+
+// WithUpstreamHTTPClient makes every HTTP upstream client use c instead of its own.
+func WithUpstreamHTTPClient(c *http.Client) Option { return func(o *options) { o.httpClient = c } }
+
+// New builds the gateway for cfg. The App answers readiness with 503 until
+// Start is called.
+func New(cfg *config.Config, opts ...Option) (*App, error) {
+	o := options{lookupEnv: os.LookupEnv, log: slog.New(slog.DiscardHandler), version: "dev"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.hub == nil {
+		o.hub = notify.NewMemory()
+	}
+	env, err := ReadEnv(o.lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if o.dataDir != "" {
+		if err := ensureDataDir(o.dataDir); err != nil {
+			return nil, err
+		}
+	}
+	sealer, err := newSealer(env.SaltKey, o.log)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
+	a.shared = shared{
+		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
+		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
+		hub: o.hub, httpClient: o.httpClient,
+	}
+	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
+		a.continuations = sealer
+	}
+	a.health = &front.Health{Version: o.version, Checks: a.checks()}
+	g, err := a.wire(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.cur.Store(g)
+	a.handler = front.Admission(http.HandlerFunc(a.serve), front.AdmissionConfig{
+		Guard:           front.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
+		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
+		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
+	})
+	return a, nil
+}
+
+// checks are readiness's conditions: the lifecycle and the data dir are
+// named in the body only when they fail, so a ready gateway's body is the
+// same with or without them.
+func (a *App) checks() []front.Check {
+	out := []front.Check{
+		{Name: "lifecycle", HideWhenOK: true, Probe: func(context.Context) error {
+			switch a.state.Load() {
+			case starting:
+				return errors.New("starting")
+			case closing:
+				return errors.New("shutting down")
+			}
+			return nil
+		}},
+		{Name: "config", Probe: func(context.Context) error {
+			if a.cur.Load() == nil {
+				return errors.New("not loaded")
+			}
+			return nil
+		}},
+	}
+	if a.dataDir != "" {
+		out = append(out, front.Check{Name: "data_dir", HideWhenOK: true, Probe: func(context.Context) error {
+			return probeDataDir(a.dataDir)
+		}})
+	}
+	return out
+}
+
+// Handler returns the gateway's whole HTTP surface (MCP, REST and health
+// routes) behind one admission layer: the DNS-rebinding guard, the in-flight
+// bound and the body read deadline. Each request is served by the graph
+// current when it arrived, whatever Apply does meanwhile.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// serve hands r to the current generation, counted in its in-flight requests.
+func (a *App) serve(w http.ResponseWriter, r *http.Request) {
+	for {
+		g := a.cur.Load()
+		if g.enter() {
+			defer g.leave()
+			g.mux.ServeHTTP(w, r)
+			return
+		}
+		// g was retired and drained between the load and enter; the next
+		// load sees its successor.
+	}
+}
+
+// Server returns an HTTP server for Handler with the config's timeouts. Its
+// ReadTimeout stays unset on purpose: net/http would let it fire while a
+// finished body's connection is watched for the client leaving, cancelling
+// every request that runs longer; the admission layer bounds body reads
+// instead, and long-lived streams lift their deadlines.
+func (a *App) Server() *http.Server {
+	return &http.Server{
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: a.limits.ReadHeaderTimeout,
+		WriteTimeout:      a.limits.WriteTimeout,
+		IdleTimeout:       a.limits.IdleTimeout,
+		MaxHeaderBytes:    a.limits.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Start marks the App ready: readiness answers 200 from now on while its
+// checks pass. Call it once Handler is being served.
+func (a *App) Start() { a.state.CompareAndSwap(starting, ready) }
+
+// Drain marks the App as shutting down (readiness answers 503) and ends
+// every long-lived downstream stream, so an HTTP server's graceful shutdown
+// can finish.
+func (a *App) Drain() {
+	a.state.Store(closing)
+	a.cur.Load().front.Close()
+}
+
+// Close drains the App, then closes every upstream session and child, in
+// parallel, within ctx. It is safe to call more than once.
+func (a *App) Close(ctx context.Context) error {
+	a.Drain()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	g := a.cur.Load()
+	g.front.Close() // again: Apply may have swapped generations since Drain
+	g.unsubscribe()
+	clients := make([]*upstream.Client, 0, len(g.clients))
+	for _, c := range g.clients {
+		clients = append(clients, c)
+	}
+	closeClients(ctx, a.log, clients)
+	return ctx.Err()
+}

@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// generation is one build of the graph over one config: every request runs
+// on the generation current when it arrived.
+type generation struct {
+	reg         *registry
+	clients     map[string]*upstream.Client // by server name
+	front       *front.MCP
+	mux         *http.ServeMux
+	unsubscribe func() // ends the catalog's and gateway's hub subscription
+
+	mu       sync.Mutex
+	inflight int
+	retired  bool          // a newer generation is current
+	drained  bool          // retired and no request may enter any more
+	idle     chan struct{} // closed when retired and inflight reaches 0
+}
+
+// enter counts a request in; false when the generation is drained.
+func (g *generation) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.drained {
+		return false
+	}
+	g.inflight++
+	return true
+}
+
+// leave counts a request out.
+func (g *generation) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight--
+	if g.retired && g.inflight == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+// retire waits, within ctx, for the requests running on g to end, then
+// refuses new ones (they go to the current generation instead).
+func (g *generation) retire(ctx context.Context) {
+	g.mu.Lock()
+	g.retired = true
+	var idle chan struct{}
+	if g.inflight > 0 {
+		idle = make(chan struct{})
+		g.idle = idle
+	}
+	g.mu.Unlock()
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+		}
+	}
+	g.mu.Lock()
+	g.drained = true
+	g.mu.Unlock()
+}
+
+// Apply makes cfg the running config. Servers whose connection identity did
+// not change (see sameConnection) keep their upstream clients, and with
+// them their sessions; new and changed servers get new clients. The new
+// graph serves every request that arrives once Apply has swapped it in;
+// requests already running finish on the old one, whose long-lived streams
+// are ended (their callers reopen them on the new graph). Once they have
+// finished, or ctx ends, the clients of removed and changed servers are
+// closed. On error the running config stays as it was.
+func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return errors.New("apply: the gateway is closed")
+	}
+	old := a.cur.Load()
+	keep := make(map[string]*upstream.Client)
+	for _, s := range cfg.Servers {
+		if was, ok := old.reg.server(s.Name); ok && sameConnection(was, s, a.env, a.info) {
+			keep[s.Name] = old.clients[s.Name]
+		}
+	}
+	g, err := a.wire(cfg, keep)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	a.cur.Store(g)
+	if a.state.Load() == closing {
+		g.front.Close()
+	}
+	old.front.Close()
+	old.retire(ctx)
+	old.unsubscribe()
+	var stale []*upstream.Client
+	for name, c := range old.clients {
+		if g.clients[name] != c {
+			stale = append(stale, c)
+		}
+	}
+	closeClients(ctx, a.log, stale)
+	a.log.Info("config applied", "servers", len(cfg.Servers), "kept", len(keep), "closed", len(stale))
+	return nil
+}

@@ -1,0 +1,61 @@
+// Package app is the composition root: it turns a loaded config into a
+// running gateway (New), serves it (Handler, Server), applies a new config
+// to it while it runs (Apply) and stops it (Drain, Close). cmd/mcpgw, the
+// benchmarks and the end-to-end tests all build the gateway through it;
+// nothing else constructs the graph.
+//
+// # What it owns
+//
+// Built once per App and shared by every config it runs: the environment
+// settings (Env), the token sealer (one key for the process, so session ids,
+// cursors and continuations sealed before an Apply still open after it), the
+// answer byte budget shared by all upstream clients, the notification hub,
+// the health endpoints and the admission layer (host guard, in-flight bound,
+// body read deadline; general_settings' HTTP limits therefore take effect at
+// start only). Built per config, as one generation: the server registry, the
+// upstream clients, the caller authenticator, the sampler, policy, catalog,
+// gateway and the HTTP front, with the mux over them.
+//
+// # Build order
+//
+// New reads the environment, creates the data dir, builds the sealer, the
+// byte budget and the hub, then wire builds a generation: the authenticator,
+// the upstream clients (each publishes its out-of-band notifications to the
+// hub), the sampler, policy, catalog and gateway (which subscribe to the hub
+// once built), the front, and the mux. The hub comes first so that no layer
+// needs a reference to one built after it: clients publish to it, the
+// catalog's list cache and the gateway's listens subscribe to it. Hub is a
+// seam (package notify) so replicas can later share it.
+//
+// # The server registry
+//
+// The registry (registry.go) holds each configured server once, keyed by
+// name, with the route lookup config.Routes defines (a name wins over any
+// server_id, a server_id over any alias, earlier servers over later ones),
+// and projects it into each layer's view: policy.Server, catalog.Server,
+// gateway.Server and upstream.Config. It lives here rather than in a package
+// of its own because those projections are wiring: a separate package would
+// import every layer it feeds and become a second composition root.
+//
+// # Apply
+//
+// Apply builds a new generation and swaps it in atomically; a request runs
+// entirely on the generation current when it arrived. A server keeps its
+// upstream client (and so its upstream sessions, child process and pooled
+// connections) when its connection identity is unchanged: everything its
+// client is built from (sameConnection lists it). Metadata the layers above
+// read per request (description, server_id, alias, access groups, tool
+// filters, extra_headers) never needs a new client. After the swap the old
+// generation's front ends its long-lived streams, its running requests
+// finish, its hub subscription ends, and the clients of removed or changed
+// servers are closed. Because the front is built over one gateway, each
+// generation has its own front; legacy sessions survive the swap because
+// their ids are sealed with the App's one sealer.
+//
+// # Readiness
+//
+// /health/readiness answers 503 with a reason before Start, from Drain on,
+// and while the data dir (WithDataDir) cannot be written; those checks are
+// named in the body only when they fail, so a ready gateway's answer is the
+// one it has always been.
+package app

@@ -1,0 +1,89 @@
+package app
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/seal"
+)
+
+// Env holds the environment variables the gateway reads besides the config file's references.
+type Env struct {
+	// SaltKey is LITELLM_SALT_KEY; empty means a per-process sealing key.
+	SaltKey string
+	// ClientTimeout is LITELLM_MCP_CLIENT_TIMEOUT (default 60 s).
+	ClientTimeout time.Duration
+	// ListingTimeout is LITELLM_MCP_TOOL_LISTING_TIMEOUT (default 30 s).
+	ListingTimeout time.Duration
+	// MaxPages is MCP_TOOL_LISTING_MAX_PAGES (default 100).
+	MaxPages int
+	// PermitWeak is LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true.
+	PermitWeak bool
+	// Separator is MCP_TOOL_PREFIX_SEPARATOR (default "-").
+	Separator string
+}
+
+// ReadEnv reads the gateway's environment variables through lookupEnv.
+func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
+	e := Env{ClientTimeout: 60 * time.Second, ListingTimeout: 30 * time.Second, MaxPages: 100}
+	e.SaltKey, _ = lookupEnv(seal.SaltKeyEnv)
+	secs := func(name string, dst *time.Duration) error {
+		v, ok := lookupEnv(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("%s must be a positive number of seconds", name)
+		}
+		*dst = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	if err := secs("LITELLM_MCP_CLIENT_TIMEOUT", &e.ClientTimeout); err != nil {
+		return e, err
+	}
+	if err := secs("LITELLM_MCP_TOOL_LISTING_TIMEOUT", &e.ListingTimeout); err != nil {
+		return e, err
+	}
+	if v, ok := lookupEnv("MCP_TOOL_LISTING_MAX_PAGES"); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return e, fmt.Errorf("MCP_TOOL_LISTING_MAX_PAGES must be a positive integer")
+		}
+		e.MaxPages = n
+	}
+	v, _ := lookupEnv("LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY")
+	e.PermitWeak = strings.EqualFold(strings.TrimSpace(v), "true")
+	e.Separator = ConfigOptions(lookupEnv).ToolPrefixSeparator
+	if e.Separator == "" {
+		e.Separator = "-"
+	}
+	return e, nil
+}
+
+// ConfigOptions returns the config loader options taken from the environment.
+func ConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
+	sep, _ := lookupEnv("MCP_TOOL_PREFIX_SEPARATOR")
+	return config.Options{LookupEnv: lookupEnv, ToolPrefixSeparator: sep}
+}
+
+// environ renders a stdio server's own env as KEY=VALUE. The config's
+// environment_variables are not passed on: they feed os.environ/ references
+// (a server's env may name one), and often hold model API keys that no stdio
+// child should see.
+func environ(own map[string]string) []string {
+	keys := make([]string, 0, len(own))
+	for k := range own {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+own[k])
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/llm"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/notify"
+	"github.com/mcpgw/mcpgw/internal/panics"
+	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// shared is what every generation of the graph shares, built once by New.
+type shared struct {
+	env  Env
+	log  *slog.Logger
+	info mcp.Implementation
+	// sealer seals session ids and cursors; continuations is the same
+	// sealer, or nil without a real, shared salt key.
+	sealer, continuations *seal.Sealer
+	// budget bounds the upstream answer bytes buffered at once, shared by
+	// every server, so many large answers cannot add up past it.
+	budget     *upstream.ByteBudget
+	hub        notify.Hub
+	httpClient *http.Client // for upstream clients; nil means each builds its own
+	health     *front.Health
+}
+
+// wire builds one generation of the graph for cfg, in dependency order:
+// the caller authenticator, the upstream clients (a server named in keep
+// reuses that client; every other server gets a new one, publishing its
+// notifications to the hub), the sampler, policy, catalog and gateway (which
+// then subscribe to the hub), and the HTTP front over them. On error the
+// clients it created are closed; those in keep are left as they are.
+func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*generation, error) {
+	authn, err := identity.New(identity.Config{
+		MasterKey:     cfg.General.MasterKey.Reveal(),
+		CustomAuthURL: cfg.General.CustomAuth,
+		PermitWeak:    s.env.PermitWeak,
+		Logger:        s.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if w := cfg.General.HTTP.WriteTimeout; s.env.ClientTimeout >= w {
+		s.log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
+			"client_timeout", s.env.ClientTimeout.String(), "http_write_timeout", w.String())
+	}
+	reg := newRegistry(cfg.Servers)
+	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
+	var created []*upstream.Client
+	for _, sv := range reg.servers {
+		if c := keep[sv.Name]; c != nil {
+			g.clients[sv.Name] = c
+			continue
+		}
+		c, err := upstream.New(s.clientConfig(sv))
+		if err != nil {
+			closeClients(context.Background(), s.log, created)
+			return nil, err
+		}
+		created = append(created, c)
+		g.clients[sv.Name] = c
+	}
+	sampler, err := newSampler(cfg, s.log)
+	if err != nil {
+		closeClients(context.Background(), s.log, created)
+		return nil, err
+	}
+	pol := policy.New(reg.policyServers())
+	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log})
+	gw := gateway.New(gateway.Config{
+		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
+		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
+		Continuations: s.continuations, Sampler: sampler,
+	})
+	g.unsubscribe = s.hub.Subscribe(func(e notify.Event) {
+		cat.ListChanged(e.Server, e.Method)
+		gw.Notify(e.Server, e.Session, e.Method, e.Params)
+	})
+	g.front = front.NewMCP(front.MCPConfig{
+		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
+		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
+		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
+		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
+	})
+	g.mux = http.NewServeMux()
+	g.front.Register(g.mux)
+	g.front.RegisterREST(g.mux)
+	s.health.Register(g.mux)
+	return g, nil
+}
+
+// clientConfig is sv's upstream client configuration with the shared
+// resources and the hook that publishes its notifications to the hub.
+func (s *shared) clientConfig(sv config.Server) upstream.Config {
+	uc := upstreamConfig(sv, s.env, s.info)
+	uc.Logger, uc.AnswerBudget, uc.HTTPClient = s.log, s.budget, s.httpClient
+	name, hub := sv.Name, s.hub
+	uc.OnNotification = func(session, method string, params json.RawMessage) {
+		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
+	}
+	return uc
+}
+
+// newSampler builds the sampling client from model_list; nil when no model
+// is configured.
+func newSampler(cfg *config.Config, log *slog.Logger) (gateway.Sampler, error) {
+	if len(cfg.Models) == 0 {
+		return nil, nil
+	}
+	models := make([]llm.Model, 0, len(cfg.Models))
+	for _, m := range cfg.Models {
+		models = append(models, llm.Model{Name: m.ModelName, Provider: m.Params.Model, APIBase: m.Params.APIBase, APIKey: m.Params.APIKey.Reveal()})
+	}
+	s, err := llm.New(llm.Config{Models: models, Default: cfg.LiteLLM.DefaultMCPSamplingModel, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("model_list: %w", err)
+	}
+	return s, nil
+}
+
+// newSealer builds the token sealer. Without LITELLM_SALT_KEY, session ids and
+// cursors are sealed with a key made for this process only (a single replica
+// works; sessions do not survive a restart), and continuations are refused.
+func newSealer(saltKey string, log *slog.Logger) (*seal.Sealer, error) {
+	if strings.TrimSpace(saltKey) == "" {
+		raw := make([]byte, 32)
+		_, _ = rand.Read(raw)
+		saltKey = hex.EncodeToString(raw)
+		log.Warn("LITELLM_SALT_KEY is not set: session ids and cursors are sealed with a per-process key, so they do not survive a restart or move between replicas")
+	}
+	return seal.New(saltKey, front.SessionPurpose, catalog.SealPurpose, gateway.ContinuationPurpose)
+}
+
+// closeClients closes every client in parallel within ctx.
+func closeClients(ctx context.Context, log *slog.Logger, clients []*upstream.Client) {
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		panics.Go(log, "closing an upstream", func() {
+			defer wg.Done()
+			_ = c.Close(ctx)
+		}, nil)
+	}
+	wg.Wait()
+}

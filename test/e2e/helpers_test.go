@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcpgw/mcpgw/internal/app"
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/front"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const testKey = "sk-gateway-test-key-0123"
+
+// gatewayUnderTest is a running gateway built from a config, as `serve`
+// builds it.
+type gatewayUnderTest struct {
+	url string
+	app *app.App
+}
+
+// startGateway serves the gateway for yaml, read with env, on a loopback
+// port with the server and listener `mcpgw serve` uses; it stops at the end
+// of the test.
+func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnderTest {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg := loadConfig(t, yaml, lookup)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("MCPGW_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server the app builds, on a test listener.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = a.Server()
+	srv.Listener = front.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
+	srv.Start()
+	a.Start()
+	t.Cleanup(func() {
+		a.Drain()
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Close(ctx)
+	})
+	return &gatewayUnderTest{url: srv.URL, app: a}
+}
+
+// loadConfig loads yaml from a file, as serve does, with lookup for the environment.
+func loadConfig(t *testing.T, yaml string, lookup func(string) (string, bool)) *config.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems, err := config.Load(path, app.ConfigOptions(lookup))
+	if err != nil {
+		t.Fatalf("config: %v %v", err, problems)
+	}
+	return cfg
+}
+
+// serveEdge serves the gateway for yaml as startGateway does and returns
+// its host:port.
+func serveEdge(t *testing.T, yaml string, env map[string]string) string {
+	t.Helper()
+	return strings.TrimPrefix(startGateway(t, yaml, env).url, "http://")
+}
