@@ -39,7 +39,7 @@ func (h *MCP) serveLegacy(req *request) {
 			"Bad Request: Mcp-Session-Id header is required (initialize first, or send MCP-Protocol-Version: %s with _meta)", mcp.Latest))
 		return
 	}
-	sess, err := h.sessions.open(sid, req.caller.Binding(), scope)
+	sess, err := h.sessions.open(r.Context(), sid, req.caller.Binding(), scope)
 	if err != nil {
 		writeRPCError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Session not found"))
 		return
@@ -292,7 +292,7 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 // of session) on a legacy session, for the caller serve established.
 func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, scope []string) {
 	sid := r.Header.Get(mcp.HeaderSessionID)
-	sess, err := h.sessions.open(sid, caller.Binding(), strings.Join(scope, ","))
+	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), strings.Join(scope, ","))
 	if err != nil {
 		status := http.StatusNotFound
 		if errors.Is(err, errSessionForeign) {
@@ -303,7 +303,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 	}
 	if r.Method == http.MethodDelete {
 		sess.notifs.Wait() // accepted notifications finish dispatching first
-		h.sessions.remove(sid)
+		h.sessions.remove(r.Context(), sid)
 		w.WriteHeader(http.StatusOK)
 		return
 	}

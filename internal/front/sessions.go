@@ -45,6 +45,10 @@ type SessionConfig struct {
 	// MaxDeleted caps the remembered ids of ended sessions (default
 	// DefaultMaxDeletedSessions); beyond it the oldest is forgotten.
 	MaxDeleted int
+	// Tombstones remembers the ids of ended sessions (default: a
+	// MemoryTombstones of MaxDeleted ids); share one between replicas so
+	// that a session ended on one is not revived on another.
+	Tombstones Tombstones
 	// IdleTimeout ends a legacy session that had no request and no open
 	// GET stream for this long (default DefaultSessionIdle).
 	IdleTimeout time.Duration
@@ -233,7 +237,7 @@ func (l *live) idle(cutoff int64) bool {
 }
 
 // sessions holds this replica's live legacy sessions, least recently used
-// last, and the ids of sessions ended here (tombstones), oldest first.
+// last; tombs remembers the ids of ended sessions.
 type sessions struct {
 	sealer *seal.Sealer
 	cfg    SessionConfig
@@ -244,23 +248,20 @@ type sessions struct {
 	live     map[string]*list.Element // id → element of lru (a *live)
 	lru      list.List
 	perCall  map[string]int           // binding → live sessions
-	deleted  map[string]*list.Element // id → element of tombs (a tomb)
-	tombs    list.List
+	tombs    Tombstones
 	sweeping bool // a sweeper runs while sessions are live
 	closed   bool
 	sweepers sync.WaitGroup
 	stop     chan struct{}
 }
 
-// tomb is an ended session's id, remembered until its sealed id expires.
-type tomb struct {
-	id      string
-	expires int64 // unix nanoseconds
-}
-
 func newSessions(s *seal.Sealer, cfg SessionConfig, log *slog.Logger) *sessions {
-	return &sessions{sealer: s, cfg: cfg, log: log, now: time.Now, live: map[string]*list.Element{},
-		perCall: map[string]int{}, deleted: map[string]*list.Element{}, stop: make(chan struct{})}
+	ss := &sessions{sealer: s, cfg: cfg, log: log, now: time.Now, live: map[string]*list.Element{},
+		perCall: map[string]int{}, tombs: cfg.Tombstones, stop: make(chan struct{})}
+	if ss.tombs == nil {
+		ss.tombs = newMemoryTombstones(cfg.MaxDeleted, func() time.Time { return ss.now() })
+	}
+	return ss
 }
 
 var (
@@ -283,10 +284,10 @@ func (ss *sessions) mint(c claims) (string, error) {
 // open returns the live state of session id for this caller and scope. A
 // session ended here (deleted, idle, evicted) or past its sealed expiry is
 // not found.
-func (ss *sessions) open(id, binding, scope string) (*live, error) {
+func (ss *sessions) open(ctx context.Context, id, binding, scope string) (*live, error) {
 	now := ss.now()
 	ss.mu.Lock()
-	if l, ok, err := ss.liveLocked(id, binding, scope, now); ok {
+	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
 		ss.mu.Unlock()
 		return l, err
 	}
@@ -308,20 +309,24 @@ func (ss *sessions) open(id, binding, scope string) (*live, error) {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if l, ok, err := ss.liveLocked(id, binding, scope, now); ok {
+	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
 		return l, err // opened, deleted or expired meanwhile
 	}
 	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{})}
 	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())
-	ss.admitLocked(l)
+	ss.admitLocked(ctx, l)
 	return l, nil
 }
 
 // liveLocked answers open from this replica's state; ok is false when the
 // sealed id must be opened.
-func (ss *sessions) liveLocked(id, binding, scope string, now time.Time) (l *live, ok bool, err error) {
-	if _, gone := ss.deleted[id]; gone {
+func (ss *sessions) liveLocked(ctx context.Context, id, binding, scope string, now time.Time) (l *live, ok bool, err error) {
+	gone, err := ss.tombs.Buried(ctx, id)
+	if err != nil {
+		ss.log.Warn("legacy session tombstones cannot be read; the session is treated as ended", "error", err.Error())
+	}
+	if gone || err != nil {
 		return nil, true, errNoSession
 	}
 	e, found := ss.live[id]
@@ -333,7 +338,7 @@ func (ss *sessions) liveLocked(id, binding, scope string, now time.Time) (l *liv
 		return nil, true, errSessionForeign
 	}
 	if now.UnixNano() >= l.expires {
-		ss.retireLocked(l)
+		ss.retireLocked(ctx, l)
 		return nil, true, errNoSession
 	}
 	ss.lru.MoveToFront(e)
@@ -344,18 +349,18 @@ func (ss *sessions) liveLocked(id, binding, scope string, now time.Time) (l *liv
 // admitLocked adds a live session, ending the caller's least recently used
 // one when the caller is at MaxLivePerCaller, else the least recently used
 // of all when MaxLive are live; it starts the sweeper.
-func (ss *sessions) admitLocked(l *live) {
+func (ss *sessions) admitLocked(ctx context.Context, l *live) {
 	b := l.claims.Binding
 	if ss.perCall[b] >= ss.cfg.MaxLivePerCaller {
 		for e := ss.lru.Back(); e != nil; e = e.Prev() {
 			if old := e.Value.(*live); old.claims.Binding == b {
-				ss.retireLocked(old)
+				ss.retireLocked(ctx, old)
 				break
 			}
 		}
 	}
 	if len(ss.live) >= ss.cfg.MaxLive {
-		ss.retireLocked(ss.lru.Back().Value.(*live))
+		ss.retireLocked(ctx, ss.lru.Back().Value.(*live))
 	}
 	l.elem = ss.lru.PushFront(l)
 	ss.live[l.id] = l.elem
@@ -367,9 +372,9 @@ func (ss *sessions) admitLocked(l *live) {
 	}
 }
 
-// retireLocked ends a live session and remembers its id, so that it is not
-// found again; the oldest id is forgotten beyond MaxDeleted.
-func (ss *sessions) retireLocked(l *live) {
+// retireLocked ends a live session and buries its id, so that it is not
+// found again.
+func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 	l.end()
 	if _, ok := ss.live[l.id]; ok {
 		ss.lru.Remove(l.elem)
@@ -378,19 +383,15 @@ func (ss *sessions) retireLocked(l *live) {
 			delete(ss.perCall, l.claims.Binding)
 		}
 	}
-	ss.buryLocked(l.id, l.expires)
+	ss.bury(ctx, l.id, l.expires)
 }
 
-func (ss *sessions) buryLocked(id string, expires int64) {
-	if _, ok := ss.deleted[id]; ok {
-		return
+// bury remembers an ended session's id until expires (unix nanoseconds),
+// even when the request that ended it has gone.
+func (ss *sessions) bury(ctx context.Context, id string, expires int64) {
+	if err := ss.tombs.Bury(context.WithoutCancel(ctx), id, time.Unix(0, expires)); err != nil {
+		ss.log.Warn("legacy session tombstone not stored; another replica may still open the ended session", "error", err.Error())
 	}
-	for len(ss.deleted) >= ss.cfg.MaxDeleted {
-		oldest := ss.tombs.Front()
-		ss.tombs.Remove(oldest)
-		delete(ss.deleted, oldest.Value.(tomb).id)
-	}
-	ss.deleted[id] = ss.tombs.PushBack(tomb{id: id, expires: expires})
 }
 
 // sweepEvery is how often idle sessions and expired tombstones are swept.
@@ -416,7 +417,7 @@ func (ss *sessions) sweepLoop() {
 		case <-t.C:
 		}
 		ss.mu.Lock()
-		ss.sweepLocked(ss.now())
+		ss.sweepLocked(context.Background(), ss.now())
 		if len(ss.live) == 0 {
 			ss.sweeping = false
 			ss.mu.Unlock()
@@ -426,37 +427,28 @@ func (ss *sessions) sweepLoop() {
 	}
 }
 
-// sweepLocked ends idle and expired sessions and forgets tombstones whose
-// sealed ids have expired (they cannot open any more).
-func (ss *sessions) sweepLocked(now time.Time) {
+// sweepLocked ends idle and expired sessions; the tombstones drop the ids
+// whose sealed ids have expired themselves.
+func (ss *sessions) sweepLocked(ctx context.Context, now time.Time) {
 	cutoff := now.Add(-ss.cfg.IdleTimeout).UnixNano()
 	for e := ss.lru.Back(); e != nil; {
 		l := e.Value.(*live)
 		e = e.Prev()
 		if l.idle(cutoff) || now.UnixNano() >= l.expires {
-			ss.retireLocked(l)
+			ss.retireLocked(ctx, l)
 		}
-	}
-	for e := ss.tombs.Front(); e != nil; {
-		t := e.Value.(tomb)
-		next := e.Next()
-		if now.UnixNano() >= t.expires {
-			ss.tombs.Remove(e)
-			delete(ss.deleted, t.id)
-		}
-		e = next
 	}
 }
 
 // remove ends a session on this replica: later requests with its id get 404.
-func (ss *sessions) remove(id string) {
+func (ss *sessions) remove(ctx context.Context, id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if e, ok := ss.live[id]; ok {
-		ss.retireLocked(e.Value.(*live))
+		ss.retireLocked(ctx, e.Value.(*live))
 		return
 	}
-	ss.buryLocked(id, ss.now().Add(sessionTTL).UnixNano())
+	ss.bury(ctx, id, ss.now().Add(sessionTTL).UnixNano())
 }
 
 // closeAll ends every live session and waits for their background work.

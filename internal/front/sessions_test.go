@@ -179,9 +179,7 @@ func TestDeletedLegacySessionsAreCapped(t *testing.T) {
 			t.Fatalf("a deleted session answered %d", st)
 		}
 	}
-	f.mcp.sessions.mu.Lock()
-	n := len(f.mcp.sessions.deleted)
-	f.mcp.sessions.mu.Unlock()
+	n := f.mcp.sessions.tombs.(*MemoryTombstones).len()
 	if n > 2 {
 		t.Fatalf("%d deleted ids remembered, want at most 2", n)
 	}
