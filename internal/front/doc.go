@@ -73,6 +73,20 @@
 // which the still-valid sealed id would open again with fresh state, as on
 // another replica.
 //
+// Ended ids are kept by a Tombstones seam (SessionConfig.Tombstones; nil
+// means a MemoryTombstones of SessionConfig.MaxDeleted ids, and internal/app
+// injects one): Bury when a session ends, with the sealed id's expiry (or 24
+// h from now for an id not live here), and Buried before a session is
+// served. MemoryTombstones drops an id once that time passes and, beyond the
+// cap, the oldest buried. A shared implementation (so that a session ended on
+// one replica is not revived on another) must keep an id at least until its
+// time, keep the first record when buried twice, and answer promptly: the
+// front asks while holding its session lock. When Buried fails the front
+// fails closed (the session is treated as ended: 404, and the client
+// initializes again), because reviving a session its client deleted is the
+// worse error; a failed Bury is logged and the session still ends here. The
+// contract is in package fronttest.
+//
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
 // when the caller is refused (401, 403) or its identity or visible servers

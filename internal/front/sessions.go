@@ -247,7 +247,7 @@ type sessions struct {
 	mu       sync.Mutex
 	live     map[string]*list.Element // id → element of lru (a *live)
 	lru      list.List
-	perCall  map[string]int           // binding → live sessions
+	perCall  map[string]int // binding → live sessions
 	tombs    Tombstones
 	sweeping bool // a sweeper runs while sessions are live
 	closed   bool

@@ -33,7 +33,7 @@ type MemoryTombstones struct {
 	mu        sync.Mutex
 	byID      map[string]*list.Element // id → element of order (a tomb)
 	order     list.List                // oldest buried first
-	lastSweep int64 // unix nanoseconds of the last full sweep
+	lastSweep int64                    // unix nanoseconds of the last full sweep
 }
 
 // tomb is an ended session's id and when it may be forgotten.
