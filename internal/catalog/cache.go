@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -8,11 +9,41 @@ import (
 	"time"
 )
 
-// cache holds upstream lists for as long as the upstream's ttlMs allows.
-// Entries with cacheScope "private" are keyed by the caller's binding and
-// credentials and are never served to another caller; "public" entries are
-// keyed by the credentials alone.
-type cache struct {
+// ListKey names one upstream list as a caller fetched it.
+type ListKey struct {
+	Server, Method string
+	// Binding is the caller and scope; a private entry belongs to it alone.
+	Binding string
+	// Credentials names the credentials the list was fetched with ("" for
+	// none); entries are never shared across them.
+	Credentials string
+}
+
+// ListCache holds upstream lists for as long as the upstream's ttlMs
+// allows, and counts each server's list changes so that a fetch begun
+// before a change cannot store what it fetched. The catalog treats a failing
+// cache as empty: Get errors are misses, and a list whose Generation or Put
+// fails is served but not kept; a failed Invalidate is logged, and the
+// stale entries then live until their expiry.
+type ListCache interface {
+	// Get returns the entry for k live at now: the public one of k's
+	// server, method and credentials, else k.Binding's private one.
+	Get(ctx context.Context, k ListKey, now time.Time) (items []json.RawMessage, ok bool, err error)
+	// Generation returns how many times server's method list was
+	// invalidated.
+	Generation(ctx context.Context, server, method string) (uint64, error)
+	// Put keeps items for k until expires, for every binding with k's
+	// credentials, or for k.Binding alone when private; it stores nothing
+	// when the generation of k's server and method is no longer gen.
+	Put(ctx context.Context, k ListKey, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) error
+	// Invalidate drops every entry of server's method list and advances
+	// its generation.
+	Invalidate(ctx context.Context, server, method string) error
+}
+
+// MemoryListCache is a ListCache within one process, of at most
+// maxCacheEntries entries. Its zero value is an empty cache.
+type MemoryListCache struct {
 	mu      sync.Mutex
 	entries map[string]cacheEntry
 	// gens counts each server/method's list changes, so that a fetch begun
@@ -20,11 +51,14 @@ type cache struct {
 	gens map[string]uint64
 }
 
-// generation returns the change count of a server's list method.
-func (c *cache) generation(server, method string) uint64 {
+// NewMemoryListCache returns an empty in-process list cache.
+func NewMemoryListCache() *MemoryListCache { return &MemoryListCache{} }
+
+// Generation returns the change count of a server's list method.
+func (c *MemoryListCache) Generation(_ context.Context, server, method string) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gens[server+"\x00"+method]
+	return c.gens[server+"\x00"+method], nil
 }
 
 type cacheEntry struct {
@@ -32,52 +66,74 @@ type cacheEntry struct {
 	expires time.Time
 }
 
-// maxCacheEntries bounds the cache; when full, expired entries are swept and,
-// if that is not enough, the cache starts over.
+// maxCacheEntries bounds the in-process cache; when full, expired entries
+// are swept and, if that is not enough, the cache starts over.
 const maxCacheEntries = 10000
 
 func cacheKey(server, method, owner, cred string) string {
 	return server + "\x00" + method + "\x00" + owner + "\x00" + cred
 }
 
-// get returns a live entry: the public one for these credentials, else the
-// caller's private one.
-func (c *cache) get(server, method, binding, cred string, now time.Time) ([]json.RawMessage, bool) {
+// Get returns a live entry: the public one for these credentials, else the
+// caller's private one; expired entries it meets are dropped.
+func (c *MemoryListCache) Get(_ context.Context, k ListKey, now time.Time) ([]json.RawMessage, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, owner := range [2]string{"", binding} {
-		k := cacheKey(server, method, owner, cred)
-		if e, ok := c.entries[k]; ok {
+	for _, owner := range [2]string{"", k.Binding} {
+		key := cacheKey(k.Server, k.Method, owner, k.Credentials)
+		if e, ok := c.entries[key]; ok {
 			if now.Before(e.expires) {
-				return e.items, true
+				return e.items, true, nil
 			}
-			delete(c.entries, k)
+			delete(c.entries, key)
 		}
 	}
-	return nil, false
+	return nil, false, nil
 }
 
-func (c *cache) put(server, method, binding, cred string, private bool, items []json.RawMessage, expires time.Time, now time.Time, gen uint64) {
+// Put keeps items unless the list changed since gen.
+func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) error {
 	owner := ""
 	if private {
-		owner = binding
+		owner = k.Binding
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gens[server+"\x00"+method] != gen {
-		return // the list changed while it was being fetched
+	if c.gens[k.Server+"\x00"+k.Method] != gen {
+		return nil // the list changed while it was being fetched
+	}
+	if c.entries == nil {
+		c.entries = map[string]cacheEntry{}
 	}
 	if len(c.entries) >= maxCacheEntries {
-		for k, e := range c.entries {
+		for key, e := range c.entries {
 			if !now.Before(e.expires) {
-				delete(c.entries, k)
+				delete(c.entries, key)
 			}
 		}
 		if len(c.entries) >= maxCacheEntries {
 			c.entries = map[string]cacheEntry{}
 		}
 	}
-	c.entries[cacheKey(server, method, owner, cred)] = cacheEntry{items: items, expires: expires}
+	c.entries[cacheKey(k.Server, k.Method, owner, k.Credentials)] = cacheEntry{items: items, expires: expires}
+	return nil
+}
+
+// Invalidate forgets the cached lists of one method of one server.
+func (c *MemoryListCache) Invalidate(_ context.Context, server, method string) error {
+	prefix := server + "\x00" + method + "\x00"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gens == nil {
+		c.gens = map[string]uint64{}
+	}
+	c.gens[server+"\x00"+method]++
+	for k := range c.entries {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.entries, k)
+		}
+	}
+	return nil
 }
 
 // templateMatches reports whether uri is an expansion of the RFC 6570 level-1
@@ -108,20 +164,4 @@ func templateMatches(t, uri string) bool {
 	re.WriteString("$")
 	ok, err := regexp.MatchString(re.String(), uri)
 	return err == nil && ok
-}
-
-// dropServer forgets the cached lists of one method of one server.
-func (c *cache) dropServer(server, method string) {
-	prefix := server + "\x00" + method + "\x00"
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gens == nil {
-		c.gens = map[string]uint64{}
-	}
-	c.gens[server+"\x00"+method]++
-	for k := range c.entries {
-		if strings.HasPrefix(k, prefix) {
-			delete(c.entries, k)
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -208,8 +209,7 @@ func TestListCacheSkipsFailures(t *testing.T) {
 }
 
 func TestCacheBounded(t *testing.T) {
-	var c cache
-	c.entries = map[string]cacheEntry{}
+	c := NewMemoryListCache()
 	now := time.Unix(1000, 0)
 	items := []json.RawMessage{json.RawMessage(`{}`)}
 	for i := range maxCacheEntries {
@@ -217,21 +217,21 @@ func TestCacheBounded(t *testing.T) {
 		if i%2 == 0 {
 			exp = now.Add(-time.Second) // already expired
 		}
-		c.put("s", "m", "b", itoa(i), false, items, exp, now, 0)
+		putList(c, "s", "m", "b", itoa(i), false, items, exp, now, 0)
 	}
-	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
+	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
 	if n := len(c.entries); n > maxCacheEntries/2+1 {
 		t.Fatalf("after a sweep %d entries remain, want the %d live ones and the new one", n, maxCacheEntries/2)
 	}
-	if _, ok := c.get("s", "m", "b", "new", now); !ok {
+	if _, ok := getList(c, "s", "m", "b", "new", now); !ok {
 		t.Fatal("the new entry is missing")
 	}
 	// When nothing expired, the cache starts over rather than growing.
 	c.entries = map[string]cacheEntry{}
 	for i := range maxCacheEntries {
-		c.put("s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now, 0)
+		putList(c, "s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now, 0)
 	}
-	c.put("s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
+	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
 	if n := len(c.entries); n != 1 {
 		t.Fatalf("a full live cache holds %d entries after a put, want 1", n)
 	}
@@ -243,36 +243,59 @@ func itoa(i int) string {
 }
 
 func TestListChangedDropsTheServersEntries(t *testing.T) {
-	cat := &Catalog{}
-	cat.cache.entries = map[string]cacheEntry{}
+	cat := &Catalog{cache: NewMemoryListCache()}
 	now := time.Now()
-	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
-	cat.cache.put("a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
-	cat.cache.put("ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	putList(cat.cache, "a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	putList(cat.cache, "a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	putList(cat.cache, "ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
 	cat.ListChanged("a", "notifications/tools/list_changed")
-	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); ok {
+	if _, ok := getList(cat.cache, "a", "tools/list", "b", "", now); ok {
 		t.Fatal("tools list of a still cached")
 	}
-	if _, ok := cat.cache.get("a", "prompts/list", "b", "", now); !ok {
+	if _, ok := getList(cat.cache, "a", "prompts/list", "b", "", now); !ok {
 		t.Fatal("prompts list of a dropped too")
 	}
-	if _, ok := cat.cache.get("ab", "tools/list", "b", "", now); !ok {
+	if _, ok := getList(cat.cache, "ab", "tools/list", "b", "", now); !ok {
 		t.Fatal("another server's entry dropped")
 	}
 }
 
 func TestAFetchOlderThanAListChangeIsNotCached(t *testing.T) {
-	cat := &Catalog{}
-	cat.cache.entries = map[string]cacheEntry{}
+	cat := &Catalog{cache: NewMemoryListCache()}
 	now := time.Now()
-	gen := cat.cache.generation("a", "tools/list") // a fetch begins
+	gen := listGen(cat.cache, "a", "tools/list") // a fetch begins
 	cat.ListChanged("a", "notifications/tools/list_changed")
-	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, gen) // and ends
-	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); ok {
+	putList(cat.cache, "a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, gen) // and ends
+	if _, ok := getList(cat.cache, "a", "tools/list", "b", "", now); ok {
 		t.Fatal("a list fetched before the change was cached after it")
 	}
-	cat.cache.put("a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, cat.cache.generation("a", "tools/list"))
-	if _, ok := cat.cache.get("a", "tools/list", "b", "", now); !ok {
+	putList(cat.cache, "a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, listGen(cat.cache, "a", "tools/list"))
+	if _, ok := getList(cat.cache, "a", "tools/list", "b", "", now); !ok {
 		t.Fatal("a fresh fetch was not cached")
 	}
+}
+
+// putList is ListCache.Put for a key spelled out.
+func putList(c ListCache, server, method, binding, cred string, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) {
+	if err := c.Put(context.Background(), ListKey{server, method, binding, cred}, private, items, expires, now, gen); err != nil {
+		panic(err)
+	}
+}
+
+// getList is ListCache.Get for a key spelled out.
+func getList(c ListCache, server, method, binding, cred string, now time.Time) ([]json.RawMessage, bool) {
+	items, ok, err := c.Get(context.Background(), ListKey{server, method, binding, cred}, now)
+	if err != nil {
+		panic(err)
+	}
+	return items, ok
+}
+
+// listGen is ListCache.Generation.
+func listGen(c ListCache, server, method string) uint64 {
+	gen, err := c.Generation(context.Background(), server, method)
+	if err != nil {
+		panic(err)
+	}
+	return gen
 }

@@ -41,10 +41,10 @@ type Catalog struct {
 	sep     string
 	sealer  *seal.Sealer
 	log     *slog.Logger
-	cache   cache
+	cache   ListCache
 	now     func() time.Time
 	seen    names      // what each caller was last shown
-	snaps   snapshots  // aggregates being paged through
+	snaps   Snapshots  // aggregates being paged through
 	warned  warnedURIs // duplicate resource URIs already warned about
 
 	breakers   *breakers     // per-server listing breakers
@@ -64,11 +64,23 @@ type Config struct {
 	// MaxBackground bounds fetches left running after their aggregate
 	// answered; zero means DefaultMaxBackground.
 	MaxBackground int
+	// Lists caches upstream lists; nil means a MemoryListCache.
+	Lists ListCache
+	// Snapshots keeps aggregates for their later pages; nil means a
+	// MemorySnapshots.
+	Snapshots Snapshots
 }
 
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
-	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now}
+	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
+		cache: cfg.Lists, snaps: cfg.Snapshots}
+	if c.cache == nil {
+		c.cache = NewMemoryListCache()
+	}
+	if c.snaps == nil {
+		c.snaps = NewMemorySnapshots()
+	}
 	if c.sep == "" {
 		c.sep = "-"
 	}
@@ -86,7 +98,6 @@ func New(cfg Config) *Catalog {
 		c.patience = cfg.Patience
 	}
 	c.background = make(chan struct{}, cmp.Or(max(cfg.MaxBackground, 0), DefaultMaxBackground))
-	c.cache.entries = map[string]cacheEntry{}
 	c.seen.lists = map[string]shown{}
 	return c
 }
@@ -172,12 +183,19 @@ func listKey(method string) string {
 func (c *Catalog) ListChanged(server, notification string) {
 	switch notification {
 	case mcp.NotifToolsListChanged:
-		c.cache.dropServer(server, mcp.MethodToolsList)
+		c.invalidate(server, mcp.MethodToolsList)
 	case mcp.NotifPromptsListChanged:
-		c.cache.dropServer(server, mcp.MethodPromptsList)
+		c.invalidate(server, mcp.MethodPromptsList)
 	case mcp.NotifResourcesListChanged:
-		c.cache.dropServer(server, mcp.MethodResourcesList)
-		c.cache.dropServer(server, mcp.MethodResourcesTemplatesList)
+		c.invalidate(server, mcp.MethodResourcesList)
+		c.invalidate(server, mcp.MethodResourcesTemplatesList)
+	}
+}
+
+// invalidate drops a server's cached lists of one method.
+func (c *Catalog) invalidate(server, method string) {
+	if err := c.cache.Invalidate(context.Background(), server, method); err != nil {
+		c.log.Warn("list cache not invalidated; its entries live until they expire", "server", server, "method", method, "error", err.Error())
 	}
 }
 
@@ -197,7 +215,8 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	if q.CredentialKey != nil {
 		cred = q.CredentialKey(s.Name)
 	}
-	if items, ok := c.cache.get(s.Name, method, q.Binding, cred, c.now()); ok {
+	key := ListKey{Server: s.Name, Method: method, Binding: q.Binding, Credentials: cred}
+	if items, ok, err := c.cache.Get(ctx, key, c.now()); ok && err == nil {
 		return items, nil
 	}
 	var opts upstream.Options
@@ -208,15 +227,15 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	if !ok {
 		return nil, ErrSkipped
 	}
-	gen := c.cache.generation(s.Name, method)
+	gen, genErr := c.cache.Generation(ctx, s.Name, method)
 	res, err := s.Client.List(ctx, method, opts)
 	done(ctx, err)
 	if err != nil {
 		return nil, err
 	}
-	if res.TTL > 0 {
+	if res.TTL > 0 && genErr == nil {
 		now := c.now()
-		c.cache.put(s.Name, method, q.Binding, cred, res.Private, res.Items, now.Add(res.TTL), now, gen)
+		_ = c.cache.Put(ctx, key, res.Private, res.Items, now.Add(res.TTL), now, gen) // not kept: the next fetch asks again
 	}
 	return res.Items, nil
 }
@@ -232,10 +251,11 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			return nil, fault.New(fault.InvalidParams, "invalid or expired cursor")
 		}
 		offset, snapID = cur.Offset, cur.Snapshot
-		if sn, ok := c.snaps.get(snapID, q.Binding, c.now()); ok {
-			// The walk started on this replica: later pages come from the
-			// list its first page was cut from, not from a new fan-out.
-			return c.page(key, method, q.Binding, sn.items, sn.outcomes, offset, snapID)
+		if sn, ok, err := c.snaps.Get(ctx, snapID, q.Binding, c.now()); ok && err == nil {
+			// The walk started where its snapshot is kept: later pages come
+			// from the list its first page was cut from, not from a new
+			// fan-out.
+			return c.page(key, method, q.Binding, sn.Items, sn.Outcomes, offset, snapID)
 		}
 	}
 	results := c.gather(ctx, q, method)
@@ -283,7 +303,10 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 	}
 	c.warnDuplicates(ctx, &owners)
 	if len(items)-offset > PageSize && snapID == "" {
-		snapID = c.snaps.put(q.Binding, items, outcomes, c.now().Add(snapshotTTL))
+		sn := Snapshot{Binding: q.Binding, Items: items, Outcomes: outcomes, Expires: c.now().Add(snapshotTTL)}
+		if id, err := c.snaps.Put(ctx, sn); err == nil {
+			snapID = id // else later pages fan out again
+		}
 	}
 	return c.page(key, method, q.Binding, items, outcomes, offset, snapID)
 }

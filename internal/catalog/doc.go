@@ -57,4 +57,23 @@
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.
+//
+// Seams for state replicas may share (Config.Lists, Config.Snapshots; nil means the in-process
+// implementation, and internal/app injects them):
+//
+//   - ListCache holds each upstream list as fetched, keyed by server, method, the credentials'
+//     key and, for a "private" entry, the caller's binding, until the upstream's ttlMs runs out;
+//     a "public" entry serves every binding with the same credentials. It also counts each
+//     server/method's invalidations (list_changed): a fetch reads the count before it asks the
+//     upstream and its Put is dropped when the count moved, so a list fetched across a change is
+//     never stored. MemoryListCache is bounded as above. A shared implementation must keep
+//     entries apart by every key field, never serve an entry at or past its expiry, and make
+//     Invalidate and the generation check atomic with respect to Put (a Put carrying an old
+//     generation stores nothing). A failing cache is treated as empty: the upstream is asked.
+//   - Snapshots keeps a paged aggregate (items and outcomes) for a minute under a random id that
+//     the sealed cursor carries, bound to the caller's binding: another caller's cursor never
+//     reaches it. MemorySnapshots holds 256 (expired dropped, then the oldest). A shared
+//     implementation must make ids unguessable, check the binding and the expiry on Get, and may
+//     forget a snapshot early: the cursor is then served by a fresh fan-out, as on a replica
+//     without it. The contract both must pass is in package catalogtest.
 package catalog

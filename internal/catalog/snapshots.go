@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -11,42 +12,62 @@ import (
 // snapshotTTL is how long a paged aggregate is kept for its later pages.
 const snapshotTTL = time.Minute
 
-// maxSnapshots bounds the snapshots kept; when full, expired ones are
-// dropped, and then the oldest.
+// maxSnapshots bounds the snapshots kept in process; when full, expired ones
+// are dropped, and then the oldest.
 const maxSnapshots = 256
 
-// snapshots keeps, on the replica that served a first page, the aggregate
-// that page was cut from, so later pages neither fan out to every upstream
-// again nor shift when an upstream changes mid-walk. A cursor that lands on
-// another replica (or after the snapshot expired) is served from a fresh
-// fan-out, as before.
-type snapshots struct {
+// Snapshot is the aggregate a first page was cut from, kept for the later
+// pages of the same walk.
+type Snapshot struct {
+	// Binding is the caller the aggregate was made for; no other caller
+	// gets it.
+	Binding  string
+	Items    []json.RawMessage
+	Outcomes map[string]Outcome
+	// Expires is when the snapshot may be forgotten.
+	Expires time.Time
+}
+
+// Snapshots keeps aggregates for their later pages, so that a walk neither
+// fans out to every upstream again nor shifts when an upstream changes
+// mid-walk. A cursor whose snapshot is not found (another replica, or
+// expired) is served from a fresh fan-out, so the catalog treats a failing
+// store as empty: a Put error leaves the walk without a snapshot and a Get
+// error is a miss.
+type Snapshots interface {
+	// Put keeps s until s.Expires under a new, unguessable id.
+	Put(ctx context.Context, s Snapshot) (id string, err error)
+	// Get returns snapshot id when it is live at now and its Binding is
+	// binding; an empty id is never found.
+	Get(ctx context.Context, id, binding string, now time.Time) (Snapshot, bool, error)
+}
+
+// MemorySnapshots is Snapshots within one process, holding at most
+// maxSnapshots. Its zero value holds none.
+type MemorySnapshots struct {
 	mu    sync.Mutex
-	byID  map[string]*snapshot
+	byID  map[string]*Snapshot
 	order []string
 }
 
-type snapshot struct {
-	binding  string
-	items    []json.RawMessage
-	outcomes map[string]Outcome
-	expires  time.Time
-}
+// NewMemorySnapshots returns an empty in-process snapshot store.
+func NewMemorySnapshots() *MemorySnapshots { return &MemorySnapshots{} }
 
-func (s *snapshots) put(binding string, items []json.RawMessage, outcomes map[string]Outcome, expires time.Time) string {
+// Put keeps sn; when full it drops the expired snapshots, then the oldest.
+func (s *MemorySnapshots) Put(_ context.Context, sn Snapshot) (string, error) {
 	raw := make([]byte, 12)
 	_, _ = rand.Read(raw)
 	id := hex.EncodeToString(raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byID == nil {
-		s.byID = map[string]*snapshot{}
+		s.byID = map[string]*Snapshot{}
 	}
 	if len(s.byID) >= maxSnapshots {
 		now := time.Now()
 		kept := s.order[:0]
 		for _, old := range s.order {
-			if sn := s.byID[old]; sn != nil && now.Before(sn.expires) {
+			if o := s.byID[old]; o != nil && now.Before(o.Expires) {
 				kept = append(kept, old)
 			} else {
 				delete(s.byID, old)
@@ -58,21 +79,21 @@ func (s *snapshots) put(binding string, items []json.RawMessage, outcomes map[st
 			s.order = s.order[1:]
 		}
 	}
-	s.byID[id] = &snapshot{binding: binding, items: items, outcomes: outcomes, expires: expires}
+	s.byID[id] = &sn
 	s.order = append(s.order, id)
-	return id
+	return id, nil
 }
 
-// get returns a live snapshot of this caller.
-func (s *snapshots) get(id, binding string, now time.Time) (*snapshot, bool) {
+// Get returns a live snapshot of this caller.
+func (s *MemorySnapshots) Get(_ context.Context, id, binding string, now time.Time) (Snapshot, bool, error) {
 	if id == "" {
-		return nil, false
+		return Snapshot{}, false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sn, ok := s.byID[id]
-	if !ok || sn.binding != binding || !now.Before(sn.expires) {
-		return nil, false
+	if !ok || sn.Binding != binding || !now.Before(sn.Expires) {
+		return Snapshot{}, false, nil
 	}
-	return sn, true
+	return *sn, true, nil
 }
