@@ -83,7 +83,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		return nil, err
 	}
 	pol := policy.New(reg.policyServers())
-	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log})
+	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
+		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
@@ -98,6 +99,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
+		Sessions:     front.SessionConfig{Tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions)},
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
