@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -75,21 +73,11 @@ mcp_servers:
 		retryAfter(t, hdr)
 	})
 	t.Run("REST", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPost, gw.url+"/mcp-rest/tools/call", bytes.NewReader([]byte(`{"server_id":"limited","name":"echo","arguments":{}}`)))
-		req.Header.Set("Authorization", "Bearer "+testKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		status, hdr, body := rpc(t, gw.url+"/mcp-rest/tools/call", map[string]string{"Authorization": "Bearer " + testKey}, `{"server_id":"limited","name":"echo","arguments":{}}`)
+		if status != http.StatusTooManyRequests || body["error"] != float64(jsonrpc.CodeInternalError) || body["message"] != limitText {
+			t.Fatalf("REST over the limit: %d %v", status, body)
 		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		if resp.StatusCode != http.StatusTooManyRequests || body["error"] != float64(jsonrpc.CodeInternalError) || body["message"] != limitText {
-			t.Fatalf("REST over the limit: %d %s", resp.StatusCode, raw)
-		}
-		retryAfter(t, resp.Header)
+		retryAfter(t, hdr)
 	})
 	t.Run("legacy POST", func(t *testing.T) {
 		sid := initLegacy(t, u, testKey)
