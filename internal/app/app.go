@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -99,7 +100,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
-		hub: o.hub, httpClient: o.httpClient,
+		hub: o.hub, counter: limits.NewMemory(0), httpClient: o.httpClient,
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer

@@ -10,7 +10,8 @@
 // settings (Env), the token sealer (one key for the process, so session ids,
 // cursors and continuations sealed before an Apply still open after it), the
 // answer byte budget shared by all upstream clients, the notification hub,
-// the health endpoints and the admission layer (host guard, in-flight bound,
+// the request counter behind servers' rpm (limits.Memory: one count per
+// replica, kept across Apply), the health endpoints and the admission layer (host guard, in-flight bound,
 // body read deadline; general_settings' HTTP limits therefore take effect at
 // start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,

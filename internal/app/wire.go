@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/notify"
@@ -37,7 +38,8 @@ type shared struct {
 	// every server, so many large answers cannot add up past it.
 	budget     *upstream.ByteBudget
 	hub        notify.Hub
-	httpClient *http.Client // for upstream clients; nil means each builds its own
+	counter    limits.Counter // counts calls against servers' rpm, across generations
+	httpClient *http.Client   // for upstream clients; nil means each builds its own
 	health     *front.Health
 }
 
@@ -109,13 +111,17 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 }
 
 // clientConfig is sv's upstream client configuration with the shared
-// resources and the hook that publishes its notifications to the hub.
+// resources, the hook that publishes its notifications to the hub and, when
+// sv has an rpm, the middleware that enforces it.
 func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc := upstreamConfig(sv, s.env, s.info)
 	uc.Logger, uc.AnswerBudget, uc.HTTPClient = s.log, s.budget, s.httpClient
 	name, hub := sv.Name, s.hub
 	uc.OnNotification = func(session, method string, params json.RawMessage) {
 		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
+	}
+	if sv.RPM > 0 {
+		uc.Middleware = append(uc.Middleware, rpmLimit(s.counter, sv.Name, sv.RPM, s.log))
 	}
 	return uc
 }

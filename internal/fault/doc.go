@@ -31,11 +31,14 @@
 //	upstream_rpc       200 own code    own code     see below        502 own code
 //	relay              200 -32603      -32603       200 -32603       502 -32603
 //	internal           200 -32603      -32603       500 -32603       500 -32603
+//	limit_exceeded     429 -32603      -32603       429 -32603       429 -32603
 //
 // Auth refusals carry the upstream's WWW-Authenticate wherever a status is
-// sent. An upstream's own JSON-RPC error (upstream_rpc) reaches legacy
-// callers as sent; a modern caller sees the legacy resource-not-found code
-// (-32002) as -32602, and instead of the legacy URL-elicitation-required
+// sent, and limit_exceeded (the gateway's own limit, so the request never
+// left; an upstream's own 429 is rate_limited) a Retry-After in whole
+// seconds, at least 1. An upstream's own JSON-RPC error (upstream_rpc)
+// reaches legacy callers as sent; a modern caller sees the legacy
+// resource-not-found code (-32002) as -32602, and instead of the legacy URL-elicitation-required
 // code (-32042) an in-band result naming the URLs to open (tools/call) or
 // -32602 with that text (prompts/get, resources/read); its status is its
 // code's (ModernErrorStatus). REST answers it 502, or 400 for -32602.

@@ -3,6 +3,7 @@ package fault
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
@@ -58,6 +59,10 @@ const (
 	Relay
 	// Internal: the gateway could not build an answer of its own.
 	Internal
+	// LimitExceeded: the gateway's own limit on requests to the server was
+	// reached; the request was not sent (an upstream's own 429 is
+	// RateLimited).
+	LimitExceeded
 
 	numClasses = iota + 1
 )
@@ -76,7 +81,14 @@ type Fault struct {
 	Challenge string
 	// RPC is the upstream's own error, verbatim (UpstreamRPC only).
 	RPC *jsonrpc.Error
+	// RetryAfter is how long until the request may succeed (LimitExceeded).
+	RetryAfter time.Duration
 }
+
+// Error makes a fault an error, so a layer below the core (an upstream
+// middleware: a limit, a guardrail) can answer a request with one, which
+// the core passes to the caller as it is.
+func (f *Fault) Error() string { return f.Message }
 
 // New returns a fault of class c with a formatted message.
 func New(c Class, format string, args ...any) *Fault {

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -75,6 +76,7 @@ var table = [numClasses][numSurfaces]Encoding{
 	UpstreamRPC:       {{200, 0, AsError}, {0, 0, AsError}, {0, 0, AsError}, {502, 0, AsError}},
 	Relay:             {{200, codeInternal, AsError}, {0, codeInternal, AsError}, {200, codeInternal, AsError}, {502, codeInternal, AsError}},
 	Internal:          {{200, codeInternal, AsError}, {0, codeInternal, AsError}, {500, codeInternal, AsError}, {500, codeInternal, AsError}},
+	LimitExceeded:     {{429, codeInternal, AsError}, {0, codeInternal, AsError}, {429, codeInternal, AsError}, {429, codeInternal, AsError}},
 }
 
 // EncodingOf is the table's entry for class c on surface s.
@@ -88,11 +90,12 @@ func EncodingOf(c Class, s Surface) Encoding {
 // Answer is a fault as one surface answers it: exactly one of Err, Result
 // and Detail is set.
 type Answer struct {
-	Status    int             // HTTP status; 0 when the answer rides a stream
-	Err       *jsonrpc.Error  // a JSON-RPC error
-	Result    json.RawMessage // an in-band isError result
-	Detail    string          // the body {"detail": Detail}
-	Challenge string          // WWW-Authenticate to send with Status
+	Status     int             // HTTP status; 0 when the answer rides a stream
+	Err        *jsonrpc.Error  // a JSON-RPC error
+	Result     json.RawMessage // an in-band isError result
+	Detail     string          // the body {"detail": Detail}
+	Challenge  string          // WWW-Authenticate to send with Status
+	RetryAfter int             // Retry-After seconds to send with Status; 0 for none
 }
 
 // Encode answers f on surface s for a request of method. It is the table
@@ -109,6 +112,9 @@ func Encode(s Surface, method string, f *Fault) Answer {
 	if f.Class == AuthRequired || f.Class == Forbidden {
 		a.Challenge = f.Challenge
 	}
+	if f.Class == LimitExceeded && a.Status != 0 {
+		a.RetryAfter = retrySeconds(f.RetryAfter)
+	}
 	if f.Class == UpstreamRPC {
 		return encodeRPC(s, method, f, a)
 	}
@@ -121,6 +127,13 @@ func Encode(s Surface, method string, f *Fault) Answer {
 		a.Err = &jsonrpc.Error{Code: enc.Code, Message: f.Message, Data: f.Data}
 	}
 	return a
+}
+
+// retrySeconds is d as a Retry-After value: whole seconds, rounded up, at
+// least 1 (0 would invite an immediate retry that is refused again).
+func retrySeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
 }
 
 // inBandText is the text of a fault answered as an isError result.

@@ -2,8 +2,10 @@ package fault
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
@@ -52,6 +54,7 @@ func TestTableEveryClassEverySurface(t *testing.T) {
 		UpstreamInternal:  {{200, ie, AsError}, {0, ie, AsError}, {200, ie, AsError}, {500, ie, AsError}},
 		Relay:             {{200, ie, AsError}, {0, ie, AsError}, {200, ie, AsError}, {502, ie, AsError}},
 		Internal:          {{200, ie, AsError}, {0, ie, AsError}, {500, ie, AsError}, {500, ie, AsError}},
+		LimitExceeded:     {{429, ie, AsError}, {0, ie, AsError}, {429, ie, AsError}, {429, ie, AsError}},
 		// The upstream's own error: its code, verbatim (see TestEncodeUpstreamRPC).
 		UpstreamRPC: {{200, -32001, AsError}, {0, -32001, AsError}, {200, -32001, AsError}, {502, -32001, AsError}},
 	}
@@ -102,8 +105,49 @@ func TestTableEveryClassEverySurface(t *testing.T) {
 				if a.Challenge != wantChallenge {
 					t.Fatalf("challenge %q, want %q", a.Challenge, wantChallenge)
 				}
+				wantRetry := 0
+				if c == LimitExceeded && w.status != 0 {
+					wantRetry = 1 // at least one second, even without a RetryAfter
+				}
+				if a.RetryAfter != wantRetry {
+					t.Fatalf("Retry-After %d, want %d", a.RetryAfter, wantRetry)
+				}
 			})
 		}
+	}
+}
+
+// Retry-After is whole seconds rounded up, at least 1, sent with a status
+// only, and only for the gateway's own limit.
+func TestEncodeRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		c     Class
+		s     Surface
+		after time.Duration
+		want  int
+	}{
+		{LimitExceeded, Modern, 0, 1},
+		{LimitExceeded, Modern, time.Millisecond, 1},
+		{LimitExceeded, REST, time.Second, 1},
+		{LimitExceeded, Legacy, time.Second + time.Millisecond, 2},
+		{LimitExceeded, Modern, 30 * time.Second, 30},
+		{LimitExceeded, LegacySSE, 30 * time.Second, 0},
+		{RateLimited, REST, 30 * time.Second, 0},
+	} {
+		f := &Fault{Class: tc.c, Message: "limit reached", RetryAfter: tc.after}
+		if got := Encode(tc.s, "tools/call", f).RetryAfter; got != tc.want {
+			t.Errorf("class %d surface %d after %s: Retry-After %d, want %d", tc.c, tc.s, tc.after, got, tc.want)
+		}
+	}
+}
+
+// A fault is an error whose text is its message, so a middleware below the
+// core can return one.
+func TestFaultIsAnError(t *testing.T) {
+	var err error = &Fault{Class: LimitExceeded, Message: "limit reached"}
+	var f *Fault
+	if !errors.As(fmt.Errorf("wrapped: %w", err), &f) || f.Class != LimitExceeded || err.Error() != "limit reached" {
+		t.Fatalf("errors.As = %v, %+v", err, f)
 	}
 }
 

@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
@@ -13,14 +14,16 @@ import (
 )
 
 // answer is an outcome as one surface answers it: a fault encoded by the
-// fault table (fault.Encode), or the result, with the challenge to send.
-// Exactly one of err, detail and result is set.
+// fault table (fault.Encode), or the result, with the headers to send
+// (the challenge, Retry-After). Exactly one of err, detail and result is
+// set.
 type answer struct {
-	status    int
-	err       *jsonrpc.Error
-	detail    string
-	result    json.RawMessage
-	challenge string
+	status     int
+	err        *jsonrpc.Error
+	detail     string
+	result     json.RawMessage
+	challenge  string
+	retryAfter int // seconds; 0 for none
 }
 
 // answerOf encodes out for surface s. Results that a fault turned into an
@@ -30,7 +33,7 @@ func answerOf(s fault.Surface, method string, out gateway.Outcome) answer {
 		return answer{status: http.StatusOK, result: out.Result}
 	}
 	a := fault.Encode(s, method, out.Fault)
-	return answer{status: a.Status, err: a.Err, detail: a.Detail, result: a.Result, challenge: a.Challenge}
+	return answer{status: a.Status, err: a.Err, detail: a.Detail, result: a.Result, challenge: a.Challenge, retryAfter: a.RetryAfter}
 }
 
 // writeDetail answers LiteLLM's refusal shape, {"detail": …}.
@@ -38,10 +41,14 @@ func writeDetail(w http.ResponseWriter, a answer) {
 	writeJSONValue(w, a.status, map[string]string{"detail": a.detail})
 }
 
-// setChallenge passes the upstream's WWW-Authenticate on.
-func setChallenge(w http.ResponseWriter, a answer) {
+// setFaultHeaders sends the headers a fault's answer carries: the
+// upstream's WWW-Authenticate, and Retry-After when a limit refused it.
+func setFaultHeaders(w http.ResponseWriter, a answer) {
 	if a.challenge != "" {
 		w.Header().Set("WWW-Authenticate", a.challenge)
+	}
+	if a.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
 }
 

@@ -2,8 +2,13 @@ package front
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/gateway"
 )
 
 // The gateway's own credential never reaches the core's Credentials; the
@@ -51,5 +56,29 @@ func TestParamHeadersPicksMcpParam(t *testing.T) {
 	}
 	if got := paramHeaders(http.Header{"X-Tenant": {"t"}}); got != nil {
 		t.Fatalf("paramHeaders without any = %v", got)
+	}
+}
+
+// A limit's refusal carries Retry-After wherever the answer has a status;
+// other faults send none.
+func TestFaultHeadersRetryAfter(t *testing.T) {
+	limited := gateway.Failed(&fault.Fault{Class: fault.LimitExceeded, Message: "limit reached", RetryAfter: 2500 * time.Millisecond})
+	for _, tc := range []struct {
+		s    fault.Surface
+		out  gateway.Outcome
+		want string
+	}{
+		{fault.Modern, limited, "3"},
+		{fault.REST, limited, "3"},
+		{fault.Legacy, limited, "3"},
+		{fault.LegacySSE, limited, ""},
+		{fault.REST, gateway.Failed(&fault.Fault{Class: fault.RateLimited, Message: "upstream 429", RetryAfter: time.Second}), ""},
+	} {
+		w := httptest.NewRecorder()
+		a := answerOf(tc.s, "tools/call", tc.out)
+		setFaultHeaders(w, a)
+		if got := w.Header().Get("Retry-After"); got != tc.want {
+			t.Errorf("surface %d class %d: Retry-After %q, want %q", tc.s, tc.out.Fault.Class, got, tc.want)
+		}
 	}
 }

@@ -189,7 +189,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 	a := answerOf(surface, msg.Method, res)
 	if a.err != nil {
 		if onPOST {
-			setChallenge(rw.w, a)
+			setFaultHeaders(rw.w, a)
 		}
 		out.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return

@@ -96,7 +96,7 @@ func (h *MCP) answerModern(w http.ResponseWriter, rp *reply, msg *jsonrpc.Messag
 		writeDetail(w, a)
 		return
 	case a.err != nil:
-		setChallenge(w, a)
+		setFaultHeaders(w, a)
 		rp.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
 	}

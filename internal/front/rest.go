@@ -195,7 +195,7 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, a)
 		return
 	case a.err != nil:
-		setChallenge(w, a)
+		setFaultHeaders(w, a)
 		writeJSONValue(w, a.status, map[string]any{"error": a.err.Code, "message": a.err.Message})
 		return
 	}

@@ -83,7 +83,8 @@
 //     internal/mcp, and a mismatch is a header_mismatch fault that never reaches the upstream.
 //   - Upstream failures are classified once (upstream.Classify, then catalog.UpstreamFault)
 //     into the fault table's upstream classes; the upstream's own JSON-RPC error is an
-//     upstream_rpc fault carried verbatim. REST lists never answer method_not_found for a
+//     upstream_rpc fault carried verbatim, and a fault a client middleware answered with (the
+//     server's request limit: limit_exceeded) reaches the caller as it is. REST lists never answer method_not_found for a
 //     feature a scoped server lacks (MCP routes do, as the server itself would).
 //   - A legacy caller that keeps state upstream (it declared roots, elicitation or sampling at
 //     initialize, or sent logging/setLevel, which then goes to its own session) has its calls run

@@ -78,13 +78,19 @@ func (g *Gateway) forward(ctx context.Context, op *Operation, server string, ser
 }
 
 // failure maps an upstream failure to the caller's answer. A JSON-RPC error
-// from the upstream is the caller's to see; any other failure is described
-// by its fault class only.
+// from the upstream is the caller's to see, and so is a fault a client
+// middleware answered with (a limit); any other failure is described by its
+// fault class only.
 func (g *Gateway) failure(op *Operation, server string, err error) Outcome {
 	var re *upstream.RPCError
 	if errors.As(err, &re) {
 		e := *re.Err
 		return Failed(fault.FromRPC(&e))
+	}
+	var own *fault.Fault
+	if errors.As(err, &own) {
+		g.cfg.Logger.Debug("upstream request refused before it was sent", "server", server, "method", op.Method, "reason", own.Message)
+		return Failed(own)
 	}
 	cl := upstream.Classify(err)
 	g.cfg.Logger.Warn("upstream request failed", "server", server, "method", op.Method, "fault", string(cl.Fault), "reason", cl.Message)
