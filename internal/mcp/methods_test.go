@@ -218,3 +218,37 @@ func TestModernSetMatchesSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteOf(t *testing.T) {
+	tests := []struct {
+		method string
+		want   Route
+	}{
+		{MethodToolsList, RouteList},
+		{MethodPromptsList, RouteList},
+		{MethodResourcesList, RouteList},
+		{MethodResourcesTemplatesList, RouteList},
+		{MethodToolsCall, RouteCallTool},
+		{MethodPromptsGet, RouteGetPrompt},
+		{MethodResourcesRead, RouteReadResource},
+		{MethodCompletionComplete, RouteComplete},
+		{MethodDiscover, RouteDiscover},
+		{MethodLoggingSetLevel, RouteSetLevel},
+		// Answered by a front's session, or not at all.
+		{MethodInitialize, RouteNone},
+		{MethodPing, RouteNone},
+		{MethodResourcesSubscribe, RouteNone},
+		{MethodSubscriptionsListen, RouteNone},
+		{MethodTasksList, RouteNone},
+		{MethodTasksGet, RouteNone},
+		{MethodRootsList, RouteNone},
+		{NotifCancelled, RouteNone},
+		{"tools/unknown", RouteNone},
+		{"", RouteNone},
+	}
+	for _, tt := range tests {
+		if got := RouteOf(tt.method); got != tt.want {
+			t.Errorf("RouteOf(%q) = %d, want %d", tt.method, got, tt.want)
+		}
+	}
+}
