@@ -120,7 +120,7 @@ func RequestMeta(version string, caps json.RawMessage, info Implementation) (jso
 	return buf.Bytes(), nil
 }
 
-// Errors returned by ParseRequestMeta; on HTTP each maps to -32602 with status 400 (spec §2.2).
+// Errors returned by ParseRequestMeta; on HTTP each maps to -32602 with status 400.
 var (
 	// ErrMetaNotObject means params._meta is absent or not a JSON object.
 	ErrMetaNotObject = errors.New("mcp: params._meta must be a JSON object")

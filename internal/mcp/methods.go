@@ -158,7 +158,8 @@ type methodSpec struct {
 	route         Route  // how the core serves it as a client→server request
 }
 
-// specOf is the single source of truth for the method table (spec §1.1, §1.2, §12.1, §14.1).
+// specOf is the single source of truth for the method table: which era and
+// direction has each method, and what the gateway needs to know to serve it.
 func specOf(method string) methodSpec {
 	switch method {
 	// Lifecycle.

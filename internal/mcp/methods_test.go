@@ -195,7 +195,7 @@ func TestTasksExtension(t *testing.T) {
 	}
 }
 
-// TestModernSetMatchesSpec checks the modern client→server set against spec §1.1 exactly.
+// TestModernSetMatchesSpec checks the modern client→server set against the 2026-07-28 method list exactly.
 func TestModernSetMatchesSpec(t *testing.T) {
 	want := map[string]bool{
 		"server/discover": true, "tools/list": true, "tools/call": true, "prompts/list": true,

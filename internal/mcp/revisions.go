@@ -23,7 +23,7 @@ const (
 	FirstModern = V20260728
 
 	// AssumedRevisionWithoutHeader is the revision a Streamable HTTP server may assume when a
-	// request carries no MCP-Protocol-Version header (spec §3.5, §14.2).
+	// request carries no MCP-Protocol-Version header.
 	AssumedRevisionWithoutHeader = V20250326
 )
 

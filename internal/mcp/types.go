@@ -2,7 +2,7 @@ package mcp
 
 import "encoding/json"
 
-// Result types (spec §2.5).
+// Result types.
 const (
 	// ResultTypeComplete marks a final result; a result without resultType (pre-2026 server) means the same.
 	ResultTypeComplete = "complete"
@@ -12,7 +12,7 @@ const (
 	ResultTypeTask = "task"
 )
 
-// Cache scopes of a CacheableResult (spec §6).
+// Cache scopes of a CacheableResult.
 const (
 	// CacheScopePublic results hold no user-specific data and may be shared across callers.
 	CacheScopePublic = "public"
@@ -274,7 +274,7 @@ func (r *DiscoverResult) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// TTL returns ttlMs, treating absent and negative values as 0 (spec §6).
+// TTL returns ttlMs, treating absent and negative values as 0.
 func (r DiscoverResult) TTL() int64 {
 	if r.TTLMs == nil || *r.TTLMs < 0 {
 		return 0
