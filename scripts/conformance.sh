@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
 # test/conformance) directly against known-good peers and through mcpgw, and fails when the
-# gateway adds a scored failure (issue 5, items 1 and 2).
+# gateway adds a scored failure.
 #
 # For each revision R in 2026-07-28 and 2025-11-25:
 #   server leg: the go-sdk fixture .tools/bin/everything-server (stateless for 2026-07-28,

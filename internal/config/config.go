@@ -86,21 +86,6 @@ type Config struct {
 	EnvironmentVariables map[string]string
 }
 
-// Server returns the configured server whose name, server_id or alias is key, with the
-// precedence of Routes.
-func (c *Config) Server(key string) (*Server, bool) {
-	name, ok := Routes(c.Servers)[key]
-	if !ok {
-		return nil, false
-	}
-	for i := range c.Servers {
-		if c.Servers[i].Name == name {
-			return &c.Servers[i], true
-		}
-	}
-	return nil, false
-}
-
 // Routes maps every route key (a URL segment of /{server}/mcp, a REST server_id) to the name of
 // the server it selects: a server's name wins over any server_id or alias, a server_id over any
 // alias, and among equals the earlier server in the file wins. Build it once and look keys up.

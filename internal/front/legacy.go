@@ -160,7 +160,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
 		return
 	}
-	if !mcp.MethodInEra(msg.Method, mcp.EraLegacy) || msg.Method == mcp.MethodDiscover {
+	if !mcp.MethodInEra(msg.Method, mcp.EraLegacy) {
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", msg.Method)))
 		return
 	}

@@ -62,7 +62,7 @@ func (h *MCP) serveModern(req *request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if mcp.RemovedInModern(msg.Method) || !mcp.MethodInEra(msg.Method, mcp.EraModern) {
+	if !mcp.MethodInRevision(msg.Method, meta.ProtocolVersion) {
 		fail(http.StatusNotFound, jsonrpc.CodeMethodNotFound, nil, "Method not found: %s is not part of %s", msg.Method, meta.ProtocolVersion)
 		return
 	}

@@ -31,7 +31,7 @@ func withCacheHints(res json.RawMessage) json.RawMessage {
 			res = b
 		}
 	}
-	if scope, _ := jsonrpc.StringMember(res, "cacheScope"); scope != mcp.CacheScopePublic && scope != mcp.CacheScopePrivate {
+	if scope, _ := jsonrpc.StringMember(res, "cacheScope"); !mcp.ValidCacheScope(scope) {
 		if b, err := jsonrpc.SetMember(res, "cacheScope", []byte(defaultCacheScope)); err == nil {
 			res = b
 		}

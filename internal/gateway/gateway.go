@@ -199,25 +199,32 @@ func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
 }
 
 func (g *Gateway) do(ctx context.Context, op Operation) Outcome {
-	switch {
-	case catalog.IsList(op.Method):
-		return g.list(ctx, &op)
-	case mcp.MayReturnInputRequired(op.Method) && (jsonrpc.Member(op.Params, "requestState") != nil || jsonrpc.Member(op.Params, "inputResponses") != nil):
+	route := mcp.RouteOf(op.Method)
+	if mcp.MayReturnInputRequired(op.Method) && resuming(op.Params) {
 		return g.resume(ctx, &op)
-	case op.Method == mcp.MethodToolsCall:
+	}
+	switch route {
+	case mcp.RouteList:
+		return g.list(ctx, &op)
+	case mcp.RouteCallTool:
 		return g.callNamed(ctx, &op, true)
-	case op.Method == mcp.MethodPromptsGet:
+	case mcp.RouteGetPrompt:
 		return g.callNamed(ctx, &op, false)
-	case op.Method == mcp.MethodResourcesRead:
+	case mcp.RouteReadResource:
 		return g.readResource(ctx, &op)
-	case op.Method == mcp.MethodCompletionComplete:
+	case mcp.RouteComplete:
 		return g.complete(ctx, &op)
-	case op.Method == mcp.MethodDiscover:
+	case mcp.RouteDiscover:
 		return g.discover(ctx, &op)
-	case op.Method == mcp.MethodLoggingSetLevel:
+	case mcp.RouteSetLevel:
 		return g.setLevel(ctx, &op)
 	}
 	return fail(fault.MethodNotFound, "Method not found: %s", op.Method)
+}
+
+// resuming reports params that continue an input_required exchange.
+func resuming(params json.RawMessage) bool {
+	return jsonrpc.Member(params, "requestState") != nil || jsonrpc.Member(params, "inputResponses") != nil
 }
 
 // query builds the catalog view of this operation's caller.

@@ -405,6 +405,10 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 	var needCaps []string
 	for _, k := range keys {
 		req := ir.InputRequests[k]
+		if !mcp.IsInputRequestMethod(req.Method) {
+			return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for an unsupported kind of input; the request was refused.")}, true
+		}
+		need := mcp.InputRequestCapability(req.Method)
 		switch req.Method {
 		case mcp.MethodSamplingCreateMessage:
 			if !s.AllowSampling {
@@ -412,8 +416,8 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 			}
 			if g.cfg.Sampler == nil { // no model here: the caller samples, if it can
 				forCaller = append(forCaller, k)
-				if !CapabilityDeclared(op.ClientCaps, "sampling") {
-					needCaps = append(needCaps, "sampling")
+				if !CapabilityDeclared(op.ClientCaps, need) {
+					needCaps = append(needCaps, need)
 				}
 				continue
 			}
@@ -433,15 +437,13 @@ func (g *Gateway) inputRound(ctx context.Context, op *Operation, s *Server, para
 			case elicitURLMode(req.Params) && !url:
 				needCaps = append(needCaps, capElicitationURL)
 			case !elicitURLMode(req.Params) && !form:
-				needCaps = append(needCaps, "elicitation")
+				needCaps = append(needCaps, need)
 			}
 		case mcp.MethodRootsList:
 			forCaller = append(forCaller, k)
-			if !CapabilityDeclared(op.ClientCaps, "roots") {
-				needCaps = append(needCaps, "roots")
+			if !CapabilityDeclared(op.ClientCaps, need) {
+				needCaps = append(needCaps, need)
 			}
-		default:
-			return nil, Outcome{Result: isErrorResult("Server '" + s.Name + "' asked for an unsupported kind of input; the request was refused.")}, true
 		}
 	}
 	if len(needCaps) > 0 {
@@ -502,15 +504,15 @@ const capElicitationURL = "elicitation.url"
 
 // missingCapability names what the caller must declare.
 func missingCapability(caps []string) Outcome {
-	req := map[string]any{}
+	req := map[string]json.RawMessage{}
 	for _, c := range caps {
 		if c == capElicitationURL {
-			req["elicitation"] = map[string]any{"url": map[string]any{}}
+			req[mcp.CapElicitation] = json.RawMessage(`{"url":{}}`)
 			continue
 		}
-		req[c] = map[string]any{}
+		req[c] = json.RawMessage(`{}`)
 	}
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": req})
+	data, _ := json.Marshal(mcp.MissingCapabilityData{RequiredCapabilities: req})
 	names := strings.Join(caps, ", ")
 	return Failed(&fault.Fault{Class: fault.MissingCapability, Message: "client capability required: " + names, Subject: names, Data: data})
 }

@@ -81,8 +81,8 @@
 //
 // # Rejected alternatives
 //
-//   - github.com/openai/openai-go (see shared/docs/go-deps.md, "OpenAI-compatible chat
-//     completions"): official and well kept, but about 232k lines of generated Go with
+//   - github.com/openai/openai-go (an OpenAI-compatible chat
+//     completions client): official and well kept, but about 232k lines of generated Go with
 //     cloud SDKs in its module graph, ~40 s of cold compile and ~20 MB of binary for one
 //     endpoint. A thin net/http client also tolerates "compatible" servers (vLLM, Ollama,
 //     LiteLLM) that deviate from OpenAI's schema, and is trivially faked with httptest.

@@ -2,7 +2,7 @@
 // _meta keys, header names and header value encoding, MCP error codes, and the few JSON shapes
 // the gateway reads or writes itself (capabilities, Implementation, initialize, server/discover).
 // It does no I/O and has no package-level mutable state; the JSON-RPC envelope lives in
-// internal/jsonrpc. References like §3.6 point into the shared 2026-07-28 spec digest.
+// internal/jsonrpc.
 //
 // Design decisions:
 //
@@ -10,7 +10,7 @@
 //     produce. The go-sdk's typed results are plain structs that silently drop unknown
 //     members, CallToolResult rejects unknown content block types ("unrecognized content
 //     type"), Result is sealed with an unexported resultType, and its jsonrpc envelope routes
-//     ids through float64 (go-deps.md §2.1). So everything the gateway does not interpret stays
+//     ids through float64. So everything the gateway does not interpret stays
 //     json.RawMessage, and the shape types here keep unknown members in an Extra map that is
 //     written back on marshal. Decoding matches member names exactly (encoding/json alone
 //     would accept "Tools" for "tools").
@@ -23,15 +23,15 @@
 //     membership test. A request without MCP-Protocol-Version may be taken as
 //     AssumedRevisionWithoutHeader (2025-03-26) by the caller.
 //   - One method table (specOf in methods.go) is the single source of truth; every predicate
-//     (MethodInEra, ServerMethodInEra, RemovedInModern, NameParam, ...) reads it. Directions
-//     matter: MethodInEra is client→server, ServerMethodInEra is server→client. The legacy
-//     era is the union of 2024-11-05…2025-11-25; MethodInRevision narrows to one revision
-//     (core tasks and notifications/elicitation/complete are 2025-11-25 only, elicitation/create
-//     2025-06-18 on). The modern column is 2026-07-28 core only: tasks/get, tasks/update,
-//     tasks/cancel belong to the tasks extension (TasksExtensionMethod, Mcp-Name = taskId) and
-//     are not in MethodInEra(…, EraModern). elicitation/create, sampling/createMessage and
-//     roots/list count as RemovedInModern as JSON-RPC methods; they survive as InputRequest
-//     objects (IsInputRequestMethod).
+//     (MethodInEra, MethodInRevision, NameParam, RouteOf, ...) reads it, and the gateway's
+//     routers switch on RouteOf's small Route instead of on method names. MethodInEra is
+//     client→server. The legacy era is the union of 2024-11-05…2025-11-25; MethodInRevision
+//     narrows to one revision (core tasks are 2025-11-25 only, elicitation/create 2025-06-18
+//     on). The modern column is 2026-07-28 core only: tasks/get, tasks/update, tasks/cancel
+//     belong to the tasks extension (Mcp-Name = taskId) and are not in MethodInEra(…,
+//     EraModern). elicitation/create, sampling/createMessage and roots/list are not modern
+//     JSON-RPC methods; they survive as InputRequest objects (IsInputRequestMethod, with the
+//     client capability each needs from InputRequestCapability).
 //   - Header values (Mcp-Name, Mcp-Param-*): EncodeHeaderValue sends plain text only when it
 //     reads back unchanged: bytes 0x20–0x7E, no leading/trailing space (tabs are control
 //     characters), and not itself of the form =?base64?…?=; everything else is wrapped, so
@@ -43,10 +43,7 @@
 //   - MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id and every Mcp-Param-* may
 //     appear once per request: RepeatedHeader names a repeat (same value or not), which callers
 //     refuse with 400 / -32020, so no check reads one copy while a forwarder sends another.
-//   - _meta keys follow the published grammar, including "name may be empty" (so "com.example/"
-//     is valid). Reservation looks at the second prefix label only, case-insensitively as DNS
-//     labels are; the unprefixed W3C trace keys are reported separately (TraceMetaKey).
-//     RequestMeta builds the modern request _meta bytes once per downstream request, in a
+//   - RequestMeta builds the modern request _meta bytes once per downstream request, in a
 //     fixed key order, so they can be spliced into many upstream requests.
 //   - Error codes: only -32020/-32021/-32022 identify a modern server by code alone
 //     (IsModernErrorCode); -32601 needs HTTP 404 and is the caller's judgement.

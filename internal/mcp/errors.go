@@ -1,5 +1,7 @@
 package mcp
 
+import "encoding/json"
+
 // MCP-specific JSON-RPC error codes (the generic JSON-RPC codes live in internal/jsonrpc).
 const (
 	// CodeHeaderMismatch: a required header is missing, malformed, or disagrees with the body (modern; HTTP 400).
@@ -24,12 +26,6 @@ func IsModernErrorCode(code int64) bool {
 	return false
 }
 
-// IsSpecReservedErrorCode reports whether code lies in -32099…-32020, the range only the MCP specification allocates.
-func IsSpecReservedErrorCode(code int64) bool { return code >= -32099 && code <= -32020 }
-
-// IsLegacyImplementationErrorCode reports whether code lies in -32019…-32000, the legacy implementation-defined range.
-func IsLegacyImplementationErrorCode(code int64) bool { return code >= -32019 && code <= -32000 }
-
 // UnsupportedVersionData is error.data of -32022 (and of the legacy -32602 version error).
 type UnsupportedVersionData struct {
 	// Supported lists the revisions the server implements.
@@ -40,8 +36,9 @@ type UnsupportedVersionData struct {
 
 // MissingCapabilityData is error.data of -32021.
 type MissingCapabilityData struct {
-	// RequiredCapabilities lists the client capabilities the request lacked.
-	RequiredCapabilities ClientCapabilities `json:"requiredCapabilities"`
+	// RequiredCapabilities maps each client capability the request lacked to
+	// the settings it needs ({} for the capability itself).
+	RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
 }
 
 // ResourceNotFoundData is the conventional error.data of a resource-not-found error.

@@ -106,12 +106,6 @@ func DecodeHeaderValue(s string) (string, error) {
 	return string(b), nil
 }
 
-// HeaderValueWrapped reports whether a (trimmed) header value uses the =?base64?…?= form.
-func HeaderValueWrapped(s string) bool {
-	_, ok := unwrapBase64(strings.Trim(s, " \t"))
-	return ok
-}
-
 // unwrapBase64 returns the text between the markers when s is =?base64?…?= (markers not overlapping).
 func unwrapBase64(s string) (string, bool) {
 	if len(s) < len(headerB64Prefix)+len(headerB64Suffix) ||

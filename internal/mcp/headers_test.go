@@ -27,7 +27,7 @@ func TestHeaderConstants(t *testing.T) {
 
 func TestEncodeHeaderValue(t *testing.T) {
 	tests := []struct{ in, want string }{
-		// Spec §3.6 examples.
+		// Examples from the header value encoding rules.
 		{"Zürich", "=?base64?WsO8cmljaA==?="},
 		{" x", "=?base64?IHg=?="},
 		// Plain safe values.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"strings"
 )
 
 // _meta keys defined by the specification.
@@ -80,79 +79,6 @@ func LogLevelSeverity(level string) int {
 // ValidLogLevel reports whether level is one of the eight syslog level names.
 func ValidLogLevel(level string) bool { return LogLevelSeverity(level) >= 0 }
 
-// ValidMetaKey reports whether k follows the _meta key syntax (spec §2.3): an optional prefix of
-// dot-separated labels followed by "/", then a name. Labels are ASCII letters, digits and hyphens,
-// start with a letter and end with a letter or digit. The name is empty or starts and ends with an
-// ASCII letter or digit, with letters, digits, "-", "_" and "." in between.
-func ValidMetaKey(k string) bool {
-	prefix, name, hasPrefix := strings.Cut(k, "/")
-	if !hasPrefix {
-		return validMetaName(k)
-	}
-	return validMetaPrefix(prefix) && validMetaName(name)
-}
-
-// ReservedMetaKey reports whether k carries a prefix reserved for MCP: a well-formed prefix whose
-// second label is "modelcontextprotocol" or "mcp" (compared case-insensitively, as DNS labels are).
-// io.modelcontextprotocol/, dev.mcp/ and com.mcp.tools/ are reserved; com.example.mcp/ is not.
-// The unprefixed trace keys are reported by TraceMetaKey instead.
-func ReservedMetaKey(k string) bool {
-	prefix, _, hasPrefix := strings.Cut(k, "/")
-	if !hasPrefix || !validMetaPrefix(prefix) {
-		return false
-	}
-	labels := strings.Split(prefix, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	return strings.EqualFold(labels[1], "modelcontextprotocol") || strings.EqualFold(labels[1], "mcp")
-}
-
-// TraceMetaKey reports whether k is one of the unprefixed keys reserved for W3C trace propagation.
-func TraceMetaKey(k string) bool {
-	return k == MetaTraceParent || k == MetaTraceState || k == MetaBaggage
-}
-
-func validMetaPrefix(prefix string) bool {
-	if prefix == "" {
-		return false
-	}
-	for label := range strings.SplitSeq(prefix, ".") {
-		if !validMetaLabel(label) {
-			return false
-		}
-	}
-	return true
-}
-
-func validMetaLabel(l string) bool {
-	if l == "" || !isASCIILetter(l[0]) || !isASCIIAlnum(l[len(l)-1]) {
-		return false
-	}
-	for i := 1; i < len(l)-1; i++ {
-		if !isASCIIAlnum(l[i]) && l[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func validMetaName(n string) bool {
-	if n == "" {
-		return true
-	}
-	if !isASCIIAlnum(n[0]) || !isASCIIAlnum(n[len(n)-1]) {
-		return false
-	}
-	for i := 1; i < len(n)-1; i++ {
-		c := n[i]
-		if !isASCIIAlnum(c) && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func isASCIIAlnum(c byte) bool { return isASCIILetter(c) || c >= '0' && c <= '9' }
@@ -194,7 +120,7 @@ func RequestMeta(version string, caps json.RawMessage, info Implementation) (jso
 	return buf.Bytes(), nil
 }
 
-// Errors returned by ParseRequestMeta; on HTTP each maps to -32602 with status 400 (spec §2.2).
+// Errors returned by ParseRequestMeta; on HTTP each maps to -32602 with status 400.
 var (
 	// ErrMetaNotObject means params._meta is absent or not a JSON object.
 	ErrMetaNotObject = errors.New("mcp: params._meta must be a JSON object")

@@ -1,7 +1,5 @@
 package mcp
 
-import "strings"
-
 // Request methods.
 const (
 	// MethodInitialize opens a legacy session (removed in 2026-07-28).
@@ -118,6 +116,30 @@ const (
 	CapElicitation = "elicitation"
 )
 
+// Route is how the gateway's core serves a client→server request; the
+// routers switch on it instead of on method names.
+type Route uint8
+
+// Routes.
+const (
+	// RouteNone: the core serves no such request (a front answers it, or -32601).
+	RouteNone Route = iota
+	// RouteList: an aggregated, paginated list (tools, prompts, resources, resource templates).
+	RouteList
+	// RouteCallTool: tools/call.
+	RouteCallTool
+	// RouteGetPrompt: prompts/get.
+	RouteGetPrompt
+	// RouteReadResource: resources/read.
+	RouteReadResource
+	// RouteComplete: completion/complete.
+	RouteComplete
+	// RouteDiscover: server/discover.
+	RouteDiscover
+	// RouteSetLevel: logging/setLevel.
+	RouteSetLevel
+)
+
 // methodSpec is one row of the method table. Directions are about who sends the message.
 type methodSpec struct {
 	known         bool
@@ -133,9 +155,11 @@ type methodSpec struct {
 	paginated     bool   // takes a cursor and returns nextCursor
 	serverRequest bool   // a server→client JSON-RPC request in the legacy era
 	inputRequest  string // client capability it needs as a modern InputRequest
+	route         Route  // how the core serves it as a client→server request
 }
 
-// specOf is the single source of truth for the method table (spec §1.1, §1.2, §12.1, §14.1).
+// specOf is the single source of truth for the method table: which era and
+// direction has each method, and what the gateway needs to know to serve it.
 func specOf(method string) methodSpec {
 	switch method {
 	// Lifecycle.
@@ -146,29 +170,29 @@ func specOf(method string) methodSpec {
 	case MethodPing:
 		return methodSpec{known: true, clientLegacy: true, serverLegacy: true, serverRequest: true}
 	case MethodDiscover:
-		return methodSpec{known: true, clientModern: true, cacheable: true}
+		return methodSpec{known: true, clientModern: true, cacheable: true, route: RouteDiscover}
 
 	// Tools, prompts, resources, completion.
 	case MethodToolsList:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapTools, cacheable: true, paginated: true}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapTools, cacheable: true, paginated: true, route: RouteList}
 	case MethodToolsCall:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapTools, inputRequired: true, nameParam: NameParamName}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapTools, inputRequired: true, nameParam: NameParamName, route: RouteCallTool}
 	case MethodPromptsList:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapPrompts, cacheable: true, paginated: true}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapPrompts, cacheable: true, paginated: true, route: RouteList}
 	case MethodPromptsGet:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapPrompts, inputRequired: true, nameParam: NameParamName}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapPrompts, inputRequired: true, nameParam: NameParamName, route: RouteGetPrompt}
 	case MethodResourcesList:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, cacheable: true, paginated: true}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, cacheable: true, paginated: true, route: RouteList}
 	case MethodResourcesTemplatesList:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, cacheable: true, paginated: true}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, cacheable: true, paginated: true, route: RouteList}
 	case MethodResourcesRead:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, inputRequired: true, nameParam: NameParamURI, cacheable: true}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapResources, inputRequired: true, nameParam: NameParamURI, cacheable: true, route: RouteReadResource}
 	case MethodResourcesSubscribe, MethodResourcesUnsubscribe:
 		return methodSpec{known: true, clientLegacy: true, serverCap: CapResources}
 	case MethodCompletionComplete:
-		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapCompletions}
+		return methodSpec{known: true, clientLegacy: true, clientModern: true, serverCap: CapCompletions, route: RouteComplete}
 	case MethodLoggingSetLevel:
-		return methodSpec{known: true, clientLegacy: true, serverCap: CapLogging}
+		return methodSpec{known: true, clientLegacy: true, serverCap: CapLogging, route: RouteSetLevel}
 	case MethodSubscriptionsListen:
 		return methodSpec{known: true, clientModern: true}
 
@@ -210,12 +234,6 @@ func specOf(method string) methodSpec {
 	return methodSpec{}
 }
 
-// KnownMethod reports whether method appears anywhere in the method table (any era, any direction, tasks extension included).
-func KnownMethod(method string) bool { return specOf(method).known }
-
-// IsNotification reports whether method is a notification name (prefix "notifications/").
-func IsNotification(method string) bool { return strings.HasPrefix(method, "notifications/") }
-
 // MethodInEra reports whether a client may send method (request or notification) to a server of the given era.
 func MethodInEra(method string, era Era) bool {
 	s := specOf(method)
@@ -224,18 +242,6 @@ func MethodInEra(method string, era Era) bool {
 		return s.clientLegacy
 	case EraModern:
 		return s.clientModern
-	}
-	return false
-}
-
-// ServerMethodInEra reports whether a server of the given era may send method (request or notification) to a client.
-func ServerMethodInEra(method string, era Era) bool {
-	s := specOf(method)
-	switch era {
-	case EraLegacy:
-		return s.serverLegacy
-	case EraModern:
-		return s.serverModern
 	}
 	return false
 }
@@ -252,31 +258,8 @@ func MethodInRevision(method, revision string) bool {
 	return s.clientLegacy && (s.since == "" || revision >= s.since)
 }
 
-// ServerMethodInRevision reports whether a server may send method under the exact known revision; false for unknown revisions.
-func ServerMethodInRevision(method, revision string) bool {
-	if !IsKnownRevision(revision) {
-		return false
-	}
-	s := specOf(method)
-	if IsModern(revision) {
-		return s.serverModern
-	}
-	return s.serverLegacy && (s.since == "" || revision >= s.since)
-}
-
-// RemovedInModern reports whether method existed (either direction) in the legacy era but is not a core 2026-07-28 message.
-// The former server→client requests count as removed: they survive only as InputRequest objects (see IsInputRequestMethod),
-// and tasks/get and tasks/cancel only through the tasks extension (see TasksExtensionMethod).
-func RemovedInModern(method string) bool {
-	s := specOf(method)
-	return (s.clientLegacy || s.serverLegacy) && !(s.clientModern || s.serverModern)
-}
-
-// ModernOnly reports whether method exists in 2026-07-28 core but in no legacy revision (server/discover, subscriptions/listen, the listen ack).
-func ModernOnly(method string) bool {
-	s := specOf(method)
-	return (s.clientModern || s.serverModern) && !(s.clientLegacy || s.serverLegacy)
-}
+// RouteOf returns how the core serves method as a client→server request.
+func RouteOf(method string) Route { return specOf(method).route }
 
 // MayReturnInputRequired reports whether a modern server may answer method with an InputRequiredResult.
 func MayReturnInputRequired(method string) bool { return specOf(method).inputRequired }
@@ -284,9 +267,6 @@ func MayReturnInputRequired(method string) bool { return specOf(method).inputReq
 // NameParam returns the params member that Mcp-Name mirrors for method ("name", "uri"), or "" when Mcp-Name is not sent.
 // Tasks-extension methods are not covered here; see TasksExtensionMethod and NameParamTaskID.
 func NameParam(method string) string { return specOf(method).nameParam }
-
-// IsServerToClientRequest reports whether method is a request a legacy server sends to its client.
-func IsServerToClientRequest(method string) bool { return specOf(method).serverRequest }
 
 // IsInputRequestMethod reports whether method may appear as an InputRequest in a modern InputRequiredResult.
 func IsInputRequestMethod(method string) bool { return specOf(method).inputRequest != "" }
@@ -299,16 +279,3 @@ func RequiredServerCapability(method string) string { return specOf(method).serv
 
 // CacheableMethod reports whether a modern complete result of method must carry ttlMs and cacheScope.
 func CacheableMethod(method string) bool { return specOf(method).cacheable }
-
-// PaginatedMethod reports whether method takes params.cursor and returns nextCursor.
-func PaginatedMethod(method string) bool { return specOf(method).paginated }
-
-// TasksExtensionMethod reports whether method is a client→server request of the modern tasks extension
-// (tasks/get, tasks/update, tasks/cancel); on HTTP its Mcp-Name mirrors params.taskId.
-func TasksExtensionMethod(method string) bool {
-	switch method {
-	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-		return true
-	}
-	return false
-}

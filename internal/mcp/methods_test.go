@@ -195,7 +195,7 @@ func TestTasksExtension(t *testing.T) {
 	}
 }
 
-// TestModernSetMatchesSpec checks the modern client→server set against spec §1.1 exactly.
+// TestModernSetMatchesSpec checks the modern client→server set against the 2026-07-28 method list exactly.
 func TestModernSetMatchesSpec(t *testing.T) {
 	want := map[string]bool{
 		"server/discover": true, "tools/list": true, "tools/call": true, "prompts/list": true,
@@ -215,6 +215,40 @@ func TestModernSetMatchesSpec(t *testing.T) {
 	for _, m := range removed {
 		if !RemovedInModern(m) {
 			t.Errorf("RemovedInModern(%q) = false", m)
+		}
+	}
+}
+
+func TestRouteOf(t *testing.T) {
+	tests := []struct {
+		method string
+		want   Route
+	}{
+		{MethodToolsList, RouteList},
+		{MethodPromptsList, RouteList},
+		{MethodResourcesList, RouteList},
+		{MethodResourcesTemplatesList, RouteList},
+		{MethodToolsCall, RouteCallTool},
+		{MethodPromptsGet, RouteGetPrompt},
+		{MethodResourcesRead, RouteReadResource},
+		{MethodCompletionComplete, RouteComplete},
+		{MethodDiscover, RouteDiscover},
+		{MethodLoggingSetLevel, RouteSetLevel},
+		// Answered by a front's session, or not at all.
+		{MethodInitialize, RouteNone},
+		{MethodPing, RouteNone},
+		{MethodResourcesSubscribe, RouteNone},
+		{MethodSubscriptionsListen, RouteNone},
+		{MethodTasksList, RouteNone},
+		{MethodTasksGet, RouteNone},
+		{MethodRootsList, RouteNone},
+		{NotifCancelled, RouteNone},
+		{"tools/unknown", RouteNone},
+		{"", RouteNone},
+	}
+	for _, tt := range tests {
+		if got := RouteOf(tt.method); got != tt.want {
+			t.Errorf("RouteOf(%q) = %d, want %d", tt.method, got, tt.want)
 		}
 	}
 }

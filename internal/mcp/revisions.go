@@ -23,7 +23,7 @@ const (
 	FirstModern = V20260728
 
 	// AssumedRevisionWithoutHeader is the revision a Streamable HTTP server may assume when a
-	// request carries no MCP-Protocol-Version header (spec §3.5, §14.2).
+	// request carries no MCP-Protocol-Version header.
 	AssumedRevisionWithoutHeader = V20250326
 )
 
@@ -35,11 +35,6 @@ func Revisions() []string {
 // LegacyRevisions returns the known legacy revisions, newest first, in a fresh slice.
 func LegacyRevisions() []string {
 	return []string{V20251125, V20250618, V20250326, V20241105}
-}
-
-// ModernRevisions returns the known modern revisions, newest first, in a fresh slice.
-func ModernRevisions() []string {
-	return []string{V20260728}
 }
 
 // IsKnownRevision reports whether v is exactly one of the revisions returned by Revisions.
@@ -110,22 +105,4 @@ func EraOf(revision string) Era {
 		return EraModern
 	}
 	return EraLegacy
-}
-
-// PickRevision returns the newest well-formed revision present in both lists (e.g. a
-// server's -32022 "supported" list and our own), and false when they share none.
-func PickRevision(theirs, ours []string) (string, bool) {
-	best := ""
-	for _, t := range theirs {
-		if !WellFormedRevision(t) || t <= best {
-			continue
-		}
-		for _, o := range ours {
-			if o == t {
-				best = t
-				break
-			}
-		}
-	}
-	return best, best != ""
 }

@@ -23,9 +23,6 @@ func TestRevisionLists(t *testing.T) {
 	if LegacyRevisions()[0] != LatestLegacy {
 		t.Fatal("LegacyRevisions must return a fresh slice")
 	}
-	if m := ModernRevisions(); !slices.Equal(m, []string{Latest}) {
-		t.Fatalf("ModernRevisions() = %v", m)
-	}
 	for _, v := range Revisions() {
 		if !IsKnownRevision(v) {
 			t.Errorf("IsKnownRevision(%q) = false", v)
@@ -100,27 +97,5 @@ func TestEraString(t *testing.T) {
 	}
 	if EraLegacy != 1 || EraModern != 2 {
 		t.Fatal("era values changed")
-	}
-}
-
-func TestPickRevision(t *testing.T) {
-	tests := []struct {
-		theirs, ours []string
-		want         string
-		ok           bool
-	}{
-		{[]string{"2026-07-28", "2025-11-25"}, Revisions(), "2026-07-28", true},
-		{[]string{"2025-11-25", "2026-07-28"}, Revisions(), "2026-07-28", true},
-		{[]string{"2027-01-01", "2025-06-18"}, Revisions(), "2025-06-18", true},
-		{[]string{"2027-01-01"}, Revisions(), "", false},
-		{nil, Revisions(), "", false},
-		{[]string{"2025-11-25"}, []string{"2026-07-28"}, "", false},
-		{[]string{"garbage", "2025-03-26"}, []string{"garbage", "2025-03-26"}, "2025-03-26", true},
-	}
-	for _, tt := range tests {
-		got, ok := PickRevision(tt.theirs, tt.ours)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("PickRevision(%v, %v) = %q, %v; want %q, %v", tt.theirs, tt.ours, got, ok, tt.want, tt.ok)
-		}
 	}
 }

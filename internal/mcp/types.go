@@ -2,7 +2,7 @@ package mcp
 
 import "encoding/json"
 
-// Result types (spec §2.5).
+// Result types.
 const (
 	// ResultTypeComplete marks a final result; a result without resultType (pre-2026 server) means the same.
 	ResultTypeComplete = "complete"
@@ -12,15 +12,7 @@ const (
 	ResultTypeTask = "task"
 )
 
-// EffectiveResultType returns rt, or ResultTypeComplete when rt is empty (absent in a legacy result).
-func EffectiveResultType(rt string) string {
-	if rt == "" {
-		return ResultTypeComplete
-	}
-	return rt
-}
-
-// Cache scopes of a CacheableResult (spec §6).
+// Cache scopes of a CacheableResult.
 const (
 	// CacheScopePublic results hold no user-specific data and may be shared across callers.
 	CacheScopePublic = "public"
@@ -90,104 +82,6 @@ func (v *Implementation) UnmarshalJSON(data []byte) error {
 func (v Implementation) isZero() bool {
 	return v.Name == "" && v.Version == "" && v.Title == "" && v.Description == "" &&
 		v.WebsiteURL == "" && len(v.Icons) == 0 && len(v.Extra) == 0
-}
-
-// ClientCapabilities is what a client declares (initialize params, or per request in _meta).
-// Every capability is kept raw; one is present when its key is present and not null (even {}).
-type ClientCapabilities struct {
-	// Experimental holds non-standard capabilities.
-	Experimental json.RawMessage `json:"experimental,omitempty"`
-	// Roots declares roots/list support (deprecated feature).
-	Roots json.RawMessage `json:"roots,omitempty"`
-	// Sampling declares sampling/createMessage support (deprecated feature).
-	Sampling json.RawMessage `json:"sampling,omitempty"`
-	// Elicitation declares elicitation/create support and its modes.
-	Elicitation json.RawMessage `json:"elicitation,omitempty"`
-	// Extensions maps extension identifiers to settings objects (modern era).
-	Extensions json.RawMessage `json:"extensions,omitempty"`
-	// Tasks is the 2025-11-25 core tasks capability (legacy only).
-	Tasks json.RawMessage `json:"tasks,omitempty"`
-	// Extra holds members this package does not know, written back on marshal.
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-type clientCapabilitiesFields ClientCapabilities
-
-// MarshalJSON encodes the known members followed by Extra.
-func (c ClientCapabilities) MarshalJSON() ([]byte, error) {
-	return encodeObject(clientCapabilitiesFields(c), c.Extra)
-}
-
-// UnmarshalJSON decodes with exact member names and keeps unknown members in Extra; null is a no-op.
-func (c *ClientCapabilities) UnmarshalJSON(data []byte) error {
-	if isJSONNull(data) {
-		return nil
-	}
-	var f clientCapabilitiesFields
-	extra, err := decodeObject(data, &f, "ClientCapabilities")
-	if err != nil {
-		return err
-	}
-	f.Extra = extra
-	*c = ClientCapabilities(f)
-	return nil
-}
-
-// Has reports whether the capability with the given key (e.g. "sampling", or an unknown key kept in Extra) is present.
-func (c ClientCapabilities) Has(name string) bool {
-	switch name {
-	case CapExperimental:
-		return present(c.Experimental)
-	case CapRoots:
-		return present(c.Roots)
-	case CapSampling:
-		return present(c.Sampling)
-	case CapElicitation:
-		return present(c.Elicitation)
-	case CapExtensions:
-		return present(c.Extensions)
-	case CapTasks:
-		return present(c.Tasks)
-	}
-	return present(c.Extra[name])
-}
-
-// HasRoots reports whether the roots capability is present.
-func (c ClientCapabilities) HasRoots() bool { return present(c.Roots) }
-
-// HasSampling reports whether the sampling capability is present.
-func (c ClientCapabilities) HasSampling() bool { return present(c.Sampling) }
-
-// HasSamplingTools reports whether sampling.tools is present (needed for tools/toolChoice in sampling).
-func (c ClientCapabilities) HasSamplingTools() bool {
-	_, ok := member(c.Sampling, "tools")
-	return ok
-}
-
-// HasElicitation reports whether the elicitation capability is present (in any mode).
-func (c ClientCapabilities) HasElicitation() bool { return present(c.Elicitation) }
-
-// HasElicitationMode reports whether mode ("form" or "url") is declared; an elicitation object
-// naming neither mode (e.g. {}) means form only.
-func (c ClientCapabilities) HasElicitationMode(mode string) bool {
-	if !present(c.Elicitation) {
-		return false
-	}
-	_, form := member(c.Elicitation, ElicitationModeForm)
-	_, url := member(c.Elicitation, ElicitationModeURL)
-	switch mode {
-	case ElicitationModeForm:
-		return form || !url
-	case ElicitationModeURL:
-		return url
-	}
-	return false
-}
-
-// HasExtension reports whether extensions[id] is present.
-func (c ClientCapabilities) HasExtension(id string) bool {
-	_, ok := member(c.Extensions, id)
-	return ok
 }
 
 // ServerCapabilities is what a server advertises (initialize result, discover result).
@@ -297,42 +191,6 @@ func flag(raw json.RawMessage, key string) bool {
 	return ok && string(trimJSONSpace(v)) == "true"
 }
 
-// InitializeParams are the params of a legacy initialize request.
-type InitializeParams struct {
-	// ProtocolVersion is the revision the client asks for.
-	ProtocolVersion string `json:"protocolVersion"`
-	// Capabilities are the client's capabilities for the session.
-	Capabilities ClientCapabilities `json:"capabilities"`
-	// ClientInfo identifies the client.
-	ClientInfo Implementation `json:"clientInfo"`
-	// Meta is the optional params._meta.
-	Meta map[string]json.RawMessage `json:"_meta,omitempty"`
-	// Extra holds members this package does not know, written back on marshal.
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-type initializeParamsFields InitializeParams
-
-// MarshalJSON encodes the known members followed by Extra.
-func (p InitializeParams) MarshalJSON() ([]byte, error) {
-	return encodeObject(initializeParamsFields(p), p.Extra)
-}
-
-// UnmarshalJSON decodes with exact member names and keeps unknown members in Extra; null is a no-op.
-func (p *InitializeParams) UnmarshalJSON(data []byte) error {
-	if isJSONNull(data) {
-		return nil
-	}
-	var f initializeParamsFields
-	extra, err := decodeObject(data, &f, "InitializeParams")
-	if err != nil {
-		return err
-	}
-	f.Extra = extra
-	*p = InitializeParams(f)
-	return nil
-}
-
 // InitializeResult is the result of a legacy initialize request.
 type InitializeResult struct {
 	// ProtocolVersion is the revision the server chose.
@@ -416,7 +274,7 @@ func (r *DiscoverResult) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// TTL returns ttlMs, treating absent and negative values as 0 (spec §6).
+// TTL returns ttlMs, treating absent and negative values as 0.
 func (r DiscoverResult) TTL() int64 {
 	if r.TTLMs == nil || *r.TTLMs < 0 {
 		return 0

@@ -73,50 +73,6 @@ func TestServerCapabilityFlags(t *testing.T) {
 	}
 }
 
-func TestClientCapabilityPresence(t *testing.T) {
-	tests := []struct {
-		in                                 string
-		roots, sampling, elicit, form, url bool
-		samplingTools                      bool
-	}{
-		{`{}`, false, false, false, false, false, false},
-		{`{"roots":{},"sampling":{},"elicitation":{}}`, true, true, true, true, false, false},
-		{`{"roots":null,"sampling":null,"elicitation":null}`, false, false, false, false, false, false},
-		{`{"elicitation":{"form":{}}}`, false, false, true, true, false, false},
-		{`{"elicitation":{"url":{}}}`, false, false, true, false, true, false},
-		{`{"elicitation":{"form":{},"url":{}}}`, false, false, true, true, true, false},
-		{`{"elicitation":{"url":null}}`, false, false, true, true, false, false},
-		{`{"sampling":{"tools":{}}}`, false, true, false, false, false, true},
-		{`{"sampling":{"context":{}}}`, false, true, false, false, false, false},
-		{`{"roots":{"listChanged":true}}`, true, false, false, false, false, false},
-	}
-	for _, tt := range tests {
-		var c ClientCapabilities
-		if err := json.Unmarshal([]byte(tt.in), &c); err != nil {
-			t.Fatalf("%s: %v", tt.in, err)
-		}
-		got := [...]bool{c.HasRoots(), c.HasSampling(), c.HasElicitation(), c.HasElicitationMode("form"), c.HasElicitationMode("url"), c.HasSamplingTools()}
-		want := [...]bool{tt.roots, tt.sampling, tt.elicit, tt.form, tt.url, tt.samplingTools}
-		if got != want {
-			t.Errorf("%s: got %v, want %v", tt.in, got, want)
-		}
-		if c.HasElicitationMode("other") {
-			t.Errorf("%s: unknown mode", tt.in)
-		}
-		if c.Has("roots") != c.HasRoots() || c.Has("sampling") != c.HasSampling() || c.Has("elicitation") != c.HasElicitation() {
-			t.Errorf("%s: helper/Has disagreement", tt.in)
-		}
-	}
-	var c ClientCapabilities
-	if err := json.Unmarshal([]byte(`{"extensions":{"io.modelcontextprotocol/tasks":{}},"tasks":{},"experimental":{},"custom":{}}`), &c); err != nil {
-		t.Fatal(err)
-	}
-	if !c.HasExtension(ExtensionTasks) || c.HasExtension(ExtensionUI) || !c.Has("tasks") || !c.Has("experimental") ||
-		!c.Has("extensions") || !c.Has("custom") || c.Has("nope") {
-		t.Error("extensions/tasks/custom")
-	}
-}
-
 // roundTrip unmarshals in into v, marshals it back, and compares semantically.
 func roundTrip(t *testing.T, in string, v any) {
 	t.Helper()
@@ -143,9 +99,7 @@ func roundTrip(t *testing.T, in string, v any) {
 
 func TestUnknownMembersPreserved(t *testing.T) {
 	roundTrip(t, `{"name":"up","version":"2.3.0","title":"Up","description":"d","websiteUrl":"https://x","icons":[{"src":"a.png"}],"vendorField":{"a":[1,2]},"Name":"case-variant"}`, &Implementation{})
-	roundTrip(t, `{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}},"extensions":{"a.b/c":{}},"tasks":{"list":{}},"experimental":{"x":{}},"future":{"deep":true},"roots2":null}`, &ClientCapabilities{})
 	roundTrip(t, `{"tools":{"listChanged":true},"resources":{"subscribe":true},"logging":{},"completions":{},"prompts":null,"extensions":{"io.modelcontextprotocol/tasks":{}},"tasks":{},"experimental":{},"future":[1]}`, &ServerCapabilities{})
-	roundTrip(t, `{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"x":1},"clientInfo":{"name":"c","version":"1","y":2},"_meta":{"a":1},"extraParam":"z"}`, &InitializeParams{})
 	roundTrip(t, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"},"instructions":"hi","_meta":{"k":"v"},"other":true}`, &InitializeResult{})
 	roundTrip(t, `{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true},"extensions":{"io.modelcontextprotocol/tasks":{}}},"instructions":"...","ttlMs":3600000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"2.3.0"}},"newField":{"z":null}}`, &DiscoverResult{})
 }
@@ -182,10 +136,6 @@ func TestShapeErrorsAndNull(t *testing.T) {
 	if err := json.Unmarshal([]byte(`null`), &impl); err != nil || impl.Name != "keep" {
 		t.Errorf("null must be a no-op: %+v %v", impl, err)
 	}
-	var p InitializeParams
-	if err := json.Unmarshal([]byte(`{"capabilities":null,"clientInfo":null}`), &p); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestMarshalShapes(t *testing.T) {
@@ -196,21 +146,17 @@ func TestMarshalShapes(t *testing.T) {
 		want string
 	}{
 		{"zero caps", ServerCapabilities{}, `{}`},
-		{"zero client caps", ClientCapabilities{}, `{}`},
 		{"caps with extra", ServerCapabilities{Tools: json.RawMessage(`{}`), Extra: map[string]json.RawMessage{"zz": json.RawMessage(` { "a" : 1 } `), "aa": nil, "tools": json.RawMessage(`1`)}},
 			`{"tools":{},"aa":null,"zz":{"a":1}}`},
-		{"extra only", ClientCapabilities{Extra: map[string]json.RawMessage{"k": json.RawMessage(`true`)}}, `{"k":true}`},
 		{"implementation", Implementation{Name: "gw", Version: "0.1.0"}, `{"name":"gw","version":"0.1.0"}`},
 		{"implementation required members", Implementation{}, `{"name":"","version":""}`},
 		{"discover", DiscoverResult{ResultType: ResultTypeComplete, TTLMs: &ttl, CacheScope: CacheScopePrivate},
 			`{"resultType":"complete","supportedVersions":[],"capabilities":{},"ttlMs":0,"cacheScope":"private"}`},
 		{"initialize result", InitializeResult{ProtocolVersion: V20251125, ServerInfo: Implementation{Name: "s", Version: "1"}, Capabilities: ServerCapabilities{Logging: json.RawMessage(`{}`)}},
 			`{"protocolVersion":"2025-11-25","capabilities":{"logging":{}},"serverInfo":{"name":"s","version":"1"}}`},
-		{"initialize params", InitializeParams{ProtocolVersion: V20250618, ClientInfo: Implementation{Name: "c", Version: "2"}},
-			`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"2"}}`},
 		{"unsupported version data", UnsupportedVersionData{Supported: []string{"2026-07-28", "2025-11-25"}, Requested: "2027-01-01"},
 			`{"supported":["2026-07-28","2025-11-25"],"requested":"2027-01-01"}`},
-		{"missing capability data", MissingCapabilityData{RequiredCapabilities: ClientCapabilities{Elicitation: json.RawMessage(`{"form":{}}`)}},
+		{"missing capability data", MissingCapabilityData{RequiredCapabilities: map[string]json.RawMessage{"elicitation": json.RawMessage(`{"form":{}}`)}},
 			`{"requiredCapabilities":{"elicitation":{"form":{}}}}`},
 		{"resource not found data", ResourceNotFoundData{URI: "file:///x"}, `{"uri":"file:///x"}`},
 	}
@@ -269,9 +215,6 @@ func TestDiscoverResultHelpers(t *testing.T) {
 	}
 	if (DiscoverResult{}).TTL() != 0 {
 		t.Error("absent ttl must read as 0")
-	}
-	if EffectiveResultType(bare.ResultType) != ResultTypeComplete || EffectiveResultType(ResultTypeInputRequired) != "input_required" {
-		t.Error("EffectiveResultType")
 	}
 }
 

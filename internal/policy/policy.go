@@ -70,15 +70,6 @@ func cloneServer(s Server) Server {
 	return s
 }
 
-// Lookup returns a copy of the server whose name, id or alias is key, in that order of
-// precedence (a name beats another server's id, an id beats another server's alias).
-func (p *Policy) Lookup(key string) (Server, bool) {
-	if i, ok := p.lookup(key); ok {
-		return cloneServer(p.servers[i]), true
-	}
-	return Server{}, false
-}
-
 func (p *Policy) lookup(key string) (int, bool) {
 	if key == "" {
 		return 0, false

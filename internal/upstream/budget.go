@@ -144,13 +144,6 @@ func (b *ByteBudget) release(n int64, rank uint64) {
 	b.wake()
 }
 
-// inUse reports the bytes taken.
-func (b *ByteBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 // BudgetError means an upstream answer could not be read within its
 // deadline because answers in flight held the whole byte budget. It is
 // retryable; the upstream did nothing wrong.

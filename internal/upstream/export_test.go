@@ -53,3 +53,17 @@ func (c *Client) ListResourceTemplates(ctx context.Context, opts Options) ([]jso
 	r, err := c.List(ctx, mcp.MethodResourcesTemplatesList, opts)
 	return r.Items, err
 }
+
+// inUse reports the bytes taken.
+func (b *ByteBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// poolSize reports the sessions pooled.
+func (c *Client) poolSize() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
+}

@@ -76,7 +76,7 @@ func (f *fakeUpstream) requests() []seen {
 }
 
 // calls lists "METHOD session" for each JSON-RPC request (not notifications,
-// not responses), the form the seed's request logs use.
+// not responses), one line per request.
 func (f *fakeUpstream) calls() []string {
 	var out []string
 	for _, s := range f.requests() {

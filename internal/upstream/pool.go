@@ -162,13 +162,6 @@ func (c *Client) Follow(ctx context.Context, opts Options) (release func(), err 
 	return func() { once.Do(func() { c.unuse(s) }) }, nil
 }
 
-// poolSize reports the sessions pooled.
-func (c *Client) poolSize() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.sessions)
-}
-
 // session returns the ready session for these options, creating it (and
 // running the handshake or probe) when needed, held until the caller calls
 // unuse. A session is never set up twice: one that failed, ended or was

@@ -19,7 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
-// interactionPeer is the seed's MRTR upstream, in process over real HTTP: the
+// interactionPeer is an MRTR upstream, in process over real HTTP: the
 // first tools/call, prompts/get or resources/read answers input_required
 // with requestState "opaque:<method>"; the retry must carry exactly that
 // state and {"consent":{"action":"accept"}} (no added fields), and then

@@ -70,7 +70,7 @@ func fidelityExceptions() map[fidelityCase]string {
 			"advertise the server's tasks capability"
 		execution = "by the 2026-07-28 schema: Tool.execution (taskSupport) was removed; the direct run " +
 			"negotiated 2025-11-25, where it exists"
-		acrossRequests = "by design (the seed's interaction pairs): a 2025-era upstream asks for input " +
+		acrossRequests = "by design: a 2025-era upstream asks for input " +
 			"(roots, elicitation) in the middle of a call, and a 2026-07-28 caller can only answer across " +
 			"requests, which a legacy upstream cannot resume; the caller gets the isError that says so " +
 			"(\"cannot resume input … partially completed\")"

@@ -14,14 +14,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The seed's keys: the gateway's master key and the key the caller sends
+// The keys: the gateway's master key and the key the caller sends
 // are the same, and the custom_auth webhook decides who that caller is.
 const (
 	interactionKey  = "sk-interaction-test"
 	interactionSalt = "caller-test-salt"
 )
 
-// interactionMeta is the seed's _META.
+// interactionMeta is the modern request _meta these tests send.
 const interactionMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"continuation-test","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{},"url":{}}}}`
 
 // recordingPeer serves an upstream MCP handler over real HTTP and records
@@ -61,7 +61,7 @@ func (p *recordingPeer) drain() []string {
 	return out
 }
 
-// wireInteractionPeer is the seed's interaction_peer (a raw wire server).
+// wireInteractionPeer is the interaction upstream as a raw wire server.
 func wireInteractionPeer(t *testing.T) *recordingPeer {
 	p := &interactionPeer{seen: map[string]int{}}
 	t.Cleanup(func() {
@@ -74,8 +74,7 @@ func wireInteractionPeer(t *testing.T) *recordingPeer {
 	return newRecordingPeer(t, http.HandlerFunc(p.serve))
 }
 
-// sdkInteractionPeer is the seed's sdk_interaction_peer built with the Go
-// SDK: a stateless, JSON-answering server whose tool, prompt and resource
+// sdkInteractionPeer is the interaction upstream built with the Go SDK: a stateless, JSON-answering server whose tool, prompt and resource
 // all ask for consent first and then answer "confirmed".
 func sdkInteractionPeer(t *testing.T) *recordingPeer {
 	var mu sync.Mutex
@@ -135,8 +134,7 @@ func sdkInteractionPeer(t *testing.T) *recordingPeer {
 	return newRecordingPeer(t, h)
 }
 
-// interactionAuth is the seed's interaction_auth.authenticate as a
-// custom_auth webhook: 401 unless the key is sk-interaction-test, else the
+// interactionAuth is a custom_auth webhook: 401 unless the key is sk-interaction-test, else the
 // identity currently in its state.
 type interactionAuth struct {
 	srv   *httptest.Server
@@ -167,8 +165,9 @@ func newInteractionAuth(t *testing.T, identity string) *interactionAuth {
 
 func (a *interactionAuth) write(identity string) { a.mu.Lock(); a.state = identity; a.mu.Unlock() }
 
-// seedRPC is the seed's rpc(): POST /mcp/ with the modern headers and _META.
-func seedRPC(t *testing.T, gw *gatewayUnderTest, method, params string, status int) map[string]any {
+// modernRPC POSTs one modern request to /mcp/ with the modern headers and
+// interactionMeta, and fails the test unless the status is status.
+func modernRPC(t *testing.T, gw *gatewayUnderTest, method, params string, status int) map[string]any {
 	t.Helper()
 	var p map[string]any
 	if err := json.Unmarshal([]byte("{"+params+"}"), &p); err != nil {
@@ -188,8 +187,7 @@ func seedRPC(t *testing.T, gw *gatewayUnderTest, method, params string, status i
 	return out
 }
 
-// TestContinuationReauthenticatesCallerAndRechecksRevokedPermissions ports
-// the seed's test of the same name with its keys and config: the caller
+// TestContinuationReauthenticatesCallerAndRechecksRevokedPermissions: the caller
 // presents the master key, and the webhook's identity (alice, team-a) still
 // governs. A continuation minted for alice/team-a is refused before any
 // upstream contact once the webhook says the caller is bob or team-b, or
@@ -208,8 +206,7 @@ func TestContinuationReauthenticatesCallerAndRechecksRevokedPermissions(t *testi
 }
 
 func reauthContinuation(t *testing.T, peer, otherPeer *recordingPeer) {
-	// identity is the seed's {**identity, **changed}: one object, changed
-	// fields replacing alice's.
+	// identity is alice's identity with the changed fields replacing hers.
 	identity := func(servers, changed string) string {
 		id := map[string]any{"user_id": "alice", "team_id": "team-a", "user_role": "internal_user"}
 		var perm, diff map[string]any
@@ -245,7 +242,7 @@ general_settings:
 `, peer.url(), otherPeer.url(), interactionKey, auth.srv.URL), map[string]string{"LITELLM_SALT_KEY": interactionSalt})
 
 	const params = `"name":"mrtr-confirm","arguments":{}`
-	initial := resultOf(seedRPC(t, gw, "tools/call", params, 200))
+	initial := resultOf(modernRPC(t, gw, "tools/call", params, 200))
 	if initial["resultType"] != "input_required" {
 		t.Fatalf("initial: %v", initial)
 	}
@@ -253,7 +250,7 @@ general_settings:
 	for _, changed := range []string{`,"user_id":"bob"`, `,"team_id":"team-b"`} {
 		auth.write(identity(`"interaction-server"`, changed))
 		peer.drain()
-		rejected := seedRPC(t, gw, "tools/call", retry, 400)
+		rejected := modernRPC(t, gw, "tools/call", retry, 400)
 		if errCode(rejected) != -32602 {
 			t.Fatalf("changed caller %s: %v", changed, rejected)
 		}
@@ -262,14 +259,14 @@ general_settings:
 		}
 	}
 	auth.write(identity(`"interaction-server"`, ""))
-	resumed := resultOf(seedRPC(t, gw, "tools/call", retry, 200))
+	resumed := resultOf(modernRPC(t, gw, "tools/call", retry, 200))
 	if c, _ := json.Marshal(resumed["content"]); string(c) != `[{"text":"confirmed","type":"text"}]` {
 		t.Fatalf("resumed: %v", resumed)
 	}
 
 	auth.write(identity(`"denied-server"`, ""))
 	peer.drain()
-	revoked := seedRPC(t, gw, "tools/call", retry, 403)
+	revoked := modernRPC(t, gw, "tools/call", retry, 403)
 	if revoked["detail"] != "MCP continuation target is no longer authorized" {
 		t.Fatalf("revoked: %v", revoked)
 	}
@@ -278,7 +275,7 @@ general_settings:
 	}
 
 	auth.write(identity(`"interaction-server"`, ""))
-	resource := resultOf(seedRPC(t, gw, "resources/read", `"uri":"test://confirm"`, 200))
+	resource := resultOf(modernRPC(t, gw, "resources/read", `"uri":"test://confirm"`, 200))
 	if resource["resultType"] != "input_required" {
 		t.Fatalf("resources/read: %v", resource)
 	}
@@ -300,7 +297,7 @@ general_settings:
 	}
 
 	auth.write(identity(`"interaction-server","other-server"`, ""))
-	completed := resultOf(seedRPC(t, gw, "resources/read", readRetry, 200))
+	completed := resultOf(modernRPC(t, gw, "resources/read", readRetry, 200))
 	if c, _ := json.Marshal(completed["contents"]); string(c) != `[{"text":"confirmed","uri":"test://confirm"}]` {
 		t.Fatalf("completed: %v", completed)
 	}

@@ -19,13 +19,13 @@ import (
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
-// The subscription seed's keys: the master key is also the caller's key,
+// The subscription tests' keys: the master key is also the caller's key,
 // and the custom_auth webhook admits it and sk-subscriptions-other.
 const subscriptionKey = "sk-subscriptions-test"
 
-// subscriptionAuth is the seed's subscription_auth.authenticate as a
-// webhook: 401 for unknown keys, else the identity in its state (bob, with
-// change_tools only, for sk-subscriptions-other).
+// subscriptionAuth is a custom_auth webhook: 401 for unknown keys, else the
+// identity in its state (bob, with change_tools only, for
+// sk-subscriptions-other).
 func subscriptionAuth(t *testing.T, identity map[string]any) (url string, write func(map[string]any)) {
 	var mu sync.Mutex
 	state := identity
@@ -60,10 +60,9 @@ func subscriptionAuth(t *testing.T, identity map[string]any) (url string, write 
 	return srv.URL, func(id map[string]any) { mu.Lock(); state = id; mu.Unlock() }
 }
 
-// TestSubscriptionEndsWhenWebhookIdentityChanges ports the custom_auth
-// cases of the seed's subscription test ("revoked", "identity", "team",
-// "org", "end-user") with its keys and config: the caller presents the
-// master key, the webhook's alice governs, and a listen opened as alice ends
+// TestSubscriptionEndsWhenWebhookIdentityChanges covers the custom_auth
+// cases ("revoked", "identity", "team", "org", "end-user"): the caller
+// presents the master key, the webhook's alice governs, and a listen opened as alice ends
 // once the webhook names someone else or revokes subscription-server.
 func TestSubscriptionEndsWhenWebhookIdentityChanges(t *testing.T) {
 	identity := func() map[string]any {
@@ -114,14 +113,14 @@ general_settings:
 				changed[map[string]string{"identity": "user_id", "team": "team_id", "org": "org_id", "end-user": "end_user_id"}[access]] = "bob"
 			}
 			write(changed)
-			// The upstream's tools change (called directly, as the seed does).
+			// The upstream's tools change (called directly, not through the gateway).
 			trigger := modernHeaders("tools/call", "test_trigger_tool_change")
 			delete(trigger, "Authorization")
 			if status, _, out := rpc(t, upstream, trigger, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_trigger_tool_change","arguments":{},`+modernMeta+`}}`); status != 200 {
 				t.Fatalf("trigger upstream: %d %v", status, out)
 			}
-			// As the seed: the subscription ends within 5 s with no event
-			// delivered, and the upstream listener closes within 3 s after.
+			// The subscription ends within 5 s with no event delivered,
+			// and the upstream listener closes within 3 s after.
 			// (The listen's final response, which ends it, is no event.)
 			deadline := time.After(5 * time.Second)
 		wait:

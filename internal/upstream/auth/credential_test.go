@@ -7,8 +7,8 @@ import (
 	"unicode"
 )
 
-// TestStripAuthScheme is the A7 strip_auth_scheme table, row by row, plus
-// edge cases of the separator rule.
+// TestStripAuthScheme is the strip_auth_scheme table (LiteLLM's rule), row by
+// row, plus edge cases of the separator rule.
 func TestStripAuthScheme(t *testing.T) {
 	cases := []struct {
 		in, scheme, want string
@@ -24,7 +24,7 @@ func TestStripAuthScheme(t *testing.T) {
 		{"token abc", "token", "abc"},
 		{"Basic abc", "Basic", "abc"},
 		{"Bearer ", "Bearer", "Bearer "},
-		// beyond the seed table
+		// edge cases
 		{"BEARER \t abc def", "Bearer", "abc def"},
 		{"  abc", "Bearer", "abc"},
 		{"Bearer", "Bearer", "Bearer"},
@@ -42,8 +42,9 @@ func TestStripAuthScheme(t *testing.T) {
 	}
 }
 
-// TestCredentialA7 is A7's auth table, row by row.
-func TestCredentialA7(t *testing.T) {
+// TestCredentialTable covers each auth_type: the header it fills and the
+// value it sends.
+func TestCredentialTable(t *testing.T) {
 	enc := base64.StdEncoding.EncodeToString([]byte("user:pass"))
 	cases := []struct {
 		authType, value, header, want string

@@ -28,9 +28,9 @@ func mustPolicy(t *testing.T, cfg PolicyConfig) *Policy {
 	return p
 }
 
-// TestPolicyA7 covers A7's header cases: the default slot per type, the
+// TestPolicyHeaders covers the header cases: the default slot per type, the
 // custom slot (esb-oauth) and the precedence rules with and without it.
-func TestPolicyA7(t *testing.T) {
+func TestPolicyHeaders(t *testing.T) {
 	cases := []struct {
 		name     string
 		cfg      PolicyConfig

@@ -20,7 +20,8 @@ func mustURL(t *testing.T, s string) *url.URL {
 	return u
 }
 
-// TestCredentialsSurvive is the seed's _REDIRECT_CASES table plus edge cases.
+// TestCredentialsSurvive is the redirect table (which redirects keep the
+// caller's credentials) plus edge cases.
 func TestCredentialsSurvive(t *testing.T) {
 	cases := []struct {
 		from, to string
@@ -34,7 +35,7 @@ func TestCredentialsSurvive(t *testing.T) {
 		{"https://upstream.example.com/mcp", "https://sub.upstream.example.com/x", false},      // subdomain
 		{"http://upstream.example.com/mcp", "https://upstream.example.com/other", true},        // http -> https upgrade
 		{"http://upstream.example.com/mcp", "http://upstream.example.com/other", true},         // same origin, plain http
-		// beyond the seed table
+		// edge cases
 		{"https://Upstream.Example.com/mcp", "HTTPS://upstream.example.COM/x", true},
 		{"http://upstream.example.com:80/mcp", "https://upstream.example.com:443/x", true},
 		{"http://upstream.example.com:8080/mcp", "https://upstream.example.com/x", false},
