@@ -199,9 +199,6 @@ func (c *Catalog) invalidate(server, method string) {
 	}
 }
 
-// IsList reports whether method is one of the four aggregated list methods.
-func IsList(method string) bool { return listKey(method) != "" }
-
 // fetched is one server's list for one query.
 type fetched struct {
 	items []json.RawMessage

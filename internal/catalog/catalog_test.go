@@ -398,15 +398,15 @@ func TestSplitName(t *testing.T) {
 	}
 }
 
-func TestIsList(t *testing.T) {
+func TestListKeyKnowsTheFourLists(t *testing.T) {
 	for _, m := range []string{mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList} {
-		if !IsList(m) {
-			t.Errorf("IsList(%q) = false", m)
+		if listKey(m) == "" {
+			t.Errorf("listKey(%q) is empty", m)
 		}
 	}
 	for _, m := range []string{mcp.MethodToolsCall, mcp.MethodDiscover, mcp.MethodResourcesRead, "", "tools/list/"} {
-		if IsList(m) {
-			t.Errorf("IsList(%q) = true", m)
+		if k := listKey(m); k != "" {
+			t.Errorf("listKey(%q) = %q", m, k)
 		}
 	}
 }
