@@ -100,7 +100,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
-		hub: o.hub, counter: limits.NewMemory(0), httpClient: o.httpClient,
+		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
+		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient,
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
@@ -110,6 +111,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
 	a.handler = front.Admission(http.HandlerFunc(a.serve), front.AdmissionConfig{
 		Guard:           front.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),

@@ -97,6 +97,7 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
+	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
 	if a.state.Load() == closing {
 		g.front.Close()

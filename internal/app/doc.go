@@ -10,10 +10,13 @@
 // settings (Env), the token sealer (one key for the process, so session ids,
 // cursors and continuations sealed before an Apply still open after it), the
 // answer byte budget shared by all upstream clients, the notification hub,
-// the request counter behind servers' rpm (limits.Memory: one count per
-// replica, kept across Apply), the health endpoints and the admission layer (host guard, in-flight bound,
-// body read deadline; general_settings' HTTP limits therefore take effect at
-// start only). Built per config, as one generation: the server registry, the
+// the record of ended legacy sessions (so a deleted session stays deleted
+// across Apply), the request counter behind servers' rpm (limits.Memory: one
+// count per replica, kept across Apply) and each server's current rpm (read
+// by its client's middleware on every call, so an rpm change needs no new
+// client), the health endpoints and the admission layer (host guard,
+// in-flight bound, body read deadline; general_settings' HTTP limits
+// therefore take effect at start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,
 // gateway and the HTTP front, with the mux over them.
 //
@@ -46,7 +49,7 @@
 // connections) when its connection identity is unchanged: everything its
 // client is built from (sameConnection lists it). Metadata the layers above
 // read per request (description, server_id, alias, access groups, tool
-// filters, extra_headers) never needs a new client. After the swap the old
+// filters, extra_headers, rpm) never needs a new client. After the swap the old
 // generation's front ends its long-lived streams, its running requests
 // finish, its hub subscription ends, and the clients of removed or changed
 // servers are closed. Because the front is built over one gateway, each

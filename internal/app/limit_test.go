@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,13 @@ import (
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
+
+// rpmOf is a cell holding n.
+func rpmOf(n int) *atomic.Int64 {
+	c := new(atomic.Int64)
+	c.Store(int64(n))
+	return c
+}
 
 // sent counts what reaches the end of a middleware chain.
 type sent map[string]int
@@ -29,7 +37,7 @@ func TestRPMLimitsCallsOnly(t *testing.T) {
 	for _, method := range []string{mcp.MethodToolsCall, mcp.MethodPromptsGet, mcp.MethodResourcesRead, mcp.MethodCompletionComplete} {
 		t.Run(method, func(t *testing.T) {
 			s := sent{}
-			call := rpmLimit(limits.NewMemory(0), "srv", 2, slog.New(slog.DiscardHandler))(s.end)
+			call := rpmLimit(limits.NewMemory(0), "srv", rpmOf(2), slog.New(slog.DiscardHandler))(s.end)
 			ctx := context.Background()
 			for i := range 2 {
 				if _, err := call(ctx, method, nil, upstream.Options{}); err != nil {
@@ -67,7 +75,7 @@ func (failing) Take(context.Context, string, int, time.Duration, time.Time) (lim
 // When the counter cannot decide, the call goes ahead.
 func TestRPMLimitFailsOpen(t *testing.T) {
 	s := sent{}
-	call := rpmLimit(failing{}, "srv", 1, slog.New(slog.DiscardHandler))(s.end)
+	call := rpmLimit(failing{}, "srv", rpmOf(1), slog.New(slog.DiscardHandler))(s.end)
 	for range 3 {
 		if _, err := call(context.Background(), mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
 			t.Fatal(err)
@@ -78,15 +86,71 @@ func TestRPMLimitFailsOpen(t *testing.T) {
 	}
 }
 
-// Only a server with an rpm gets the middleware: the others call directly.
-func TestClientConfigInstallsRPMOnlyWhenSet(t *testing.T) {
-	s := &shared{log: slog.New(slog.DiscardHandler), counter: limits.NewMemory(0)}
-	for _, tc := range []struct {
-		rpm, want int
-	}{{0, 0}, {5, 1}} {
-		uc := s.clientConfig(config.Server{Name: "srv", URL: "http://127.0.0.1:1/mcp", RPM: tc.rpm})
-		if len(uc.Middleware) != tc.want {
-			t.Errorf("rpm %d: %d middleware, want %d", tc.rpm, len(uc.Middleware), tc.want)
+// The middleware reads the server's rpm on every call: 0 lets every call
+// through, and a new value holds from the next call, on the same chain.
+func TestRPMIsReadPerCall(t *testing.T) {
+	s := sent{}
+	rpm := rpmOf(0)
+	call := rpmLimit(limits.NewMemory(0), "srv", rpm, slog.New(slog.DiscardHandler))(s.end)
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+			t.Fatalf("unlimited call %d: %v", i+1, err)
 		}
+	}
+	rpm.Store(1)
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+		t.Fatalf("first call at rpm 1: %v", err)
+	}
+	_, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{})
+	var f *fault.Fault
+	if !errors.As(err, &f) || f.Message != "upstream srv: request limit reached (1 per minute)" {
+		t.Fatalf("second call at rpm 1: %v, want the limit with its current value", err)
+	}
+	if s[mcp.MethodToolsCall] != 6 {
+		t.Fatalf("%d calls sent, want 6", s[mcp.MethodToolsCall])
+	}
+}
+
+// rpms keeps one cell per configured server: a server's cell survives a new
+// config (its clients keep reading it) and a removed server's is forgotten.
+func TestRPMsFollowTheConfig(t *testing.T) {
+	var r rpms
+	a := r.of("a")
+	r.set([]config.Server{{Name: "a", RPM: 5}, {Name: "b"}})
+	if a.Load() != 5 || r.of("b").Load() != 0 {
+		t.Fatalf("after set: a %d, b %d", a.Load(), r.of("b").Load())
+	}
+	r.set([]config.Server{{Name: "a", RPM: 7}})
+	if r.of("a") != a || a.Load() != 7 {
+		t.Fatalf("a's cell replaced or not updated: %d", a.Load())
+	}
+	if len(r.m) != 1 {
+		t.Fatalf("%d cells after b was removed, want 1", len(r.m))
+	}
+}
+
+// Every server's client carries the rpm middleware, reading the server's
+// cell in the App's rpms, so an rpm set later needs no new client.
+func TestClientConfigReadsTheServersRPM(t *testing.T) {
+	s := &shared{log: slog.New(slog.DiscardHandler), counter: limits.NewMemory(0), rpms: &rpms{}}
+	uc := s.clientConfig(config.Server{Name: "srv", URL: "http://127.0.0.1:1/mcp"})
+	if len(uc.Middleware) != 1 {
+		t.Fatalf("%d middleware, want 1", len(uc.Middleware))
+	}
+	sn := sent{}
+	call := uc.Middleware[0](sn.end)
+	ctx := context.Background()
+	for range 3 {
+		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+			t.Fatalf("unlimited: %v", err)
+		}
+	}
+	s.rpms.set([]config.Server{{Name: "srv", RPM: 1}})
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+		t.Fatalf("first at rpm 1: %v", err)
+	}
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err == nil {
+		t.Fatal("second at rpm 1 went through")
 	}
 }

@@ -123,12 +123,11 @@ func upstreamConfig(s config.Server, env Env, info mcp.Implementation) upstream.
 // URL, command, args, env, protocol_version, the upstream credential
 // settings (auth_type, auth_value, auth_header_name, static_headers, the
 // OAuth2 client-credentials settings), allow_elicitation and allow_sampling
-// (a legacy session advertises them when it opens), the request timeout, and
-// rpm (its limit is in the client's middleware; the count itself lives in the
-// App's counter, so a new client keeps it).
+// (a legacy session advertises them when it opens), and the request timeout.
 // Everything else (description, server_id, alias, access groups,
-// allowed/disallowed tools, extra_headers) is read per request by the layers
-// above the client and never needs a new one.
+// allowed/disallowed tools, extra_headers, rpm) is read per request, by the
+// layers above the client or by its middleware (rpms), and never needs a new
+// one.
 func sameConnection(a, b config.Server, env Env, info mcp.Implementation) bool {
-	return a.RPM == b.RPM && reflect.DeepEqual(upstreamConfig(a, env, info), upstreamConfig(b, env, info))
+	return reflect.DeepEqual(upstreamConfig(a, env, info), upstreamConfig(b, env, info))
 }

@@ -112,7 +112,7 @@ func TestConnectionIdentity(t *testing.T) {
 		{"allow elicitation", base, func(s *config.Server) { s.AllowElicitation = true }, false},
 		{"allow sampling", base, func(s *config.Server) { s.AllowSampling = true }, false},
 		{"timeout", base, func(s *config.Server) { s.Timeout = 5 * time.Second }, false},
-		{"rpm", base, func(s *config.Server) { s.RPM = 10 }, false},
+		{"rpm", base, func(s *config.Server) { s.RPM = 10 }, true},
 		{"oauth2 client secret", oauth, func(s *config.Server) { s.ClientSecret = "other" }, false},
 		{"oauth2 client id", oauth, func(s *config.Server) { s.ClientID = "other" }, false},
 		{"oauth2 token url", oauth, func(s *config.Server) { s.TokenURL = "https://t2" }, false},

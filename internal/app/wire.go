@@ -38,7 +38,9 @@ type shared struct {
 	// every server, so many large answers cannot add up past it.
 	budget     *upstream.ByteBudget
 	hub        notify.Hub
+	tombstones front.Tombstones // ended legacy sessions, remembered across generations
 	counter    limits.Counter // counts calls against servers' rpm, across generations
+	rpms       *rpms          // each server's current rpm, read by its client's middleware
 	httpClient *http.Client   // for upstream clients; nil means each builds its own
 	health     *front.Health
 }
@@ -101,7 +103,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
-		Sessions:     front.SessionConfig{Tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions)},
+		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -111,8 +113,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 }
 
 // clientConfig is sv's upstream client configuration with the shared
-// resources, the hook that publishes its notifications to the hub and, when
-// sv has an rpm, the middleware that enforces it.
+// resources, the hook that publishes its notifications to the hub and the
+// middleware that enforces the server's current rpm (see rpms).
 func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc := upstreamConfig(sv, s.env, s.info)
 	uc.Logger, uc.AnswerBudget, uc.HTTPClient = s.log, s.budget, s.httpClient
@@ -120,9 +122,7 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc.OnNotification = func(session, method string, params json.RawMessage) {
 		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
 	}
-	if sv.RPM > 0 {
-		uc.Middleware = append(uc.Middleware, rpmLimit(s.counter, sv.Name, sv.RPM, s.log))
-	}
+	uc.Middleware = append(uc.Middleware, rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
 	return uc
 }
 

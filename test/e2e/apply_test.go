@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -31,5 +32,35 @@ func TestLegacySessionSurvivesApply(t *testing.T) {
 	status, _, body = rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), list)
 	if after := toolsOf(body); status != 200 || !slices.Equal(after, []string{"fx-test_simple_text"}) {
 		t.Fatalf("tools/list after = %d %v", status, body)
+	}
+}
+
+// TestDeletedSessionStaysDeletedAcrossApply: a legacy session its caller
+// ended before a new config was applied is still refused after it (the
+// record of ended sessions outlives the graph).
+func TestDeletedSessionStaysDeletedAcrossApply(t *testing.T) {
+	fixture := testpeers.StartGoFixtureHTTP(t, false)
+	cfg := func(desc string) string {
+		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n    description: %s\n", testKey, fixture, desc)
+	}
+	gw := startGateway(t, cfg("before"), nil)
+	sid := initLegacy(t, gw.url+"/mcp", testKey)
+	req, _ := http.NewRequest(http.MethodDelete, gw.url+"/mcp", nil)
+	for k, v := range legacyHeaders(testKey, sid) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE = %d", resp.StatusCode)
+	}
+	if err := gw.app.Apply(context.Background(), loadConfig(t, cfg("after"), func(string) (string, bool) { return "", false })); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); status != http.StatusNotFound {
+		t.Fatalf("tools/list on the deleted session after Apply = %d %v, want 404", status, body)
 	}
 }

@@ -18,8 +18,12 @@ import (
 )
 
 // echoUpstream is a fake upstream serving one tool, echo, that answers "ok".
-func echoUpstream(t *testing.T) *fakemcp.Server {
+func echoUpstream(t *testing.T) *fakemcp.Server { return echoUpstreamOf(t, false) }
+
+// echoUpstreamOf is echoUpstream speaking 2025-11-25 when legacy is set.
+func echoUpstreamOf(t *testing.T, legacy bool) *fakemcp.Server {
 	return fakemcp.New(t, fakemcp.Opts{
+		Legacy: legacy,
 		Lists: map[string][]json.RawMessage{"tools/list": fakemcp.Tools("echo")},
 		Handlers: map[string]fakemcp.Handler{"tools/call": func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
@@ -127,12 +131,13 @@ func errMessage(m map[string]any) string {
 	return s
 }
 
-// Applying a config with another rpm takes effect at once and keeps the
-// count: the calls already made in the minute still count.
+// Applying a config with another rpm takes effect at once, keeps the count
+// (the calls already made in the minute still count) and keeps the server's
+// upstream session: an rpm is not part of the connection.
 func TestServerRPMAcrossApply(t *testing.T) {
-	up := echoUpstream(t)
+	up := echoUpstreamOf(t, true)
 	cfg := func(rpm int) string {
-		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  limited:\n    url: %s\n    rpm: %d\n", testKey, up.URL(), rpm)
+		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  limited:\n    url: %s\n    protocol_version: 2025-11-25\n    rpm: %d\n", testKey, up.URL(), rpm)
 	}
 	gw := startGateway(t, cfg(2), nil)
 	call := func() int {
@@ -150,5 +155,18 @@ func TestServerRPMAcrossApply(t *testing.T) {
 	}
 	if n := up.Count("tools/call"); n != 3 {
 		t.Fatalf("upstream got %d calls, want 3", n)
+	}
+	if n := up.Count("initialize"); n != 1 {
+		t.Fatalf("upstream initialized %d times, want 1 (the session kept across the rpm change)", n)
+	}
+	// Lifting the limit lets the next call through on the same session.
+	if err := gw.app.Apply(context.Background(), loadConfig(t, cfg(0), func(string) (string, bool) { return "", false })); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(); got != 200 {
+		t.Fatalf("rpm 0: status %d, want 200", got)
+	}
+	if n := up.Count("initialize"); n != 1 {
+		t.Fatalf("upstream initialized %d times after lifting the limit, want 1", n)
 	}
 }
