@@ -11,9 +11,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
@@ -96,7 +97,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 		_ = a.Close(context.Background())
 		return exitError
 	}
-	ln = front.LimitListener(ln, cfg.General.HTTP.MaxConnections)
+	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
 	srv := a.Server()
 	served := make(chan error, 1)
 	panics.Go(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })

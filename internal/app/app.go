@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/limits"
@@ -113,8 +115,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
-	a.handler = front.Admission(http.HandlerFunc(a.serve), front.AdmissionConfig{
-		Guard:           front.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
+	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
+		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
 	})

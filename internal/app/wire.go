@@ -39,9 +39,9 @@ type shared struct {
 	budget     *upstream.ByteBudget
 	hub        notify.Hub
 	tombstones front.Tombstones // ended legacy sessions, remembered across generations
-	counter    limits.Counter // counts calls against servers' rpm, across generations
-	rpms       *rpms          // each server's current rpm, read by its client's middleware
-	httpClient *http.Client   // for upstream clients; nil means each builds its own
+	counter    limits.Counter   // counts calls against servers' rpm, across generations
+	rpms       *rpms            // each server's current rpm, read by its client's middleware
+	httpClient *http.Client     // for upstream clients; nil means each builds its own
 	health     *front.Health
 }
 

@@ -16,25 +16,10 @@
 // 0 ≤ ttlMs < 10^15 and "public" or "private"; else 0 and "private", immediately stale and
 // never shared). REST answers errors as {"error": code, "message": …}.
 //
-// Admission, before any handler runs (Admission, wrapped once around the whole mux):
-//
-//   - HostGuard refuses DNS-rebinding requests on every route with 403: on a loopback listener
-//     only loopback Host names and the configured extra hosts (general_settings.allowed_hosts,
-//     "*.suffix" wildcards allowed) are served; an Origin, when present, must name the Host, a
-//     configured extra host, or a configured origin (general_settings.allowed_origins).
-//   - In-flight bound: at most MaxInflight requests (default DefaultMaxInflight, 256;
-//     general_settings.max_inflight_requests) are served at once; beyond it 503 with
-//     Retry-After: 1, at once, never queued. /health/* is exempt. A long-lived stream gives its
-//     place back when it starts streaming; a request POSTed to /mcp/sse/messages keeps its
-//     place until its answer is on the connection's stream.
-//   - Body read deadline: a request body must be read within BodyReadTimeout (default
-//     DefaultBodyReadTimeout, 30 s; general_settings.http_read_timeout) from when its handler
-//     starts; a trickled body is cut. The deadline is lifted once the body is read to its end,
-//     because net/http then watches the connection for the client leaving and a deadline firing
-//     there would cancel the request. net/http's own ReadTimeout is left unset for that reason.
-//   - LimitListener bounds open connections (default DefaultMaxConnections, 4096;
-//     general_settings.max_connections); one accepted beyond the bound is answered 503 and
-//     closed at once.
+// Admission (internal/admit) runs before any of these handlers: the host guard, the in-flight
+// bound and the body read deadline. A stream calls admit.KeepOpen when it starts streaming, and
+// a request POSTed to /mcp/sse/messages calls admit.HoldSlot to keep its in-flight place until
+// its answer is on the connection's stream.
 //
 // The server itself (built in cmd/mcpgw) has ReadHeaderTimeout (10 s), WriteTimeout for answers
 // that are not streams (300 s), IdleTimeout for keep-alive connections (60 s) and
@@ -60,7 +45,7 @@
 //
 // Streams (a legacy session's GET stream, subscriptions/listen, the /mcp/sse stream, and a
 // POST answer once it turns into an SSE stream) lift their connection's read and write
-// deadlines (keepOpen); they are bounded by max_connections and end when the client leaves or
+// deadlines (admit.KeepOpen); they are bounded by max_connections and end when the client leaves or
 // the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the

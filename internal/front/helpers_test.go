@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/gateway"
@@ -41,8 +43,8 @@ type frontSpec struct {
 	webhook string // custom_auth URL; "" means the master key testKey
 	cfg     MCPConfig
 	clock   func() time.Time // the sessions' clock; nil means time.Now
-	// admission, when set, wraps the routes in Admission as cmd/mcpgw does.
-	admission *AdmissionConfig
+	// admission, when set, wraps the routes in admit.Handler as internal/app does.
+	admission *admit.Config
 }
 
 // testFront is a running front over real HTTP.
@@ -138,7 +140,7 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 	h.RegisterREST(mux)
 	var handler http.Handler = mux
 	if spec.admission != nil {
-		handler = Admission(mux, *spec.admission)
+		handler = admit.Handler(mux, *spec.admission)
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
@@ -317,7 +319,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	defer sess.detach(st)
-	keepOpen(w, r)
+	admit.KeepOpen(w, r)
 	st.open(w)
 	ctx, cancel := context.WithCancel(r.Context())
 	var rechecked sync.WaitGroup

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -159,7 +161,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
 	}
-	keepOpen(w, r)
+	admit.KeepOpen(w, r)
 	conn.stream = newStreamSink(w)
 	var rechecked sync.WaitGroup
 	rechecked.Add(1)
@@ -218,8 +220,8 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 				"too many requests in progress on this connection (at most %d); retry when some are answered", h.cfg.Sessions.MaxSSEPending))
 			return
 		}
-		req.r = r.Clone(conn.ctx) // the answer outlives this POST
-		release := holdSlot(r)    // and keeps its place in the in-flight bound
+		req.r = r.Clone(conn.ctx)    // the answer outlives this POST
+		release := admit.HoldSlot(r) // and keeps its place in the in-flight bound
 		go func() {
 			defer release()
 			defer conn.endWork()

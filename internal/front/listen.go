@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -36,7 +38,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	stop := context.AfterFunc(h.ctx, cancel) // gateway shutdown ends the listen
 	defer stop()
 
-	keepOpen(w, r)
+	admit.KeepOpen(w, r)
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	out := &listenWriter{out: sse.NewWriter(w), rc: http.NewResponseController(w)}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -70,7 +72,7 @@ func TestSSEPendingDefault(t *testing.T) {
 func TestSSEPendingCountsAgainstInflight(t *testing.T) {
 	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("slow")},
 		Delay: map[string]time.Duration{mcp.MethodToolsCall: time.Minute}})
-	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "fs", fake: up}}, admission: &AdmissionConfig{MaxInflight: 3}})
+	f := newTestFront(t, frontSpec{ups: []upSpec{{name: "fs", fake: up}}, admission: &admit.Config{MaxInflight: 3}})
 	c := dialSSE(t, f.url, map[string]string{"Authorization": "Bearer " + testKey})
 	c.initialize(1)
 	for i := range 3 {

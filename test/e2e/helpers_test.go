@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/admit"
+
 	"go.uber.org/goleak"
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/front"
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +50,7 @@ func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnde
 	// The server the app builds, on a test listener.
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config = a.Server()
-	srv.Listener = front.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
+	srv.Listener = admit.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
 	srv.Start()
 	a.Start()
 	t.Cleanup(func() {

@@ -24,7 +24,7 @@ func echoUpstream(t *testing.T) *fakemcp.Server { return echoUpstreamOf(t, false
 func echoUpstreamOf(t *testing.T, legacy bool) *fakemcp.Server {
 	return fakemcp.New(t, fakemcp.Opts{
 		Legacy: legacy,
-		Lists: map[string][]json.RawMessage{"tools/list": fakemcp.Tools("echo")},
+		Lists:  map[string][]json.RawMessage{"tools/list": fakemcp.Tools("echo")},
 		Handlers: map[string]fakemcp.Handler{"tools/call": func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
 		}},

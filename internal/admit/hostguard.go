@@ -1,4 +1,4 @@
-package front
+package admit
 
 import (
 	"net"
@@ -35,7 +35,7 @@ func NewHostGuard(hosts, origins []string) *HostGuard {
 func (g *HostGuard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.Allowed(r) {
-			refuseHost(w)
+			refuse(w, http.StatusForbidden, forbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -134,9 +134,4 @@ func loopbackName(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
-}
-
-// refuseHost answers a request the guard refused.
-func refuseHost(w http.ResponseWriter) {
-	writeRaw(w, http.StatusForbidden, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Host or Origin header not allowed"}}`))
 }

@@ -1,4 +1,4 @@
-package front
+package admit
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Admission defaults, used when an AdmissionConfig field is zero.
+// Defaults, used when a Config field is zero.
 const (
 	// DefaultBodyReadTimeout bounds reading one request body.
 	DefaultBodyReadTimeout = 30 * time.Second
@@ -17,8 +17,8 @@ const (
 	DefaultMaxInflight = 256
 )
 
-// AdmissionConfig configures Admission.
-type AdmissionConfig struct {
+// Config configures Handler.
+type Config struct {
 	// Guard refuses DNS-rebinding requests; nil means NewHostGuard(nil, nil).
 	Guard *HostGuard
 	// BodyReadTimeout bounds reading a request's body, from when its
@@ -26,7 +26,7 @@ type AdmissionConfig struct {
 	BodyReadTimeout time.Duration
 	// MaxInflight bounds requests being served at once; beyond it a request
 	// gets 503 with Retry-After. A long-lived stream gives its place back
-	// when it starts streaming (see keepOpen); health probes never wait.
+	// when it starts streaming (see KeepOpen); health probes never wait.
 	MaxInflight int
 }
 
@@ -37,15 +37,15 @@ type admissionKey struct{}
 type admitted struct {
 	once    sync.Once
 	release func()
-	held    bool // handed to work that outlives the request (holdSlot)
+	held    bool // handed to work that outlives the request (HoldSlot)
 }
 
 func (a *admitted) done() { a.once.Do(a.release) }
 
-// holdSlot keeps r's place in the in-flight bound after its handler
+// HoldSlot keeps r's place in the in-flight bound after its handler
 // returns, for work the request started that answers later; the returned
 // func gives it back. It must be called on the handler's goroutine.
-func holdSlot(r *http.Request) (release func()) {
+func HoldSlot(r *http.Request) (release func()) {
 	a, ok := r.Context().Value(admissionKey{}).(*admitted)
 	if !ok {
 		return func() {}
@@ -54,10 +54,10 @@ func holdSlot(r *http.Request) (release func()) {
 	return a.done
 }
 
-// Admission returns next behind the checks every request passes before any
+// Handler returns next behind the checks every request passes before any
 // handler runs: the host guard, the in-flight bound and the body read
 // deadline.
-func Admission(next http.Handler, cfg AdmissionConfig) http.Handler {
+func Handler(next http.Handler, cfg Config) http.Handler {
 	if cfg.Guard == nil {
 		cfg.Guard = NewHostGuard(nil, nil)
 	}
@@ -74,7 +74,7 @@ func Admission(next http.Handler, cfg AdmissionConfig) http.Handler {
 			case slots <- struct{}{}:
 			default:
 				w.Header().Set("Retry-After", "1")
-				writeRaw(w, http.StatusServiceUnavailable, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the gateway is busy; retry shortly"}}`))
+				refuse(w, http.StatusServiceUnavailable, busy)
 				return
 			}
 			a := &admitted{release: func() { <-slots }}
@@ -115,14 +115,28 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// keepOpen turns the request into a long-lived stream: it lifts the read and
+// KeepOpen turns the request into a long-lived stream: it lifts the read and
 // write deadlines of its connection and gives back its place in the
 // in-flight bound (open connections still bound streams).
-func keepOpen(w http.ResponseWriter, r *http.Request) {
+func KeepOpen(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	if a, ok := r.Context().Value(admissionKey{}).(*admitted); ok {
 		a.done()
 	}
+}
+
+// The two refusals admission answers with, JSON-RPC errors without an id:
+// the request was never read.
+var (
+	busy      = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the gateway is busy; retry shortly"}}`)
+	forbidden = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Host or Origin header not allowed"}}`)
+)
+
+// refuse answers a request admission turned away.
+func refuse(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
