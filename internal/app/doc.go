@@ -54,7 +54,10 @@
 // finish, its hub subscription ends, and the clients of removed or changed
 // servers are closed. Because the front is built over one gateway, each
 // generation has its own front; legacy sessions survive the swap because
-// their ids are sealed with the App's one sealer.
+// their ids are sealed with the App's one sealer, except those holding
+// state their ids cannot carry (resource subscriptions, a log level): the
+// old front buries them, so their callers get 404 and initialize again
+// rather than silently losing that state.
 //
 // # Readiness
 //

@@ -21,7 +21,7 @@
 // a request POSTed to /mcp/sse/messages calls admit.HoldSlot to keep its in-flight place until
 // its answer is on the connection's stream.
 //
-// The server itself (built in cmd/mcpgw) has ReadHeaderTimeout (10 s), WriteTimeout for answers
+// The server itself (built by internal/app, App.Server) has ReadHeaderTimeout (10 s), WriteTimeout for answers
 // that are not streams (300 s), IdleTimeout for keep-alive connections (60 s) and
 // MaxHeaderBytes (64 KiB), all general_settings keys (see internal/config).
 //
@@ -56,7 +56,11 @@
 // expiry) answers 404 here, so its client re-initializes; the id is
 // remembered until it expires or until it is the oldest beyond the cap, after
 // which the still-valid sealed id would open again with fresh state, as on
-// another replica.
+// another replica. Close (shutdown, or internal/app swapping in a new config)
+// also buries the sessions that hold state their sealed id cannot carry
+// (resource subscriptions, a log level set with logging/setLevel): reopened
+// they would silently lack it, so their clients get 404 and start over;
+// sessions without such state reopen from their ids.
 //
 // Ended ids are kept by a Tombstones seam (SessionConfig.Tombstones; nil
 // means a MemoryTombstones of SessionConfig.MaxDeleted ids, and internal/app

@@ -452,11 +452,18 @@ func (ss *sessions) remove(ctx context.Context, id string) {
 }
 
 // closeAll ends every live session and waits for their background work.
+// A session holding state its sealed id cannot carry (resource
+// subscriptions, a log level) is also buried: reopened elsewhere it would
+// silently lack that state, so its caller gets 404 and starts a new session
+// instead. A session without such state reopens from its id as it was.
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
-	var ended []*live
+	var ended, stateful []*live
 	for e := ss.lru.Front(); e != nil; e = e.Next() {
 		l := e.Value.(*live)
+		if l.holdsState() {
+			stateful = append(stateful, l)
+		}
 		l.end()
 		ended = append(ended, l)
 	}
@@ -468,10 +475,24 @@ func (ss *sessions) closeAll() {
 		close(ss.stop)
 	}
 	ss.mu.Unlock()
+	for _, l := range stateful {
+		ss.bury(context.Background(), l.id, l.expires)
+	}
 	ss.sweepers.Wait()
 	for _, l := range ended {
 		l.work.Wait()
 	}
+}
+
+// holdsState reports whether the session holds state only this replica
+// knows: resource subscriptions or a log level set by the caller.
+func (l *live) holdsState() bool {
+	if l.logLevel.Load() != nil {
+		return true
+	}
+	l.subMu.Lock()
+	defer l.subMu.Unlock()
+	return len(l.subs) > 0
 }
 
 // minLogLevel is the least severe log level relayed to the session's

@@ -64,3 +64,39 @@ func TestDeletedSessionStaysDeletedAcrossApply(t *testing.T) {
 		t.Fatalf("tools/list on the deleted session after Apply = %d %v, want 404", status, body)
 	}
 }
+
+// TestStatefulSessionEndsAtApply: a legacy session that holds state its
+// sealed id cannot carry (a resource subscription, a log level) is ended
+// when a new config is applied, so its client gets 404 and initializes
+// again instead of silently losing the state; a session without such state
+// goes on.
+func TestStatefulSessionEndsAtApply(t *testing.T) {
+	fixture := testpeers.StartGoFixtureHTTP(t, false)
+	cfg := func(desc string) string {
+		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n    description: %s\n", testKey, fixture, desc)
+	}
+	gw := startGateway(t, cfg("v0"), nil)
+	tests := []struct {
+		name, setup string
+		want        int
+	}{
+		{"subscribed", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://watched-resource"}}`, http.StatusNotFound},
+		{"log level set", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`, http.StatusNotFound},
+		{"listed only", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusOK},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sid := initLegacy(t, gw.url+"/mcp", testKey)
+			if status, _, body := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), tt.setup); status != http.StatusOK || body["error"] != nil {
+				t.Fatalf("setup = %d %v", status, body)
+			}
+			next := loadConfig(t, cfg(fmt.Sprintf("v%d", i+1)), func(string) (string, bool) { return "", false })
+			if err := gw.app.Apply(context.Background(), next); err != nil {
+				t.Fatal(err)
+			}
+			if status, _, body := rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); status != tt.want {
+				t.Fatalf("tools/list after Apply = %d %v, want %d", status, body, tt.want)
+			}
+		})
+	}
+}
