@@ -70,8 +70,10 @@ func (r *rpms) set(servers []config.Server) {
 }
 
 // rpmLimit is the client middleware that holds a server to rpm calls per
-// minute (none while rpm holds 0), counted by counter under the server's
-// name: one count for all callers of this replica (of all replicas once the
+// minute (none while rpm holds 0; a retry of an operation already counted,
+// after an input round or on a resumed continuation, is not counted again,
+// so an answer the caller gave is never thrown away), counted by counter
+// under the server's name: one count for all callers of this replica (of all replicas once the
 // counter is shared). A call over the limit is not sent; it fails with a
 // limit_exceeded fault saying when to retry. When the counter cannot decide,
 // the call goes ahead.
@@ -79,7 +81,7 @@ func rpmLimit(counter limits.Counter, server string, rpm *atomic.Int64, log *slo
 	return func(next upstream.CallFunc) upstream.CallFunc {
 		return func(ctx context.Context, method string, params json.RawMessage, opts upstream.Options) (upstream.Result, error) {
 			limit := int(rpm.Load())
-			if limit <= 0 || !limited(method) {
+			if limit <= 0 || opts.Retry || !limited(method) {
 				return next(ctx, method, params, opts)
 			}
 			d, err := counter.Take(ctx, server, limit, time.Minute, time.Now())

@@ -154,3 +154,25 @@ func TestClientConfigReadsTheServersRPM(t *testing.T) {
 		t.Fatal("second at rpm 1 went through")
 	}
 }
+
+// A retry of an operation already counted (an answered input round, a
+// resumed continuation) is sent even at the limit, and not counted.
+func TestRPMCountsAnOperationOnce(t *testing.T) {
+	s := sent{}
+	call := rpmLimit(limits.NewMemory(0), "srv", rpmOf(1), slog.New(slog.DiscardHandler))(s.end)
+	ctx := context.Background()
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{Retry: true}); err != nil {
+			t.Fatalf("retry at the limit: %v", err)
+		}
+	}
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err == nil {
+		t.Fatal("a new operation went through at the limit")
+	}
+	if s[mcp.MethodToolsCall] != 4 {
+		t.Fatalf("%d sent, want 4", s[mcp.MethodToolsCall])
+	}
+}

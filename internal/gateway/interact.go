@@ -356,6 +356,9 @@ func (g *Gateway) call(ctx context.Context, op *Operation, s *Server, multi bool
 	var flags legacyFlags
 	opts.Interactions = g.upstreamInteractions(s, op, &flags)
 	for round := 0; ; round++ {
+		// Only an operation's first request counts against the server's
+		// limits: a resume or an answered input round repeats it.
+		opts.Retry = round > 0 || prev.Server != ""
 		res, err := s.Client.Call(ctx, op.Method, params, opts)
 		if flags.cancelled.Load() {
 			return Outcome{Result: isErrorResult(msgLegacyCannotResume)}

@@ -57,6 +57,12 @@ type Options struct {
 	// pool the session either. Use it for credentials that must not outlive
 	// one request.
 	Ephemeral bool
+	// Retry marks a request that repeats an operation the caller already
+	// made: the retry of a tools/call after an input round, or a modern
+	// caller's resumed continuation. The client sends it like any other;
+	// middleware that counts the caller's operations (a server's rpm) counts
+	// only the first.
+	Retry bool
 
 	// held is the session the operation already holds (the pages of an
 	// ephemeral list walk); nil lets the options select one.

@@ -170,3 +170,28 @@ func TestServerRPMAcrossApply(t *testing.T) {
 		t.Fatalf("upstream initialized %d times after lifting the limit, want 1", n)
 	}
 }
+
+// A server's rpm counts a caller's operation once: resuming it with the
+// answers to its input requests is not refused at the limit (the caller's
+// answer is not thrown away), while a new operation is.
+func TestServerRPMCountsAResumedOperationOnce(t *testing.T) {
+	peer := newInteractionPeer(t)
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\n  mcp_advertised_versions: [\"2026-07-28\"]\nmcp_servers:\n  mrtr:\n    url: %s\n    allow_elicitation: true\n    rpm: 1\n", testKey, peer.url()),
+		map[string]string{"LITELLM_SALT_KEY": "continuation-salt-0123456789abcdef"})
+	c := mrtrCalls[0]
+	status, _, body := rpc(t, gw.url+"/mcp", modernHeaders(c.method, c.name), mrtrBody(c.method, c.params, ""))
+	tok, _ := resultOf(body)["requestState"].(string)
+	if status != 200 || tok == "" {
+		t.Fatalf("first call: %d %v", status, body)
+	}
+	extra := `,"requestState":"` + tok + `","inputResponses":{"consent":{"action":"accept"}}`
+	status, _, body = rpc(t, gw.url+"/mcp", modernHeaders(c.method, c.name), mrtrBody(c.method, c.params, extra))
+	if status != 200 || !strings.Contains(fmt.Sprint(body["result"]), "confirmed") {
+		t.Fatalf("resume at the limit: %d %v, want the completed result", status, body)
+	}
+	status, hdr, body := rpc(t, gw.url+"/mcp", modernHeaders(c.method, c.name), mrtrBody(c.method, c.params, ""))
+	if status != http.StatusTooManyRequests {
+		t.Fatalf("a second operation: %d %v, want 429", status, body)
+	}
+	retryAfter(t, hdr)
+}
