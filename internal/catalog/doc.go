@@ -5,7 +5,9 @@
 //
 // It also answers, for the core, whether a caller was shown a tool (Knows) and what x-mcp-header
 // annotations that tool has (ParamSpecs): both from the caller's own recent listing, keyed like
-// the list cache by binding and credentials. Failures are faults (internal/fault): a bad cursor
+// the list cache by binding and credentials; when the caller has none and its list cannot be
+// fetched, ParamSpecs falls back to the annotations the tool was last listed with (to anyone),
+// so headers are still checked while a server's tools/list fails. Failures are faults (internal/fault): a bad cursor
 // is invalid_params, an aggregate every server refused is the first refusal's auth_required or
 // forbidden (UpstreamFault maps an upstream classification to its class), a page that cannot be
 // sealed is internal.

@@ -20,12 +20,21 @@ const seenFor = time.Minute
 // maxSeen bounds the memo; when full it starts over.
 const maxSeen = 10000
 
+// maxLearned bounds the annotations remembered per server beyond callers'
+// recent listings; when full, that server's start over.
+const maxLearned = 10000
+
 // names remembers the tool and prompt names each caller was last shown per
 // server, and the x-mcp-header annotations of those tools: both keyed, as
-// the list cache is, by the caller's binding and credentials.
+// the list cache is, by the caller's binding and credentials. It also keeps,
+// per server, each tool's annotations from the last listing that showed the
+// tool to anyone (learned): the check's fallback when the caller has no
+// recent listing and its list cannot be fetched, so a caller's headers are
+// still checked while a server's tools/list fails.
 type names struct {
-	mu    sync.Mutex
-	lists map[string]shown
+	mu      sync.Mutex
+	lists   map[string]shown
+	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
 }
 
 type shown struct {
@@ -72,6 +81,31 @@ func (n *names) record(q Query, server, method string, items []json.RawMessage, 
 		n.lists = map[string]shown{}
 	}
 	n.lists[seenKey(q, server, method)] = shown{names: set, specs: specs, at: now}
+	if annotations && method == mcp.MethodToolsList {
+		n.learnLocked(server, set, specs)
+	}
+}
+
+// learnLocked makes specs the learned annotations of the tools in set (a
+// tool in set without specs has none any more).
+func (n *names) learnLocked(server string, set map[string]struct{}, specs map[string][]mcp.ParamSpec) {
+	if n.learned == nil {
+		n.learned = map[string]map[string][]mcp.ParamSpec{}
+	}
+	m := n.learned[server]
+	for name := range set {
+		sp := specs[name]
+		switch {
+		case sp != nil:
+			if m == nil || len(m) >= maxLearned {
+				m = map[string][]mcp.ParamSpec{}
+				n.learned[server] = m
+			}
+			m[name] = sp
+		case m != nil:
+			delete(m, name)
+		}
+	}
 }
 
 // annotated reports whether the x-mcp-header annotations of server's tools
@@ -82,16 +116,16 @@ func (c *Catalog) annotated(server string) bool {
 }
 
 // ParamSpecs returns the x-mcp-header annotations of upstream tool bare of
-// server, from the caller's recent listing (see Knows); nil when it has
-// none or there is no recent listing.
+// server: from the caller's recent listing (see Knows) when there is one,
+// else the tool's annotations as last listed to anyone; nil when it has
+// none.
 func (c *Catalog) ParamSpecs(q Query, server, bare string) []mcp.ParamSpec {
 	c.seen.mu.Lock()
 	defer c.seen.mu.Unlock()
-	s, ok := c.seen.lists[seenKey(q, server, mcp.MethodToolsList)]
-	if !ok || c.now().Sub(s.at) > seenFor {
-		return nil
+	if s, ok := c.seen.lists[seenKey(q, server, mcp.MethodToolsList)]; ok && c.now().Sub(s.at) <= seenFor {
+		return s.specs[bare]
 	}
-	return s.specs[bare]
+	return c.seen.learned[server][bare]
 }
 
 // Listed reports whether upstream name bare was in the caller's recent

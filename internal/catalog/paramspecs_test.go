@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -38,8 +39,9 @@ func TestParamSpecsFollowTheCallersListing(t *testing.T) {
 		{"a tool without annotations", alice, "s", "plain", nil},
 		{"an unknown tool", alice, "s", "nope", nil},
 		{"a server whose annotations do not bind", alice, "skip", "geo", nil},
-		{"another caller", Query{Servers: alice.Servers, Prefixed: true, Binding: "bob", CredentialKey: cred("c1")}, "s", "geo", nil},
-		{"other credentials", Query{Servers: alice.Servers, Prefixed: true, Binding: "alice", CredentialKey: cred("c2")}, "s", "geo", nil},
+		// Without a listing of their own, the annotations last listed to anyone.
+		{"another caller", Query{Servers: alice.Servers, Prefixed: true, Binding: "bob", CredentialKey: cred("c1")}, "s", "geo", want},
+		{"other credentials", Query{Servers: alice.Servers, Prefixed: true, Binding: "alice", CredentialKey: cred("c2")}, "s", "geo", want},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := cat.ParamSpecs(tc.q, tc.server, tc.tool)
@@ -55,5 +57,54 @@ func TestParamSpecsFollowTheCallersListing(t *testing.T) {
 	}
 	if got := cat.ParamSpecs(bob, "s", "geo"); len(got) != 1 {
 		t.Fatalf("after Knows: %+v", got)
+	}
+}
+
+// A caller's own recent listing decides its tools' annotations; without one
+// (its list could not be fetched), the annotations a tool was last listed
+// with decide, so headers are still checked while tools/list fails. A
+// listing that shows a tool without annotations clears what was learned.
+func TestParamSpecsFallBackToTheLastListing(t *testing.T) {
+	geo := func(header string) json.RawMessage {
+		return json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"` + header + `"}}}}`)
+	}
+	plain := json.RawMessage(`{"name":"geo","inputSchema":{"type":"object"}}`)
+	c := &Catalog{now: time.Now}
+	c.seen.lists = map[string]shown{}
+	alice := Query{Binding: "alice"}
+	bob := Query{Binding: "bob"}
+	carol := Query{Binding: "carol"}
+	now := time.Now()
+	c.seen.record(alice, "s", mcp.MethodToolsList, []json.RawMessage{geo("Region")}, true, now)
+	c.seen.record(bob, "s", mcp.MethodToolsList, []json.RawMessage{geo("Zone")}, true, now)
+	header := func(q Query) string {
+		sp := c.ParamSpecs(q, "s", "geo")
+		if len(sp) != 1 {
+			return ""
+		}
+		return sp[0].Header
+	}
+	if got := header(alice); got != "Mcp-Param-Region" {
+		t.Fatalf("alice: %q, want her own listing's", got)
+	}
+	if got := header(carol); got != "Mcp-Param-Zone" {
+		t.Fatalf("carol without a listing: %q, want the last listed", got)
+	}
+	c.seen.record(bob, "s", mcp.MethodToolsList, []json.RawMessage{plain}, true, now)
+	if got := header(carol); got != "" {
+		t.Fatalf("after a listing without annotations: %q, want none", got)
+	}
+	if got := header(alice); got != "Mcp-Param-Region" {
+		t.Fatalf("alice after bob's listing: %q, want her own listing's", got)
+	}
+	// Past seenFor, alice's listing no longer decides: the last listed does.
+	c.now = func() time.Time { return now.Add(seenFor + time.Second) }
+	if got := header(alice); got != "" {
+		t.Fatalf("alice's stale listing: %q, want the last listed (none)", got)
+	}
+	// A server whose annotations do not bind learns nothing.
+	c.seen.record(alice, "skip", mcp.MethodToolsList, []json.RawMessage{geo("Region")}, false, now)
+	if sp := c.ParamSpecs(carol, "skip", "geo"); sp != nil {
+		t.Fatalf("skip server: %+v", sp)
 	}
 }

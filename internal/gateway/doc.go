@@ -79,7 +79,8 @@
 //     as -32602 with HTTP 400. A hidden tool reads exactly like an unknown one.
 //   - Mcp-Param-* headers: a modern caller's tools/call must carry the headers its tool's
 //     x-mcp-header annotations ask for, agreeing with the arguments; the annotations come from
-//     the catalog (the caller's own recent listing, keyed like the list cache), the check from
+//     the catalog (the caller's own recent listing, keyed like the list cache, else the tool's
+//     last listed annotations), the check from
 //     internal/mcp, and a mismatch is a header_mismatch fault that never reaches the upstream.
 //   - Upstream failures are classified once (upstream.Classify, then catalog.UpstreamFault)
 //     into the fault table's upstream classes; the upstream's own JSON-RPC error is an
