@@ -19,6 +19,16 @@ type ListKey struct {
 	Credentials string
 }
 
+// Pages is one upstream list as fetched: its items, in order, and where the
+// upstream's pages ended.
+type Pages struct {
+	Items []json.RawMessage
+	// Cuts are the item counts at which one upstream page ended and the
+	// next began: ascending, each strictly between 0 and len(Items); nil
+	// when the upstream sent one page.
+	Cuts []int
+}
+
 // ListCache holds upstream lists for as long as the upstream's ttlMs
 // allows, and counts each server's list changes so that a fetch begun
 // before a change cannot store what it fetched. The catalog treats a failing
@@ -28,14 +38,15 @@ type ListKey struct {
 type ListCache interface {
 	// Get returns the entry for k live at now: the public one of k's
 	// server, method and credentials, else k.Binding's private one.
-	Get(ctx context.Context, k ListKey, now time.Time) (items []json.RawMessage, ok bool, err error)
+	Get(ctx context.Context, k ListKey, now time.Time) (list Pages, ok bool, err error)
 	// Generation returns how many times server's method list was
 	// invalidated.
 	Generation(ctx context.Context, server, method string) (uint64, error)
-	// Put keeps items for k until expires, for every binding with k's
-	// credentials, or for k.Binding alone when private; it stores nothing
-	// when the generation of k's server and method is no longer gen.
-	Put(ctx context.Context, k ListKey, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) error
+	// Put keeps list (its items and cuts) for k until expires, for every
+	// binding with k's credentials, or for k.Binding alone when private; it
+	// stores nothing when the generation of k's server and method is no
+	// longer gen.
+	Put(ctx context.Context, k ListKey, private bool, list Pages, expires, now time.Time, gen uint64) error
 	// Invalidate drops every entry of server's method list and advances
 	// its generation.
 	Invalidate(ctx context.Context, server, method string) error
@@ -62,7 +73,7 @@ func (c *MemoryListCache) Generation(_ context.Context, server, method string) (
 }
 
 type cacheEntry struct {
-	items   []json.RawMessage
+	list    Pages
 	expires time.Time
 }
 
@@ -76,23 +87,23 @@ func cacheKey(server, method, owner, cred string) string {
 
 // Get returns a live entry: the public one for these credentials, else the
 // caller's private one; expired entries it meets are dropped.
-func (c *MemoryListCache) Get(_ context.Context, k ListKey, now time.Time) ([]json.RawMessage, bool, error) {
+func (c *MemoryListCache) Get(_ context.Context, k ListKey, now time.Time) (Pages, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, owner := range [2]string{"", k.Binding} {
 		key := cacheKey(k.Server, k.Method, owner, k.Credentials)
 		if e, ok := c.entries[key]; ok {
 			if now.Before(e.expires) {
-				return e.items, true, nil
+				return e.list, true, nil
 			}
 			delete(c.entries, key)
 		}
 	}
-	return nil, false, nil
+	return Pages{}, false, nil
 }
 
-// Put keeps items unless the list changed since gen.
-func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) error {
+// Put keeps list unless it changed since gen.
+func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, list Pages, expires, now time.Time, gen uint64) error {
 	owner := ""
 	if private {
 		owner = k.Binding
@@ -115,7 +126,7 @@ func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, items 
 			c.entries = map[string]cacheEntry{}
 		}
 	}
-	c.entries[cacheKey(k.Server, k.Method, owner, k.Credentials)] = cacheEntry{items: items, expires: expires}
+	c.entries[cacheKey(k.Server, k.Method, owner, k.Credentials)] = cacheEntry{list: list, expires: expires}
 	return nil
 }
 

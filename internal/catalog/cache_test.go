@@ -277,18 +277,18 @@ func TestAFetchOlderThanAListChangeIsNotCached(t *testing.T) {
 
 // putList is ListCache.Put for a key spelled out.
 func putList(c ListCache, server, method, binding, cred string, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) {
-	if err := c.Put(context.Background(), ListKey{server, method, binding, cred}, private, items, expires, now, gen); err != nil {
+	if err := c.Put(context.Background(), ListKey{server, method, binding, cred}, private, Pages{Items: items}, expires, now, gen); err != nil {
 		panic(err)
 	}
 }
 
 // getList is ListCache.Get for a key spelled out.
 func getList(c ListCache, server, method, binding, cred string, now time.Time) ([]json.RawMessage, bool) {
-	items, ok, err := c.Get(context.Background(), ListKey{server, method, binding, cred}, now)
+	l, ok, err := c.Get(context.Background(), ListKey{server, method, binding, cred}, now)
 	if err != nil {
 		panic(err)
 	}
-	return items, ok
+	return l.Items, ok
 }
 
 // listGen is ListCache.Generation.

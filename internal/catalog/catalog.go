@@ -16,12 +16,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
-// PageSize is how many items one page of an aggregated list holds.
-const PageSize = 500
-
-// cursorTTL bounds how long an aggregate cursor stays valid.
-const cursorTTL = 10 * time.Minute
-
 // SealPurpose is the seal purpose of aggregate cursors.
 const SealPurpose = "mcp-cursor"
 
@@ -43,9 +37,11 @@ type Catalog struct {
 	log     *slog.Logger
 	cache   ListCache
 	now     func() time.Time
-	seen    names      // what each caller was last shown
-	snaps   Snapshots  // aggregates being paged through
-	warned  warnedURIs // duplicate resource URIs already warned about
+	// pageSize is PageSize; tests make it smaller.
+	pageSize int
+	seen     names      // what each caller was last shown
+	snaps    Snapshots  // aggregates being paged through
+	warned   warnedURIs // duplicate resource URIs already warned about
 
 	breakers   *breakers     // per-server listing breakers
 	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
@@ -74,7 +70,7 @@ type Config struct {
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
 	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
-		cache: cfg.Lists, snaps: cfg.Snapshots}
+		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize}
 	if c.cache == nil {
 		c.cache = NewMemoryListCache()
 	}
@@ -119,6 +115,10 @@ type Query struct {
 	CredentialKey func(server string) string
 	// AllowTool filters tools (bare upstream names); nil allows all.
 	AllowTool func(server, tool string) bool
+	// Whole serves the whole aggregate as one page, without a cursor
+	// (REST listings); otherwise pages end at PageSize items and where an
+	// upstream's page ended.
+	Whole bool
 }
 
 // UpstreamFault is the fault of a failed upstream request: its class from
@@ -202,19 +202,27 @@ func (c *Catalog) invalidate(server, method string) {
 // fetched is one server's list for one query.
 type fetched struct {
 	items []json.RawMessage
+	cuts  []int // where the upstream's pages ended (Pages.Cuts)
 	err   error
 }
 
-// fetch returns one server's list, from the cache when the upstream allowed
-// it.
+// fetch returns the items of one server's list, from the cache when the
+// upstream allowed it.
 func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) ([]json.RawMessage, error) {
+	l, err := c.fetchPages(ctx, q, s, method)
+	return l.Items, err
+}
+
+// fetchPages returns one server's list with its page cuts, from the cache
+// when the upstream allowed it.
+func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method string) (Pages, error) {
 	cred := ""
 	if q.CredentialKey != nil {
 		cred = q.CredentialKey(s.Name)
 	}
 	key := ListKey{Server: s.Name, Method: method, Binding: q.Binding, Credentials: cred}
-	if items, ok, err := c.cache.Get(ctx, key, c.now()); ok && err == nil {
-		return items, nil
+	if l, ok, err := c.cache.Get(ctx, key, c.now()); ok && err == nil {
+		return l, nil
 	}
 	var opts upstream.Options
 	if q.Options != nil {
@@ -222,19 +230,20 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 	}
 	done, ok := c.Admit(s.Name)
 	if !ok {
-		return nil, ErrSkipped
+		return Pages{}, ErrSkipped
 	}
 	gen, genErr := c.cache.Generation(ctx, s.Name, method)
 	res, err := s.Client.List(ctx, method, opts)
 	done(ctx, err)
 	if err != nil {
-		return nil, err
+		return Pages{}, err
 	}
+	l := Pages{Items: res.Items, Cuts: res.Cuts}
 	if res.TTL > 0 && genErr == nil {
 		now := c.now()
-		_ = c.cache.Put(ctx, key, res.Private, res.Items, now.Add(res.TTL), now, gen) // not kept: the next fetch asks again
+		_ = c.cache.Put(ctx, key, res.Private, l, now.Add(res.TTL), now, gen) // not kept: the next fetch asks again
 	}
-	return res.Items, nil
+	return l, nil
 }
 
 // List serves one page of the aggregated list method for q. cursor is the
@@ -252,11 +261,13 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			// The walk started where its snapshot is kept: later pages come
 			// from the list its first page was cut from, not from a new
 			// fan-out.
-			return c.page(key, method, q.Binding, sn.Items, sn.Outcomes, offset, snapID)
+			agg := aggregate{items: sn.Items, cuts: sn.Cuts, outcomes: sn.Outcomes}
+			return c.page(key, method, q, agg, offset, snapID)
 		}
 	}
 	results := c.gather(ctx, q, method)
 	var items []json.RawMessage
+	var cuts []int
 	outcomes := make(map[string]Outcome, len(q.Servers))
 	var authFails []upstream.Classified
 	var owners resourceOwners
@@ -281,9 +292,9 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			c.log.Warn("upstream list failed", "server", name, "method", method, "fault", string(cl.Fault), "reason", cl.Message)
 			continue
 		}
-		kept := c.present(q, name, method, r.items)
+		kept, kcuts := c.present(q, name, method, r.items, r.cuts)
 		if method == mcp.MethodResourcesList {
-			kept = owners.keep(name, kept)
+			kept, kcuts = owners.keep(name, kept, kcuts)
 		}
 		c.seen.record(q, name, method, r.items, c.annotated(name), c.now())
 		n := len(kept)
@@ -292,6 +303,9 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			o.ToolCount, o.Count = &n, nil
 		}
 		outcomes[name] = o
+		for _, cut := range kcuts {
+			cuts = append(cuts, len(items)+cut)
+		}
 		items = append(items, kept...)
 	}
 	if len(q.Servers) > 0 && len(authFails) == len(q.Servers) {
@@ -299,13 +313,14 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		return nil, UpstreamFault(cl, cl.Message)
 	}
 	c.warnDuplicates(ctx, &owners)
-	if len(items)-offset > PageSize && snapID == "" {
-		sn := Snapshot{Binding: q.Binding, Items: items, Outcomes: outcomes, Expires: c.now().Add(snapshotTTL)}
+	agg := aggregate{items: items, cuts: cuts, outcomes: outcomes}
+	if !q.Whole && snapID == "" && c.pageEnd(agg, offset) < len(items) {
+		sn := Snapshot{Binding: q.Binding, Items: items, Cuts: cuts, Outcomes: outcomes, Expires: c.now().Add(snapshotTTL)}
 		if id, err := c.snaps.Put(ctx, sn); err == nil {
 			snapID = id // else later pages fan out again
 		}
 	}
-	return c.page(key, method, q.Binding, items, outcomes, offset, snapID)
+	return c.page(key, method, q, agg, offset, snapID)
 }
 
 // unasked is the outcome of a server the aggregate did not wait for: skipped
@@ -335,32 +350,17 @@ func OutcomeOf(err error) Outcome {
 	return o
 }
 
-// page encodes one page of an aggregate, with the cursor of the next.
-func (c *Catalog) page(key, method, binding string, items []json.RawMessage, outcomes map[string]Outcome, offset int, snapID string) (json.RawMessage, *fault.Fault) {
-	if offset > len(items) {
-		offset = len(items)
-	}
-	page := items[offset:]
-	next := ""
-	if len(page) > PageSize {
-		page = page[:PageSize]
-		var err error
-		if next, err = c.sealNext(cursor{Method: method, Binding: binding, Offset: offset + PageSize, Snapshot: snapID}); err != nil {
-			return nil, fault.New(fault.Internal, "cannot paginate: %v", err)
-		}
-	}
-	return encodeList(key, page, next, outcomes), nil
-}
-
-// present filters and renames one server's items for the caller.
-func (c *Catalog) present(q Query, server, method string, items []json.RawMessage) []json.RawMessage {
+// present filters and renames one server's items for the caller; cuts
+// (Pages.Cuts) follow the items kept.
+func (c *Catalog) present(q Query, server, method string, items []json.RawMessage, cuts []int) ([]json.RawMessage, []int) {
 	renames := method == mcp.MethodToolsList || method == mcp.MethodPromptsList
+	if !renames {
+		return items, cuts
+	}
 	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		if !renames {
-			out = append(out, it)
-			continue
-		}
+	cut := cutter{cuts: cuts}
+	for i, it := range items {
+		cut.at(i, len(out))
 		name, ok := stringMember(it, "name")
 		if !ok {
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
@@ -378,35 +378,7 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 		}
 		out = append(out, it)
 	}
-	return out
-}
-
-func encodeList(key string, items []json.RawMessage, next string, outcomes map[string]Outcome) json.RawMessage {
-	size := 64
-	for _, it := range items {
-		size += len(it) + 1
-	}
-	b := make([]byte, 0, size)
-	b = append(b, '{', '"')
-	b = append(b, key...)
-	b = append(b, `":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	b = append(b, ']')
-	if next != "" {
-		b = append(b, `,"nextCursor":`...)
-		b = jsonrpc.AppendString(b, next)
-	}
-	oc, _ := json.Marshal(outcomes)
-	b = append(b, `,"ttlMs":0,"cacheScope":"private","_meta":{"`...)
-	b = append(b, mcp.MetaServerOutcomes...)
-	b = append(b, `":`...)
-	b = append(b, oc...)
-	return append(b, '}', '}')
+	return out, cut.done(len(out))
 }
 
 // stringMember returns the string value of obj's top-level member key.
@@ -478,38 +450,4 @@ func authFailure(results []fetched) *fault.Fault {
 		return nil
 	}
 	return UpstreamFault(*first, first.Message)
-}
-
-// cursor is the sealed content of an aggregate cursor.
-type cursor struct {
-	Method   string `json:"m"`
-	Binding  string `json:"b"`
-	Offset   int    `json:"o"`
-	Snapshot string `json:"s,omitempty"` // the walk's list on the replica that began it
-}
-
-func (c *Catalog) sealNext(cur cursor) (string, error) {
-	if c.sealer == nil {
-		return "", errors.New("no sealer")
-	}
-	b, _ := json.Marshal(cur)
-	return c.sealer.Seal(SealPurpose, b, cursorTTL)
-}
-
-func (c *Catalog) openCursor(tok, method, binding string) (cursor, error) {
-	var cur cursor
-	if c.sealer == nil {
-		return cur, errors.New("no sealer")
-	}
-	b, err := c.sealer.Open(SealPurpose, tok)
-	if err != nil {
-		return cur, err
-	}
-	if err := json.Unmarshal(b, &cur); err != nil {
-		return cur, err
-	}
-	if cur.Method != method || cur.Binding != binding || cur.Offset < 0 {
-		return cur, errors.New("cursor bound to another caller or method")
-	}
-	return cur, nil
 }

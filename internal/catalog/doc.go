@@ -56,6 +56,21 @@
 //     fragment, where credentials are carried, clipped to 256 bytes, with "uri_sha256" (a digest
 //     of the whole URI) to tell such URIs apart. The URIs already warned about are remembered by
 //     digest, at most 4096; when full the record starts over (a URI may be warned about again).
+//   - Pages follow the upstreams' pages. An upstream list is fetched whole (every page walked,
+//     see internal/upstream), but the walk reports where the upstream's pages ended (Pages.Cuts:
+//     item counts, kept through the list cache, the caller's tool filter and duplicate-URI
+//     dropping). An aggregate page ends after PageSize (500) items or where a server's page
+//     ended, whichever comes first, so a server's pages are never merged into one gateway page
+//     and a caller paging through the gateway sees the upstream's boundaries (an upstream paging
+//     one tool per page gives one tool per gateway page). The end of a server's list is no cut:
+//     servers that send one page share gateway pages as before. Empty upstream pages, and pages
+//     the caller sees nothing of, leave no empty gateway page. REST listings ask for the whole
+//     aggregate as one page (Query.Whole). Cuts cost nothing when an upstream sends one page;
+//     finding a page's end is a binary search over the cuts.
+//   - Cursors are sealed (SealPurpose, cursorTTL) and carry the method, the caller's binding
+//     (caller and scope), the offset where the next page begins and the walk's snapshot id; a
+//     cursor for another method or binding, tampered, expired or sealed with another key is
+//     invalid_params and never reaches an upstream.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.
@@ -63,7 +78,7 @@
 // Seams for state replicas may share (Config.Lists, Config.Snapshots; nil means the in-process
 // implementation, and internal/app injects them):
 //
-//   - ListCache holds each upstream list as fetched, keyed by server, method, the credentials'
+//   - ListCache holds each upstream list as fetched (items and page cuts), keyed by server, method, the credentials'
 //     key and, for a "private" entry, the caller's binding, until the upstream's ttlMs runs out;
 //     a "public" entry serves every binding with the same credentials. It also counts each
 //     server/method's invalidations (list_changed): a fetch reads the count before it asks the
@@ -72,7 +87,7 @@
 //     entries apart by every key field, never serve an entry at or past its expiry, and make
 //     Invalidate and the generation check atomic with respect to Put (a Put carrying an old
 //     generation stores nothing). A failing cache is treated as empty: the upstream is asked.
-//   - Snapshots keeps a paged aggregate (items and outcomes) for a minute under a random id that
+//   - Snapshots keeps a paged aggregate (items, page cuts and outcomes) for a minute under a random id that
 //     the sealed cursor carries, bound to the caller's binding: another caller's cursor never
 //     reaches it. MemorySnapshots holds 256 (expired dropped, then the oldest). A shared
 //     implementation must make ids unguessable, check the binding and the expiry on Get, and may

@@ -25,13 +25,16 @@ type resourceOwners struct {
 }
 
 // keep drops from server's resources those whose URI an earlier server
-// listed. A server repeating its own URI is left alone.
-func (o *resourceOwners) keep(server string, items []json.RawMessage) []json.RawMessage {
+// listed; cuts (Pages.Cuts) follow the items kept. A server repeating its
+// own URI is left alone.
+func (o *resourceOwners) keep(server string, items []json.RawMessage, cuts []int) ([]json.RawMessage, []int) {
 	if o.first == nil {
 		o.first = map[string]string{}
 	}
 	out := items[:0:0]
-	for _, it := range items {
+	cut := cutter{cuts: cuts}
+	for i, it := range items {
+		cut.at(i, len(out))
 		uri, ok := stringMember(it, "uri")
 		if !ok {
 			out = append(out, it)
@@ -52,7 +55,7 @@ func (o *resourceOwners) keep(server string, items []json.RawMessage) []json.Raw
 		}
 		out = append(out, it)
 	}
-	return out
+	return out, cut.done(len(out))
 }
 
 // warnedURIs remembers which duplicate URIs were warned about, by digest.

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -28,15 +27,15 @@ type fetchJob struct {
 // catalog's patience (see Patiently).
 func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched {
 	out := make([]fetched, len(q.Servers))
-	items, errs := Patiently(ctx, c, q.Servers, func(ctx context.Context, i int) ([]json.RawMessage, error) {
+	lists, errs := Patiently(ctx, c, q.Servers, func(ctx context.Context, i int) (Pages, error) {
 		s := c.servers[q.Servers[i]]
 		if s == nil {
-			return nil, fmt.Errorf("unknown server %q", q.Servers[i])
+			return Pages{}, fmt.Errorf("unknown server %q", q.Servers[i])
 		}
-		return c.fetch(ctx, q, s, method)
+		return c.fetchPages(ctx, q, s, method)
 	})
 	for i := range out {
-		out[i] = fetched{items: items[i], err: errs[i]}
+		out[i] = fetched{items: lists[i].Items, cuts: lists[i].Cuts, err: errs[i]}
 	}
 	return out
 }

@@ -21,8 +21,11 @@ const maxSnapshots = 256
 type Snapshot struct {
 	// Binding is the caller the aggregate was made for; no other caller
 	// gets it.
-	Binding  string
-	Items    []json.RawMessage
+	Binding string
+	Items   []json.RawMessage
+	// Cuts are where the aggregate's upstream pages ended (see Pages); a
+	// later page ends at the next one.
+	Cuts     []int
 	Outcomes map[string]Outcome
 	// Expires is when the snapshot may be forgotten.
 	Expires time.Time

@@ -89,6 +89,7 @@ func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []s
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		op := h.restOp(r, caller, s, mcp.MethodToolsList, nil)
+		op.WholeList = true // a REST listing has no cursor: every tool at once
 		if len(servers) > 1 {
 			op.Credentials = withoutAuthorization(op.Credentials)
 		}

@@ -129,6 +129,10 @@ type Operation struct {
 	// ClientCaps are the caller's declared ClientCapabilities (modern:
 	// from _meta; legacy: from initialize).
 	ClientCaps json.RawMessage
+	// WholeList asks a list method for the whole list as one page, without
+	// a cursor (REST listings); otherwise pages end where the catalog's
+	// page size or an upstream's page ends.
+	WholeList bool
 }
 
 // Credentials are the caller's credentials the front allows to be
@@ -243,6 +247,7 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 		AllowTool: func(server, tool string) bool {
 			return g.cfg.Policy.ToolAllowed(op.Caller, server, tool)
 		},
+		Whole: op.WholeList,
 	}
 }
 

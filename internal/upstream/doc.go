@@ -45,7 +45,11 @@
 //     first and falls back to initialize, then to HTTP+SSE, as the spec's
 //     dual-era client rules say; the verdict is remembered and dropped when
 //     the upstream answers in a way that contradicts it), paging walks
-//     (lists.go), the middleware chain around Call (middleware.go).
+//     (lists.go: a walk returns the whole list, never a partial one, and
+//     ListResult.Cuts says where the upstream's pages ended, after tools
+//     dropped for invalid x-mcp-header annotations, so the catalog can end
+//     its own pages there), the middleware chain around Call
+//     (middleware.go).
 //
 // Design decisions:
 //

@@ -21,6 +21,11 @@ type ListResult struct {
 	// Private is set when any page said cacheScope "private": the list may
 	// differ per credential.
 	Private bool
+	// Cuts are where the upstream's pages ended: the item counts at which
+	// one page ended and a later one began, ascending, each strictly
+	// between 0 and len(Items) (empty pages leave no cut); nil when the
+	// upstream sent one page.
+	Cuts []int
 }
 
 // List walks every page of a list method: tools/list, prompts/list,
@@ -126,6 +131,9 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 		if err != nil {
 			return ListResult{}, err
 		}
+		if n > 1 && len(out.Items) > 0 && (len(out.Cuts) == 0 || out.Cuts[len(out.Cuts)-1] < len(out.Items)) {
+			out.Cuts = append(out.Cuts, len(out.Items))
+		}
 		out.Items = append(out.Items, pg.items...)
 		// The list may be cached for the shortest TTL of its pages; one page
 		// without a hint makes the whole list uncacheable.
@@ -142,9 +150,14 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 				out.TTL = 0
 			}
 			if method == mcp.MethodToolsList && c.cfg.Transport == TransportHTTP {
-				out.Items = c.params.learn(out.Items, func(tool, why string) {
+				kept := c.params.learn(out.Items, func(tool, why string) {
 					c.cfg.Logger.Warn("upstream tool dropped: invalid x-mcp-header annotation", "tool", tool, "reason", why)
 				})
+				out.Cuts = recut(out.Items, kept, out.Cuts)
+				out.Items = kept
+			}
+			if k := len(out.Cuts); k > 0 && out.Cuts[k-1] >= len(out.Items) {
+				out.Cuts = out.Cuts[:k-1] // trailing empty pages
 			}
 			return out, nil
 		}
@@ -157,6 +170,33 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// recut maps cuts, page ends in items, onto kept, the items that remain
+// after some were dropped (a subsequence of items sharing their bytes): a
+// cut falls before the first kept item of the page it began. Cuts that
+// coincide, or fall at the start or end of kept, are dropped.
+func recut(items, kept []json.RawMessage, cuts []int) []int {
+	if len(cuts) == 0 || len(kept) == len(items) {
+		return cuts
+	}
+	out := cuts[:0]
+	j, k := 0, 0
+	for i := 0; i < len(items) && k < len(cuts); i++ {
+		for k < len(cuts) && cuts[k] == i {
+			if j > 0 && j < len(kept) && (len(out) == 0 || out[len(out)-1] < j) {
+				out = append(out, j)
+			}
+			k++
+		}
+		if j < len(kept) && len(items[i]) > 0 && len(kept[j]) > 0 && &items[i][0] == &kept[j][0] {
+			j++
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // walkErr turns the walk's own deadline into a TimeoutError: only when the

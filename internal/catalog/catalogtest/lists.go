@@ -101,7 +101,7 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 					if err := json.Unmarshal([]byte(p.items), &items); err != nil {
 						t.Fatal(err)
 					}
-					if err := c.Put(ctx, p.key, p.private, items, now.Add(p.ttl), now, gen); err != nil {
+					if err := c.Put(ctx, p.key, p.private, catalog.Pages{Items: items}, now.Add(p.ttl), now, gen); err != nil {
 						t.Fatalf("Put: %v", err)
 					}
 				}
@@ -113,13 +113,13 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 				}
 			}
 			store(true)
-			items, ok, err := c.Get(ctx, tc.get, now.Add(tc.age))
+			l, ok, err := c.Get(ctx, tc.get, now.Add(tc.age))
 			if err != nil {
 				t.Fatalf("Get: %v", err)
 			}
 			got := ""
 			if ok {
-				b, _ := json.Marshal(items)
+				b, _ := json.Marshal(l.Items)
 				got = string(b)
 			}
 			if got != tc.want {
@@ -140,10 +140,11 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 			t.Fatal("another method's generation changed")
 		}
 	})
-	t.Run("items come back as stored", func(t *testing.T) {
+	t.Run("items and page cuts come back as stored", func(t *testing.T) {
 		c := newCache()
 		now := time.Now()
-		in := []json.RawMessage{json.RawMessage(`{"name":"x","inputSchema":{"type":"object"}}`), json.RawMessage(`{"name":"y"}`)}
+		in := catalog.Pages{Items: []json.RawMessage{json.RawMessage(`{"name":"x","inputSchema":{"type":"object"}}`),
+			json.RawMessage(`{"name":"y"}`), json.RawMessage(`{"name":"z"}`)}, Cuts: []int{1, 2}}
 		if err := c.Put(context.Background(), alice, false, in, now.Add(time.Hour), now, generation(t, c, alice)); err != nil {
 			t.Fatal(err)
 		}
@@ -151,8 +152,11 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 		if err != nil || !ok {
 			t.Fatalf("Get = %v, %v", ok, err)
 		}
-		if !slices.EqualFunc(in, out, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
-			t.Fatalf("Get = %s, want %s", out, in)
+		if !slices.EqualFunc(in.Items, out.Items, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+			t.Fatalf("Get = %s, want %s", out.Items, in.Items)
+		}
+		if !slices.Equal(in.Cuts, out.Cuts) {
+			t.Fatalf("Get cuts = %v, want %v", out.Cuts, in.Cuts)
 		}
 	})
 }

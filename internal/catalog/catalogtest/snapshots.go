@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func Snapshots(t *testing.T, newStore func() catalog.Snapshots) {
 	kept := catalog.Snapshot{
 		Binding:  "v1;u=alice|",
 		Items:    []json.RawMessage{json.RawMessage(`{"name":"s-x"}`), json.RawMessage(`{"name":"s-y"}`)},
+		Cuts:     []int{1},
 		Outcomes: map[string]catalog.Outcome{"s": {Status: "ok", ToolCount: &count}, "t": {Status: "timeout"}},
 		Expires:  now.Add(time.Minute),
 	}
@@ -57,6 +59,7 @@ func Snapshots(t *testing.T, newStore func() catalog.Snapshots) {
 		s := newStore()
 		other := kept
 		other.Items = kept.Items[:1]
+		other.Cuts = nil
 		a, errA := s.Put(ctx, kept)
 		b, errB := s.Put(ctx, other)
 		if errA != nil || errB != nil || a == b {
@@ -72,7 +75,7 @@ func Snapshots(t *testing.T, newStore func() catalog.Snapshots) {
 func same(id string) string { return id }
 
 // sameSnapshot compares snapshots as a shared store would keep them: items
-// by their bytes, outcomes by value, the expiry to the second.
+// by their bytes, cuts and outcomes by value, the expiry to the second.
 func sameSnapshot(a, b catalog.Snapshot) bool {
 	if a.Binding != b.Binding || len(a.Items) != len(b.Items) || !a.Expires.Truncate(time.Second).Equal(b.Expires.Truncate(time.Second)) {
 		return false
@@ -82,5 +85,5 @@ func sameSnapshot(a, b catalog.Snapshot) bool {
 			return false
 		}
 	}
-	return reflect.DeepEqual(a.Outcomes, b.Outcomes)
+	return slices.Equal(a.Cuts, b.Cuts) && reflect.DeepEqual(a.Outcomes, b.Outcomes)
 }
