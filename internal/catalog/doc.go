@@ -66,7 +66,9 @@
 //     servers that send one page share gateway pages as before. Empty upstream pages, and pages
 //     the caller sees nothing of, leave no empty gateway page. REST listings ask for the whole
 //     aggregate as one page (Query.Whole). Cuts cost nothing when an upstream sends one page;
-//     finding a page's end is a binary search over the cuts.
+//     finding a page's end is a binary search over the cuts. A server's cuts are bounded by its
+//     walk's page cap (MCP_TOOL_LISTING_MAX_PAGES). A first page that does not reach the end
+//     keeps a snapshot (see Snapshots), as a list longer than PageSize always did.
 //   - Cursors are sealed (SealPurpose, cursorTTL) and carry the method, the caller's binding
 //     (caller and scope), the offset where the next page begins and the walk's snapshot id; a
 //     cursor for another method or binding, tampered, expired or sealed with another key is
