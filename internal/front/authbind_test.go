@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -114,5 +115,31 @@ func TestLegacyPostBindsMcpName(t *testing.T) {
 	resp, body = post(t, f.url+"/mcp", hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fs-echo","arguments":{}}}`)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("legacy tools/call with a matching Mcp-Name: %d %s", resp.StatusCode, body)
+	}
+}
+
+// The Mcp-Name binding: the header must name what the body acts on; a
+// method the revision gives no Mcp-Name is bound through its uri or name.
+func TestNameMismatch(t *testing.T) {
+	cases := []struct {
+		method, params, header string
+		ok                     bool
+	}{
+		{"tools/call", `{"name":"fs-echo"}`, "fs-echo", true},
+		{"tools/call", `{"name":"fs-rm"}`, "fs-echo", false},
+		{"resources/read", `{"uri":"test://value"}`, "test://value", true},
+		{"resources/subscribe", `{"uri":"test://value"}`, "test://value", true},
+		{"resources/unsubscribe", `{"uri":"test://value"}`, "test://other", false},
+		{"tools/list", `{}`, "x", false},
+		{"tools/list", `{}`, "", true},
+		{"initialize", `{"name":"client"}`, "other", false},
+	}
+	for _, tc := range cases {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Mcp-Name", tc.header)
+		msg := &jsonrpc.Message{Method: tc.method, Params: json.RawMessage(tc.params)}
+		if got := nameMismatch(r, msg); (got == "") != tc.ok {
+			t.Errorf("%s %s with Mcp-Name %q: %q, want ok=%v", tc.method, tc.params, tc.header, got, tc.ok)
+		}
 	}
 }

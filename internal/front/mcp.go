@@ -237,8 +237,19 @@ func nameMismatch(r *http.Request, msg *jsonrpc.Message) string {
 	}
 	key := mcp.NameParam(msg.Method)
 	if key == "" {
+		// A method the revision gives no Mcp-Name (resources/subscribe,
+		// say) may still act on a uri or name: a header naming exactly
+		// that is consistent, anything else is not.
 		if name == "" {
 			return ""
+		}
+		for _, k := range [...]string{"uri", "name"} {
+			if body, ok := stringMember(msg.Params, k); ok {
+				if body == name {
+					return ""
+				}
+				return "Mcp-Name '" + clip(name) + "' != params." + k + " '" + clip(body) + "'"
+			}
 		}
 		return "Mcp-Name '" + clip(name) + "' sent for method '" + clip(msg.Method) + "', which names nothing"
 	}
