@@ -77,7 +77,8 @@
 //     again (probe.go): a 2026-07-28 upstream gets a server/discover of its
 //     own, a legacy one a fresh handshake on an ephemeral session (its
 //     initialize result is the answer, and the session is ended before
-//     Discover returns). Neither changes what Info reports: a pooled legacy
+//     Discover returns; on stdio, where that would start another child,
+//     the running child's handshake is the answer). Neither changes what Info reports: a pooled legacy
 //     session keeps what its own handshake promised. A failed probe is
 //     returned, never replaced by the earlier answer. Failures are logged after the chain, so an error a
 //     middleware answers with is logged and classified like any other.

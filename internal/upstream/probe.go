@@ -12,16 +12,23 @@ import (
 // server/discover request of its own (through Config.Middleware, like any
 // Call); a legacy one a fresh handshake on a session opened for this call
 // alone and ended before it returns, whose initialize result is the answer.
-// Any failure is returned: a caller that promises notifications on the
-// strength of the answer must not promise them on a guess.
+// A legacy stdio upstream is the exception: a fresh handshake there would
+// start another child process, and the running child's handshake is what
+// that process offers, so its answer is Info's. Any failure is returned: a
+// caller that promises notifications on the strength of the answer must not
+// promise them on a guess.
 func (c *Client) Discover(ctx context.Context, opts Options) (Info, error) {
-	if !opts.Ephemeral {
+	if !opts.Ephemeral || c.cfg.Transport == TransportStdio {
+		opts.Ephemeral = false
 		info, err := c.Info(ctx, opts)
 		if err != nil {
 			return Info{}, err
 		}
-		if info.Era == mcp.EraModern {
+		switch {
+		case info.Era == mcp.EraModern:
 			return c.discoverCall(ctx, opts)
+		case c.cfg.Transport == TransportStdio:
+			return info, nil
 		}
 	}
 	opts.Ephemeral = true

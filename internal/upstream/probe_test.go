@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -117,6 +119,38 @@ func TestClientDiscoverIsLive(t *testing.T) {
 			}
 		})
 	}
+	t.Run("legacy stdio", func(t *testing.T) {
+		// The running child's handshake is the answer: no second child
+		// (its binary is gone once the first runs, so one could not start).
+		cfg := goFixtureStdio(mcp.V20251125)(t)
+		bin, err := os.ReadFile(cfg.Command)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Command = filepath.Join(t.TempDir(), "fixture")
+		if err := os.WriteFile(cfg.Command, bin, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close(context.Background()) })
+		info, err := c.Info(context.Background(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(cfg.Command); err != nil {
+			t.Fatal(err)
+		}
+		live, err := c.Discover(context.Background(), Options{Ephemeral: true})
+		if err != nil || live.Era != mcp.EraLegacy || !live.Capabilities.HasTools() || live.ServerInfo.Name != info.ServerInfo.Name {
+			t.Fatalf("Discover on stdio: %+v %v", live, err)
+		}
+		if n := c.poolSize(); n != 1 {
+			t.Fatalf("pool holds %d sessions, want the one child", n)
+		}
+	})
 	t.Run("failure", func(t *testing.T) {
 		up := startCountingSDK(t, true)
 		c, err := New(Config{Name: "probe", URL: up.url, ProtocolVersion: mcp.V20260728, RequestTimeout: 5 * time.Second, ListTimeout: 5 * time.Second})
