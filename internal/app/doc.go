@@ -13,8 +13,9 @@
 // the record of ended legacy sessions (so a deleted session stays deleted
 // across Apply), the request counter behind servers' rpm (limits.Memory: one
 // count per replica, kept across Apply) and each server's current rpm (read
-// by its client's middleware on every call, so an rpm change needs no new
-// client), the health endpoints and the admission layer (host guard,
+// by its client's middleware on every call and by the gateway's Limit on
+// every discovery, which counts once per server, so an rpm change needs no
+// new client), the health endpoints and the admission layer (host guard,
 // in-flight bound, body read deadline; general_settings' HTTP limits
 // therefore take effect at start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,

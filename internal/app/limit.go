@@ -17,9 +17,10 @@ import (
 )
 
 // limited reports whether a server's rpm counts method: the calls callers
-// make. List pages, discovery, subscriptions and the client's own requests
-// are never refused by it, so a listing never fails or waits on a limited
-// server.
+// make. List pages, subscriptions and the client's own requests are never
+// refused by it, so a listing never fails or waits on a limited server; a
+// discovery is counted once per server by rpmDiscovery, before it asks the
+// server anything.
 func limited(method string) bool {
 	switch method {
 	case mcp.MethodToolsCall, mcp.MethodPromptsGet, mcp.MethodResourcesRead, mcp.MethodCompletionComplete:
@@ -80,19 +81,44 @@ func (r *rpms) set(servers []config.Server) {
 func rpmLimit(counter limits.Counter, server string, rpm *atomic.Int64, log *slog.Logger) upstream.Middleware {
 	return func(next upstream.CallFunc) upstream.CallFunc {
 		return func(ctx context.Context, method string, params json.RawMessage, opts upstream.Options) (upstream.Result, error) {
-			limit := int(rpm.Load())
-			if limit <= 0 || opts.Retry || !limited(method) {
+			if opts.Retry || !limited(method) {
 				return next(ctx, method, params, opts)
 			}
-			d, err := counter.Take(ctx, server, limit, time.Minute, time.Now())
-			switch {
-			case err != nil:
-				log.Warn("request limit not checked; the call goes ahead", "server", server, "error", err.Error())
-			case !d.Allowed:
-				return upstream.Result{}, &fault.Fault{Class: fault.LimitExceeded, RetryAfter: d.RetryAfter,
-					Message: "upstream " + server + ": request limit reached (" + strconv.Itoa(limit) + " per minute)"}
+			if f := takeRPM(ctx, counter, server, rpm, log); f != nil {
+				return upstream.Result{}, f
 			}
 			return next(ctx, method, params, opts)
 		}
 	}
+}
+
+// rpmDiscovery is the gateway's Limit: a discovery counts as one request
+// against each server it asks (its catalog reads and its probe together), so
+// a server whose rpm is spent is left out of discovery, not asked.
+func rpmDiscovery(counter limits.Counter, rpms *rpms, log *slog.Logger) func(ctx context.Context, server string) error {
+	return func(ctx context.Context, server string) error {
+		if f := takeRPM(ctx, counter, server, rpms.of(server), log); f != nil {
+			return f
+		}
+		return nil
+	}
+}
+
+// takeRPM counts one request to server against its rpm (none while rpm
+// holds 0) and returns the limit_exceeded fault when the limit is spent.
+// When the counter cannot decide, the request goes ahead.
+func takeRPM(ctx context.Context, counter limits.Counter, server string, rpm *atomic.Int64, log *slog.Logger) *fault.Fault {
+	limit := int(rpm.Load())
+	if limit <= 0 {
+		return nil
+	}
+	d, err := counter.Take(ctx, server, limit, time.Minute, time.Now())
+	switch {
+	case err != nil:
+		log.Warn("request limit not checked; the request goes ahead", "server", server, "error", err.Error())
+	case !d.Allowed:
+		return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: d.RetryAfter,
+			Message: "upstream " + server + ": request limit reached (" + strconv.Itoa(limit) + " per minute)"}
+	}
+	return nil
 }

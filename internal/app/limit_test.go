@@ -176,3 +176,32 @@ func TestRPMCountsAnOperationOnce(t *testing.T) {
 		t.Fatalf("%d sent, want 4", s[mcp.MethodToolsCall])
 	}
 }
+
+// A discovery counts once against a server's rpm, in the same window as its
+// calls; over the limit it gets the limit's fault, and a server without rpm
+// is never counted.
+func TestRPMCountsDiscovery(t *testing.T) {
+	var r rpms
+	r.set([]config.Server{{Name: "srv", RPM: 2}, {Name: "free"}})
+	counter := limits.NewMemory(0)
+	log := slog.New(slog.DiscardHandler)
+	discover := rpmDiscovery(counter, &r, log)
+	s := sent{}
+	call := rpmLimit(counter, "srv", r.of("srv"), log)(s.end)
+	ctx := context.Background()
+	if err := discover(ctx, "srv"); err != nil {
+		t.Fatalf("first discovery: %v", err)
+	}
+	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+		t.Fatalf("call within the limit: %v", err)
+	}
+	var f *fault.Fault
+	if err := discover(ctx, "srv"); !errors.As(err, &f) || f.Class != fault.LimitExceeded {
+		t.Fatalf("discovery over the limit: %v", err)
+	}
+	for range 5 {
+		if err := discover(ctx, "free"); err != nil {
+			t.Fatalf("a server without rpm: %v", err)
+		}
+	}
+}

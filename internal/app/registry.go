@@ -81,6 +81,7 @@ func (r *registry) gatewayServers(clients map[string]*upstream.Client) []*gatewa
 			Name: s.Name, ID: s.ServerID, Alias: s.Alias, Client: clients[s.Name],
 			ExtraHeaders: s.ExtraHeaders, Delegate: s.AuthType == config.AuthType(auth.AuthOAuthDelegate),
 			AllowElicitation: s.AllowElicitation, AllowSampling: s.AllowSampling,
+			CallerToken:  s.AuthType == config.AuthType(auth.AuthOAuth2) && s.OAuth2Flow == config.OAuth2AuthorizationCode,
 			TargetDigest: gateway.TargetDigest(s.ServerID, s.URL, string(s.Transport), s.ProtocolVersion, s.Command, s.Args),
 		})
 	}

@@ -224,6 +224,12 @@ func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method str
 	if l, ok, err := c.cache.Get(ctx, key, c.now()); ok && err == nil {
 		return l, nil
 	}
+	return c.load(ctx, q, s, method, key)
+}
+
+// load asks the upstream for one server's list (its breaker admitting) and
+// keeps it in the cache under key when the upstream allowed it.
+func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
 	var opts upstream.Options
 	if q.Options != nil {
 		opts = q.Options(s.Name)

@@ -73,6 +73,14 @@
 //     (caller and scope), the offset where the next page begins and the walk's snapshot id; a
 //     cursor for another method or binding, tampered, expired or sealed with another key is
 //     invalid_params and never reaches an upstream.
+//   - Discovery reads catalogs (Read): all four lists of one server, in order, from the upstream
+//     past the cache (and refreshing it), so a discovery describes what the server serves now.
+//   - Forget drops one server's lists cached for given credentials (every binding's) after a call
+//     through the gateway, which may have changed them. The in-process cache forgets by
+//     credentials without advancing the server's generation, so a list fetched by a request that
+//     began before the call and ends after Forget may still be stored (until its ttlMs); a cache
+//     that cannot forget by credentials (no Forget method) invalidates the server's lists for
+//     everyone instead.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.

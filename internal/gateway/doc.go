@@ -48,6 +48,29 @@
 //     breakers and patience (see internal/catalog): a server that recently timed out is skipped
 //     at once, a slow one costs at most the patience, and the result's _meta carries
 //     "litellm.ai/server_outcomes" ({server: {status}}) as aggregate lists do.
+//   - server/discover is live (discover.go): nothing of an earlier answer is reused, since a
+//     cached optimistic answer would promise notifications a server can no longer send. Each
+//     discovery first admits each server (one that takes the caller's own OAuth token,
+//     Server.CallerToken, when the caller holds none, is "auth_required"; one whose request
+//     limit, Config.Limit, refuses one more discovery is "limit_exceeded"; neither is
+//     contacted); then reads every admitted server's catalogs (tools, prompts, resources,
+//     resource templates, in that order, from the upstream: the catalogs the answer describes),
+//     each server's reads under one listing timeout; then, once all reads ended, probes every
+//     server at once (upstream.Client.Discover: a server/discover request, or a fresh legacy
+//     handshake) under the listing timeout. So a discovery takes at most twice the listing
+//     timeout (plus the patience of an aggregate). A server that fails any step leaves tools
+//     offered but promises no list changes and no subscribe; a probe's failure does not count
+//     against the server's breaker (its reads just answered). The legacy initialize answer
+//     (Introduce) and listens still use what each pooled conversation said when it began.
+//   - An upstream listen (modern) or follow (legacy) is opened for a server only when it offers
+//     something of what the listen wants (offers): a list change it announces, a URI it lets be
+//     subscribed to, or, for a legacy session, its log lines or URL-mode elicitation
+//     completions. A server that announces nothing is never sent subscriptions/listen; a legacy
+//     caller's resources/subscribe that no server can honour fails at once.
+//   - After a tools/call (and a resumed one) the caller's cached lists of that server are
+//     forgotten (catalog.Forget, for the credentials of a scoped and of an aggregate request): a
+//     call may change the server's catalog, and a server without list-changed notifications, or
+//     one nobody follows, would not say so.
 //   - A SubscriptionFilter from outside is validated by ParseFilter before anything is
 //     acknowledged: at most MaxResourceSubscriptions (64) resourceSubscriptions, each an
 //     absolute URI of at most 4096 bytes (an empty entry would match every URI). A bad filter is

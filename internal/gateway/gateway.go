@@ -34,6 +34,10 @@ type Server struct {
 	Delegate         bool
 	AllowElicitation bool
 	AllowSampling    bool
+	// CallerToken says the server's credential is the caller's own OAuth
+	// token (auth_type oauth2 with oauth2_flow authorization_code): a caller
+	// that holds none cannot use it, and discovery does not contact it.
+	CallerToken bool
 	// TargetDigest names the server's configuration (see TargetDigest);
 	// continuations minted for it die when it changes.
 	TargetDigest string
@@ -54,6 +58,10 @@ type Config struct {
 	// Sampler fulfils upstream sampling requests; nil when no model is
 	// configured.
 	Sampler Sampler
+	// Limit counts one discovery of server against the server's request
+	// limit (rpm): an error means the limit is spent, and the discovery
+	// does not contact the server. nil counts nothing.
+	Limit func(ctx context.Context, server string) error
 	// Middleware wraps Do, outermost first: each sees every operation and
 	// its outcome, and may answer without calling the next.
 	Middleware []Middleware

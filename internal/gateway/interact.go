@@ -176,7 +176,11 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 	if err != nil {
 		return fail(fault.InvalidParams, "invalid inputResponses: %v", err)
 	}
-	return g.call(ctx, op, s, len(servers) > 1, params, c)
+	out := g.call(ctx, op, s, len(servers) > 1, params, c)
+	if op.Method == mcp.MethodToolsCall {
+		g.forgetLists(op, c.Server) // the call ran on: see callNamed
+	}
+	return out
 }
 
 // withInput sets a retry's inputResponses (the caller's, exactly as sent,

@@ -239,12 +239,12 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	var wg sync.WaitGroup
 	followed := 0 // legacy upstreams, followed through their sessions
 	for i, name := range servers {
-		if infos[i] == nil {
+		part := honoured
+		part.ResourceSubscriptions = owners[name]
+		if !offers(infos[i], &part) {
 			continue
 		}
 		s := g.servers[name]
-		part := honoured
-		part.ResourceSubscriptions = owners[name]
 		opts := g.options(s, &op, multi)
 		if infos[i].Era == mcp.EraModern {
 			pb, _ := json.Marshal(part)
@@ -378,13 +378,17 @@ func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) ([
 	multi := len(servers) > 1
 	out, errs := catalog.Patiently(ctx, g.cfg.Catalog, servers, func(ctx context.Context, i int) (*upstream.Info, error) {
 		s := g.servers[servers[i]]
+		opts := g.options(s, op, multi)
+		if s.CallerToken && opts.Token == "" {
+			return nil, errNoCallerToken
+		}
 		done, ok := g.cfg.Catalog.Admit(s.Name)
 		if !ok {
 			return nil, catalog.ErrSkipped
 		}
 		ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
 		defer cancel()
-		info, err := s.Client.Info(ctx, g.options(s, op, multi))
+		info, err := s.Client.Info(ctx, opts)
 		done(ctx, err)
 		if err != nil {
 			return nil, err
@@ -397,7 +401,7 @@ func (g *Gateway) infos(ctx context.Context, op *Operation, servers []string) ([
 			outcomes[name] = catalog.Outcome{Status: "ok"}
 			continue
 		}
-		o := catalog.OutcomeOf(errs[i])
+		o := discoveryOutcome(errs[i])
 		outcomes[name] = o
 		if o.Status != catalog.OutcomeSkipped {
 			g.cfg.Logger.Warn("upstream discovery failed", "server", name, "fault", o.Status)

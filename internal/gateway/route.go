@@ -46,7 +46,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if err != nil {
 		return fail(fault.InvalidParams, "params must be an object")
 	}
-	return g.forward(ctx, op, server, servers, params)
+	out := g.forward(ctx, op, server, servers, params)
+	if tool {
+		g.forgetLists(op, server)
+	}
+	return out
 }
 
 // unknownName answers a name no server the caller may use here serves. A
@@ -151,95 +155,6 @@ func (g *Gateway) complete(ctx context.Context, op *Operation) Outcome {
 		return g.forward(ctx, op, server, servers, op.Params)
 	}
 	return fail(fault.InvalidParams, "params.ref must be a ref/prompt or ref/resource")
-}
-
-// capabilities aggregates what the upstreams offered. A feature is offered
-// when any upstream offers it; a change notification is promised only when
-// every upstream offering the feature sends it and no upstream failed its
-// probe (a change there could not be seen); resources/subscribe only with a
-// single upstream in scope.
-type capabilities struct {
-	tools, toolsChanged, prompts, promptsChanged, resources, resourcesChanged, subscribe, completions, logging bool
-}
-
-func aggregate(infos []*upstream.Info) capabilities {
-	c := capabilities{toolsChanged: true, promptsChanged: true, resourcesChanged: true, subscribe: len(infos) == 1}
-	failed := false
-	for _, info := range infos {
-		if info == nil {
-			failed = true
-			continue
-		}
-		sc := info.Capabilities
-		if sc.HasTools() {
-			c.tools = true
-			c.toolsChanged = c.toolsChanged && sc.ToolsListChanged()
-		}
-		if sc.HasPrompts() {
-			c.prompts = true
-			c.promptsChanged = c.promptsChanged && sc.PromptsListChanged()
-		}
-		if sc.HasResources() {
-			c.resources = true
-			c.resourcesChanged = c.resourcesChanged && sc.ResourcesListChanged()
-			c.subscribe = c.subscribe && sc.ResourcesSubscribe()
-		}
-		c.completions = c.completions || sc.HasCompletions()
-		c.logging = c.logging || sc.HasLogging()
-	}
-	if failed {
-		// An upstream we could not probe may well have tools; say so, but
-		// promise no notifications for it.
-		c.tools = c.tools || len(infos) > 0
-		c.toolsChanged, c.promptsChanged, c.resourcesChanged, c.subscribe = false, false, false, false
-	}
-	c.subscribe = c.subscribe && c.resources
-	return c
-}
-
-func (c capabilities) MarshalJSON() ([]byte, error) {
-	m := map[string]any{}
-	if c.tools {
-		m["tools"] = map[string]bool{"listChanged": c.toolsChanged}
-	}
-	if c.prompts {
-		m["prompts"] = map[string]bool{"listChanged": c.promptsChanged}
-	}
-	if c.resources {
-		m["resources"] = map[string]bool{"listChanged": c.resourcesChanged, "subscribe": c.subscribe}
-	}
-	if c.completions {
-		m["completions"] = struct{}{}
-	}
-	if c.logging {
-		m["logging"] = struct{}{}
-	}
-	return json.Marshal(m)
-}
-
-// discover aggregates server/discover over the caller's upstreams, probed
-// concurrently under the listing timeout. An upstream that fails or times out
-// contributes nothing, so its flags degrade instead of failing discovery.
-func (g *Gateway) discover(ctx context.Context, op *Operation) Outcome {
-	servers := g.visible(op)
-	infos, outcomes := g.infos(ctx, op, servers)
-	caps := aggregate(infos)
-	res := map[string]any{
-		"resultType":        mcp.ResultTypeComplete,
-		"supportedVersions": g.cfg.Advertised,
-		"capabilities":      caps,
-		"ttlMs":             0,
-		"cacheScope":        mcp.CacheScopePrivate,
-		"_meta":             map[string]any{mcp.MetaServerInfo: g.cfg.Info, mcp.MetaServerOutcomes: outcomes},
-	}
-	if text := g.instructions(op, servers, infos); text != "" {
-		res["instructions"] = text
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fail(fault.Internal, "cannot encode discovery")
-	}
-	return Outcome{Result: b}
 }
 
 // LegacyCapabilities is what the gateway advertises in a legacy initialize

@@ -73,9 +73,18 @@
 //     page of a list walk goes through Call and so through the chain (an
 //     ephemeral walk's pages carry the session they share), the tools/list
 //     a stale Mcp-Param header makes the client fetch again included; the
-//     conversation's own requests (probe, server/discover, initialize,
-//     notifications/cancelled), Info and the answers to server→client
-//     requests do not. Failures are logged after the chain, so an error a
+//     conversation's own requests (probe, the server/discover that starts
+//     a modern conversation, initialize, notifications/cancelled), Info and
+//     the answers to server→client requests do not; Discover's own
+//     server/discover does.
+//   - Info is what the conversation said when it began; Discover asks
+//     again (probe.go): a 2026-07-28 upstream gets a server/discover of its
+//     own, a legacy one a fresh handshake on an ephemeral session (its
+//     initialize result is the answer, and the session is ended before
+//     Discover returns; on stdio, where that would start another child,
+//     the running child's handshake is the answer). Neither changes what Info reports: a pooled legacy
+//     session keeps what its own handshake promised. A failed probe is
+//     returned, never replaced by the earlier answer. Failures are logged after the chain, so an error a
 //     middleware answers with is logged and classified like any other.
 //   - Results stay json.RawMessage; the client never decodes a tool result.
 //     The go-sdk client was rejected for the forwarding path: its typed

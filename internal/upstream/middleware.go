@@ -16,11 +16,13 @@ type CallFunc func(ctx context.Context, method string, params json.RawMessage, o
 // (Classify) like one from the upstream.
 //
 // What passes through it: every Call, so the typed helpers (CallTool,
-// GetPrompt, ReadResource, Complete), Listen, and every page of a list walk
-// (List and its shorthands, pooled or ephemeral, including the tools/list a
-// stale Mcp-Param header makes the client fetch again). What does not: the
-// conversation's own requests (the era probe, server/discover, initialize,
-// notifications/cancelled), Info, and the answers to server→client requests.
+// GetPrompt, ReadResource, Complete), Listen, Discover's server/discover,
+// and every page of a list walk (List and its shorthands, pooled or
+// ephemeral, including the tools/list a stale Mcp-Param header makes the
+// client fetch again). What does not: the conversation's own requests (the
+// era probe, the server/discover that starts a modern conversation,
+// initialize, notifications/cancelled), Info, and the answers to
+// server→client requests.
 type Middleware func(next CallFunc) CallFunc
 
 // chain wraps end in mws, the first outermost; nil when there are none, so
