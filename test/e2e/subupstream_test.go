@@ -37,6 +37,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +52,10 @@ type subUpstreamOptions struct {
 	Kind string
 	// LegacySSE also serves the legacy HTTP+SSE transport at /sse.
 	LegacySSE bool
-	// Pages pages tools/list one tool per page (go-sdk's PageSize 1).
+	// Pages pages tools/list one tool per page in the order the tools were
+	// added, the cursor being the next offset, as the seed's middleware does
+	// (go-sdk's own PageSize pages in name order, which would put "added"
+	// first).
 	Pages bool
 	// NoCapabilities strips the capabilities from initialize and
 	// server/discover and answers subscriptions/listen with -32601.
@@ -92,6 +96,8 @@ type subUpstream struct {
 	executions      []string
 	catalogReads    int
 	probeArmed      bool
+	armedAt         int // catalog reads when armed
+	armedDiscovers  int // discovers when armed
 	probeGoal       int
 	probeExercised  bool
 	probeArrivals   int
@@ -149,9 +155,6 @@ func startSubscriptionUpstream(t *testing.T, opts subUpstreamOptions) *subUpstre
 		},
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	}
-	if opts.Pages {
-		sopts.PageSize = 1
 	}
 	u.server = mcp.NewServer(&mcp.Implementation{Name: "subscription-peer", Version: "1"}, sopts)
 	u.server.AddTool(&mcp.Tool{Name: "change_tools", InputSchema: map[string]any{"type": "object"}},
@@ -263,10 +266,14 @@ func (u *subUpstream) control(next mcp.MethodHandler) mcp.MethodHandler {
 			if race {
 				u.change(ctx)
 			}
+			if u.opts.Pages {
+				return u.page(ctx, method, req, next)
+			}
 		case "server/discover":
 			if err := u.probe(ctx, hdr); err != nil {
 				return nil, err
 			}
+
 		case "subscriptions/listen":
 			return u.listen(ctx, method, req, hdr, next)
 		}
@@ -288,6 +295,53 @@ func (u *subUpstream) control(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// page answers tools/list one tool per page, in the order the tools were
+// added, with the next offset as the cursor.
+func (u *subUpstream) page(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	lr, ok := req.(*mcp.ListToolsRequest)
+	if !ok {
+		return nil, fmt.Errorf("tools/list request of type %T", req)
+	}
+	offset := 0
+	if lr.Params != nil && lr.Params.Cursor != "" {
+		n, err := strconv.Atoi(lr.Params.Cursor)
+		if err != nil || n < 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+		}
+		offset = n
+	}
+	whole := &mcp.ListToolsRequest{Session: lr.Session, Params: &mcp.ListToolsParams{Meta: paramsMeta(lr.Params)}, Extra: lr.Extra}
+	res, err := next(ctx, method, whole)
+	u.mu.Lock()
+	u.catalogReads++
+	u.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	list, ok := res.(*mcp.ListToolsResult)
+	if !ok {
+		return res, nil
+	}
+	order := map[string]int{"change_tools": 0, "added": 1}
+	slices.SortStableFunc(list.Tools, func(a, b *mcp.Tool) int { return order[a.Name] - order[b.Name] })
+	all := list.Tools
+	list.Tools, list.NextCursor = []*mcp.Tool{}, ""
+	if offset < len(all) {
+		list.Tools = all[offset : offset+1]
+	}
+	if offset+1 < len(all) {
+		list.NextCursor = strconv.Itoa(offset + 1)
+	}
+	return list, nil
+}
+
+func paramsMeta(p *mcp.ListToolsParams) mcp.Meta {
+	if p == nil {
+		return nil
+	}
+	return p.Meta
 }
 
 // probe records a server/discover and, once armed and after the goal of
@@ -461,7 +515,16 @@ func (u *subUpstream) StartRenewal() { u.mu.Lock(); u.renewalStarted = true; u.m
 func (u *subUpstream) ArmProbes(extraReads int) {
 	u.mu.Lock()
 	u.probeArmed, u.probeGoal, u.probeExercised, u.probeArrivals = true, u.catalogReads+extraReads, false, 0
+	u.armedAt, u.armedDiscovers = u.catalogReads, len(u.discovers)
 	u.mu.Unlock()
+}
+
+// SinceArmed is how many catalog reads and server/discover requests arrived
+// since ArmProbes.
+func (u *subUpstream) SinceArmed() (catalogReads, discovers int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.catalogReads - u.armedAt, len(u.discovers) - u.armedDiscovers
 }
 
 // DisarmProbes lets later probes through and reports whether an armed probe
@@ -496,7 +559,9 @@ func startPlainUpstream(t *testing.T) string {
 			Resources: &mcp.ResourceCapabilities{}},
 	})
 	s.AddTool(&mcp.Tool{Name: "confirm", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("confirmed"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("confirmed"), nil
+		})
 	s.AddPrompt(&mcp.Prompt{Name: "confirm"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "confirmed"}}}}, nil
 	})
