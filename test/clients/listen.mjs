@@ -4,8 +4,10 @@
 //
 // usage: node listen.mjs <url> <headers as a JSON object>
 //
-// It connects (server/discover), prints {"event":"connected","discover":{…}} and then reads
-// commands from stdin, one JSON object a line, each with an "id" that its answer repeats:
+// It connects without a round trip (a prior modern verdict, so that the gateway's first
+// server/discover is the test's own, as in the seed, whose caller sends one send_discover and no
+// initialize), prints {"event":"connected"} and then reads commands from stdin, one JSON object a
+// line, each with an "id" that its answer repeats:
 //
 //   {"id","cmd":"discover","timeoutMs"?}          -> {"id","result":DiscoverResult}
 //   {"id","cmd":"list","what":"tools|prompts|resources","cursor"?}
@@ -34,13 +36,17 @@ for (const method of ['notifications/tools/list_changed', 'notifications/prompts
   'notifications/resources/list_changed', 'notifications/resources/updated']) {
   client.setNotificationHandler(method, (n) => out({ event: 'notification', method: n.method, params: n.params ?? {} }));
 }
+// The prior's capabilities only keep the client from refusing a method locally; the "discover"
+// command replaces them with the gateway's.
+const prior = { kind: 'modern', discover: { supportedVersions: ['2026-07-28'],
+  capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true } } } };
 try {
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }), { prior });
 } catch (e) {
   out({ event: 'connect-failed', error: String(e?.message ?? e) });
   process.exit(1);
 }
-out({ event: 'connected', discover: client.getDiscoverResult() ?? null });
+out({ event: 'connected' });
 
 let sub;
 const lists = {

@@ -24,8 +24,7 @@ type seedCaller struct {
 	next    int
 	pending map[string]chan callerReply
 
-	events   chan callerEvent
-	discover json.RawMessage
+	events chan callerEvent
 }
 
 // callerReply answers one command.
@@ -91,7 +90,6 @@ func startSeedCaller(t *testing.T, url string, headers map[string]string) *seedC
 		if !ok || event != "connected" {
 			t.Fatalf("listen.mjs did not connect: %s %s", line["error"], stderr.String())
 		}
-		c.discover = line["discover"]
 	case <-time.After(30 * time.Second):
 		t.Fatalf("listen.mjs did not connect within 30 s: %s", stderr.String())
 	}
