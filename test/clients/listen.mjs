@@ -11,7 +11,7 @@
 //
 //   {"id","cmd":"discover","timeoutMs"?}          -> {"id","result":DiscoverResult}
 //   {"id","cmd":"list","what":"tools|prompts|resources","cursor"?}
-//                                                 -> {"id","result":List…Result} (client cache bypassed)
+//                                                 -> {"id","result":List…Result}: one page, uncached
 //   {"id","cmd":"listen","filter":SubscriptionFilter}
 //                                                 -> {"id","result":{"honored":honoredFilter}} on the ack
 //   {"id","cmd":"close"}                          -> {"id","result":{"closed":"local|graceful|remote"}}
@@ -49,14 +49,11 @@ try {
 out({ event: 'connected' });
 
 let sub;
-const lists = {
-  tools: (p) => client.listTools(p, { cacheMode: 'bypass' }),
-  prompts: (p) => client.listPrompts(p, { cacheMode: 'bypass' }),
-  resources: (p) => client.listResources(p, { cacheMode: 'bypass' }),
-};
 const commands = {
   discover: (c) => client.discover(c.timeoutMs ? { timeout: c.timeoutMs } : undefined),
-  list: (c) => lists[c.what](c.cursor ? { cursor: c.cursor } : undefined),
+  // One page, as the seed's session.list_tools() returns: listTools() without a cursor would walk
+  // every page (and serve from the client's cache), so the raw request is sent instead.
+  list: (c) => client.request({ method: `${c.what}/list`, params: c.cursor ? { cursor: c.cursor } : {} }),
   listen: async (c) => {
     sub = await client.listen(c.filter);
     sub.closed.then((how) => out({ event: 'ended', how }));
