@@ -21,8 +21,15 @@ package e2e
 //   - resources/subscribe and resources/unsubscribe return an empty result.
 //   - The seed's twists (no capabilities, failing, hanging or synchronised
 //     server/discover probes, listeners closed by change_tools, a change during
-//     the gateway's tools/list) are a go-sdk receiving middleware, as the
-//     seed's are an MCPServer middleware.
+//     the gateway's tools/list, one-tool pages) are a go-sdk receiving
+//     middleware, as the seed's are an MCPServer middleware. Nothing is
+//     written on the wire by hand: go-sdk itself acknowledges listens
+//     (notifications/subscriptions/acknowledged), delivers list changes and
+//     resources/updated over them, and ends a listen with its result when the
+//     middleware cancels it.
+//   - Unlike the seed's bus, which pushes every event to every legacy session,
+//     go-sdk sends resources/updated only to legacy sessions that
+//     resources/subscribe'd the URI (the spec's rule).
 //
 // An "upstream listener" is what the seed's ObservedBus counts: a modern
 // subscriptions/listen in flight, or a legacy session from its
