@@ -77,8 +77,8 @@ func TestLegacySubscriptionSeed(t *testing.T) {
 	}
 }
 
-// seedIdentity is the webhook's identity for alice, allowed the given servers.
-func seedIdentity(servers ...string) map[string]any {
+// legacySeedIdentity is the webhook's identity for alice, allowed the given servers.
+func legacySeedIdentity(servers ...string) map[string]any {
 	return map[string]any{"api_key": subscriptionKey, "user_id": "alice", "user_role": "internal_user",
 		"object_permission": map[string]any{"object_permission_id": "subscription-permission", "mcp_servers": servers}}
 }
@@ -297,7 +297,7 @@ func startLegacySeed(ctx context.Context, t *testing.T, c legacySeedCase) *legac
 	up := run.up
 	run.followed = watchFollow(up, "test://value")
 	var hook string
-	hook, run.write = subscriptionAuth(t, seedIdentity("subscription-server"))
+	hook, run.write = subscriptionAuth(t, legacySeedIdentity("subscription-server"))
 	// Registered before the gateway, so it runs after the gateway's shutdown.
 	t.Cleanup(func() {
 		if !within(10*time.Second, func() bool { return up.OpenListeners() == 0 }) {
@@ -363,7 +363,7 @@ func runLegacySeedCase(t *testing.T, c legacySeedCase) {
 		}
 	}
 	if c.access == "legacy-caller-revoked" {
-		run.write(seedIdentity("denied"))
+		run.write(legacySeedIdentity("denied"))
 		up.Change(t)
 		alice.expectQuiet(t, 500*time.Millisecond, "a revoked legacy caller")
 		if !within(3*time.Second, func() bool { return up.OpenListeners() == 0 }) {
