@@ -64,7 +64,10 @@ func legacySeedCases() []legacySeedCase {
 // custom_auth webhook deciding alice with the master key as her key, both
 // revisions advertised. A real go-sdk client, pinned to 2025-11-25 over
 // streamable HTTP (or over /mcp/sse), records the legacy notifications the
-// gateway pushes while the upstream's catalog changes.
+// gateway pushes while the upstream's catalog changes. One addition to the
+// seed's upstream: it takes followDelay to start following a resource, so
+// the updated cases' race (a change made right after resources/subscribe is
+// answered) is decided the same way on every run.
 func TestLegacySubscriptionSeed(t *testing.T) {
 	for _, c := range legacySeedCases() {
 		t.Run(c.name(), func(t *testing.T) {
