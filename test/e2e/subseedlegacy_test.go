@@ -174,7 +174,7 @@ func dialLegacyCaller(ctx context.Context, t *testing.T, base, key string, overS
 	unbind()
 	if err != nil {
 		stop()
-		t.Fatalf("legacy initialize with %s: %v", key, err)
+		t.Fatalf("legacy initialize (overSSE=%v): %v", overSSE, err)
 	}
 	caller := &legacyCaller{cs: cs, notes: notes, stop: stop}
 	t.Cleanup(caller.leave)
@@ -229,12 +229,12 @@ func (c *legacyCaller) call(ctx context.Context, t *testing.T, name string) *sdk
 	return res
 }
 
-// next waits up to within for a notification.
-func (c *legacyCaller) next(within time.Duration) (legacyNote, bool) {
+// next waits up to d for a notification.
+func (c *legacyCaller) next(d time.Duration) (legacyNote, bool) {
 	select {
 	case n := <-c.notes:
 		return n, true
-	case <-time.After(within):
+	case <-time.After(d):
 		return legacyNote{}, false
 	}
 }
