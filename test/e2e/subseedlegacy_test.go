@@ -25,10 +25,6 @@ var pendingLegacySeedCases = map[string]string{
 	"legacy-sse_updated":    fmt.Sprintf(subscribeAnsweredEarly, "the gateway answers before its upstream subscriptions/listen naming test://value is acknowledged"),
 	"legacy-caller-isolation_tools": "bob (mcp_tool_permissions {subscription-server: [change_tools]}) receives notifications/tools/list_changed " +
 		"for the upstream's new tool he cannot see (his tools/list stays [peer-change_tools] and his peer-added call is refused before the upstream, as expected)",
-	"legacy-caller-no-notifications_tools": "the gateway sends subscriptions/listen (1 attempt, answered -32601) to an upstream whose " +
-		"server/discover advertises no capabilities; no notification and peer-added is listed afterwards, as expected",
-	"legacy-caller-no-notifications_updated": "resources/subscribe fails with an MCP error as expected, but only after the gateway sent " +
-		"subscriptions/listen (1-2 attempts: after initialize and for the subscribe) to an upstream whose server/discover advertises no capabilities",
 	"legacy-caller-revoked_tools": "after the webhook revokes subscription-server, the upstream's change still reaches the caller " +
 		"(notifications/tools/list_changed within 0.5 s) and the upstream listener stays open beyond 3 s",
 }
