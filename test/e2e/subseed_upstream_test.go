@@ -168,7 +168,7 @@ func TestSubscriptionUpstreamToken(t *testing.T) {
 	}
 }
 
-// TestSubscriptionUpstreamLegacySession checks that an initialized legacy session is a listener that gets list_changed until it ends.
+// TestSubscriptionUpstreamLegacySession checks that a legacy session's GET stream is a listener that gets list_changed until the session ends.
 func TestSubscriptionUpstreamLegacySession(t *testing.T) {
 	u := startSubscriptionUpstream(t, subUpstreamOptions{})
 	changed := make(chan struct{}, 4)
@@ -182,7 +182,7 @@ func TestSubscriptionUpstreamLegacySession(t *testing.T) {
 	}
 	for deadline := time.Now().Add(3 * time.Second); u.OpenListeners() != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("an initialized legacy session counts %d listeners, want 1", u.OpenListeners())
+			t.Fatalf("a legacy session with its GET stream counts %d listeners, want 1", u.OpenListeners())
 		}
 	}
 	u.Change(t)

@@ -32,8 +32,8 @@ package e2e
 //     resources/subscribe'd the URI (the spec's rule).
 //
 // An "upstream listener" is what the seed's ObservedBus counts: a modern
-// subscriptions/listen in flight, or a legacy session from its
-// notifications/initialized until the session ends.
+// subscriptions/listen in flight, or a legacy session's notification channel
+// while it is open (its GET stream, or its HTTP+SSE connection).
 
 import (
 	"context"
@@ -93,30 +93,29 @@ type subUpstream struct {
 	opts   subUpstreamOptions
 	server *mcp.Server
 
-	mu              sync.Mutex
-	open            int
-	listenAuth      []string
-	toolsListAuth   []string
-	discovers       []http.Header
-	limited         []string
-	tokenForms      []url.Values
-	executions      []string
-	catalogReads    int
-	probeArmed      bool
-	armedAt         int // catalog reads when armed
-	armedDiscovers  int // discovers when armed
-	probeGoal       int
-	probeExercised  bool
-	probeArrivals   int
-	renewalStarted  bool
-	changedInList   bool
-	cancelListens   map[int]context.CancelFunc
-	nextListen      int
-	connected       chan struct{}
-	connectedOnce   sync.Once
-	hang            chan struct{}
-	hangOnce        sync.Once
-	sessionWatchers sync.WaitGroup
+	mu             sync.Mutex
+	open           int
+	listenAuth     []string
+	toolsListAuth  []string
+	discovers      []http.Header
+	limited        []string
+	tokenForms     []url.Values
+	executions     []string
+	catalogReads   int
+	probeArmed     bool
+	armedAt        int // catalog reads when armed
+	armedDiscovers int // discovers when armed
+	probeGoal      int
+	probeExercised bool
+	probeArrivals  int
+	renewalStarted bool
+	changedInList  bool
+	cancelListens  map[int]context.CancelFunc
+	nextListen     int
+	connected      chan struct{}
+	connectedOnce  sync.Once
+	hang           chan struct{}
+	hangOnce       sync.Once
 }
 
 // barrier releases its waiters once n parties arrived (or it is opened).
@@ -181,11 +180,11 @@ func startSubscriptionUpstream(t *testing.T, opts subUpstreamOptions) *subUpstre
 			modern.ServeHTTP(w, r)
 			return
 		}
-		legacy.ServeHTTP(w, r)
+		u.legacyStream(legacy).ServeHTTP(w, r)
 	})
 	if opts.LegacySSE {
-		mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return u.server },
-			&mcp.SSEOptions{DisableLocalhostProtection: true}))
+		mux.Handle("/sse", u.legacyStream(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return u.server },
+			&mcp.SSEOptions{DisableLocalhostProtection: true})))
 	}
 	mux.HandleFunc("POST /token", u.token)
 	srv := httptest.NewServer(mux)
@@ -201,7 +200,6 @@ func startSubscriptionUpstream(t *testing.T, opts subUpstreamOptions) *subUpstre
 		}
 		srv.CloseClientConnections()
 		srv.Close()
-		u.sessionWatchers.Wait()
 	})
 	return u
 }
@@ -286,8 +284,6 @@ func (u *subUpstream) control(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		switch method {
-		case "notifications/initialized":
-			u.watchLegacySession(req.GetSession())
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			u.mu.Lock()
 			u.catalogReads++
@@ -406,24 +402,28 @@ func (u *subUpstream) listen(ctx context.Context, method string, req mcp.Request
 	return next(ctx, method, req)
 }
 
-// watchLegacySession counts an initialized legacy session as a listener until it ends.
-func (u *subUpstream) watchLegacySession(s mcp.Session) {
-	ss, ok := s.(*mcp.ServerSession)
-	if !ok {
-		return
-	}
-	u.mu.Lock()
-	u.open++
-	u.mu.Unlock()
-	u.connectedOnce.Do(func() { close(u.connected) })
-	u.sessionWatchers.Add(1)
-	go func() {
-		defer u.sessionWatchers.Done()
-		_ = ss.Wait()
+// legacyStream counts a legacy session's notification channel as a listener
+// while it is open: the GET stream of a 2025-11-25 streamable HTTP session,
+// or the GET /sse connection of an HTTP+SSE session (the session itself).
+// That channel is where the seed's upstream bus pushes a legacy session's
+// notifications.
+func (u *subUpstream) legacyStream(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
 		u.mu.Lock()
-		u.open--
+		u.open++
 		u.mu.Unlock()
-	}()
+		u.connectedOnce.Do(func() { close(u.connected) })
+		defer func() {
+			u.mu.Lock()
+			u.open--
+			u.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (u *subUpstream) closeListens() {
