@@ -246,13 +246,8 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
-	if s.cred == "" && !s.ephemeral && !s.owned() {
-		// The session shared by callers without credentials of their own
-		// (at most one per capability set) always follows the upstream's
-		// notifications; others (a caller's own among them) follow them
-		// when a call or a follower needs it (Client.Follow).
-		tr.follow(ctx, true)
-	}
+	// The session's GET stream is opened when a call or a follower needs it
+	// (Client.FollowContext), not here.
 	return nil
 }
 

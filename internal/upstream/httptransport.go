@@ -51,6 +51,9 @@ func (t *httpTransport) abandoned() {
 
 func (t *httpTransport) sharedStream() bool { return false }
 
+// standing is false: a session's GET stream comes and goes with its holders.
+func (t *httpTransport) standing() bool { return false }
+
 func (t *httpTransport) expired() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
