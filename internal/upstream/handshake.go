@@ -48,7 +48,7 @@ func (s *session) handshake(ctx context.Context) error {
 
 // open starts the transport for verdict v (see dialer for again).
 func (s *session) open(ctx context.Context, v verdict, again bool) error {
-	t, err := s.e.dial.dial(ctx, v, peer{hdr: s.headers, notify: s.notify}, again)
+	t, err := s.e.dial.dial(ctx, v, peer{hdr: s.headers, notify: s.notify, owned: s.owned()}, again)
 	if err != nil {
 		return err
 	}

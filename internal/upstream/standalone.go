@@ -31,6 +31,7 @@ type standalone struct {
 	cur     *getStream  // the stream open or being opened; nil when none
 	linger  *time.Timer // closes cur once nobody holds it
 	refused bool        // the upstream answered the GET without a stream: not asked again
+	kept    bool        // a call's hold was kept (httpTransport.keepStream)
 	stopped bool        // the transport was closed
 	readers sync.WaitGroup
 }
@@ -47,11 +48,16 @@ type getStream struct {
 
 // track registers a call in flight, so that a request arriving on the GET
 // stream can reach the caller that can answer it, and holds that stream
-// while the call may receive something on it.
+// while the call may receive something on it (on one caller's own session,
+// until the session ends).
 func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 	unhold := func() {}
 	if in := ex.in; in != nil && (in.Elicit != nil || in.Sample != nil || in.Roots != nil || in.Log != nil) {
-		_, unhold = t.follow(ctx)
+		if t.keepStream {
+			t.keepHold(ctx)
+		} else {
+			_, unhold = t.follow(ctx)
+		}
 	}
 	t.side.mu.Lock()
 	if t.side.active == nil {
@@ -101,6 +107,21 @@ func (t *httpTransport) follow(ctx context.Context) (context.Context, func()) {
 	}
 	var once sync.Once
 	return gs.lost, func() { once.Do(t.unhold) }
+}
+
+// keepHold holds the GET stream of a legacy session until the session ends,
+// once.
+func (t *httpTransport) keepHold(ctx context.Context) {
+	if _, ver := t.state(); ver == "" || mcp.IsModern(ver) {
+		return
+	}
+	t.side.mu.Lock()
+	kept := t.side.kept
+	t.side.kept = true
+	t.side.mu.Unlock()
+	if !kept {
+		t.follow(ctx) // never released: stopStandalone ends it
+	}
 }
 
 // startStreamLocked starts reading a new GET stream; t.side.mu is held.

@@ -74,6 +74,10 @@ func newDialer(e *env, cfg *Config, creds *credentials) dialer {
 type peer struct {
 	hdr    headerFunc // the session's headers: static ones and credentials
 	notify string     // names the session for its notifications (OwnerKey)
+	// owned marks one caller's own session (Interactions.Owner), whose
+	// downstream session hears what it sends outside requests without
+	// following it.
+	owned bool
 }
 
 // headerFunc returns the headers for one HTTP request of a session: static
