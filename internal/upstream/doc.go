@@ -151,9 +151,12 @@
 //     within 3 s. No session opens it at the handshake: the upstream
 //     counts an open GET stream as a listener, legacy lists are never
 //     cached (no ttlMs) so the catalog needs no list_changed, and
-//     notifications with nobody following reach no one. An upstream that
-//     answers the GET with 405 or without a stream is not asked again on
-//     that session.
+//     notifications with nobody following reach no one. One caller's own
+//     session (Interactions.Owner) is the exception: a call's hold there is
+//     kept until the session ends, because its downstream session hears
+//     what it sends outside requests (log lines, list changes) through the
+//     hub without following it. An upstream that answers the GET with 405
+//     or without a stream is not asked again on that session.
 //   - A legacy HTTP+SSE session is its connection, which the upstream
 //     counts as a listener for as long as it is open. A session that was
 //     followed is therefore ended (not kept idle in the pool) when its last

@@ -23,7 +23,7 @@ type sdkPeer struct {
 	srv    *sdk.Server
 	http   *httptest.Server
 	gets   atomic.Int32
-	posted atomic.Int32 // POSTs answered
+	posted atomic.Int32  // POSTs answered
 	gate   chan struct{} // the "slow" tool waits for it
 }
 
