@@ -162,7 +162,13 @@
 //     followed is therefore ended (not kept idle in the pool) when its last
 //     follower has left and no call is in flight on it, never under a
 //     call; the next call opens a new session. Sessions nobody followed
-//     are pooled as before (idle eviction after SessionIdle).
+//     are pooled as before (idle eviction after SessionIdle). Known cost:
+//     an upstream that sends a request of its own shortly after a session
+//     starts (server-everything asks roots/list 350 ms after initialized)
+//     reaches whichever single call can answer it on the shared stream; a
+//     modern caller's call cannot, so it is cancelled and fails. Ending
+//     followed sessions makes such new sessions, and so that race, more
+//     frequent than idle eviction alone.
 //   - A follow ends (its context, cause ErrFollowEnded) when the session it
 //     holds is released (the upstream ended it, Close) or the channel that
 //     carried its notifications ended by the upstream's doing (the GET
