@@ -248,11 +248,19 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		opts := g.options(s, &op, multi)
 		if infos[i].Era == mcp.EraModern {
 			pb, _ := json.Marshal(part)
+			// Ends this listen when the upstream credential is lost.
+			lctx, release, ferr := s.Client.FollowContext(ctx, opts)
+			if ferr != nil {
+				lctx, release = ctx, func() {}
+			}
+			stop := context.AfterFunc(lctx, cancel)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer release()
+				defer stop()
 				defer g.recovered("upstream listen", cancel)
-				err := s.Client.Listen(ctx, pb, opts, func(method string, params json.RawMessage) {
+				err := s.Client.Listen(lctx, pb, opts, func(method string, params json.RawMessage) {
 					if method != mcp.NotifSubscriptionsAcknowledged {
 						safeEmit(method, params)
 					}
@@ -265,9 +273,11 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		followed++
 		// Keeps the upstream session pooled, and its GET stream open, while
-		// this listen follows it.
-		if release, err := s.Client.Follow(ctx, opts); err == nil {
+		// this listen follows it; the listen ends with the session or its
+		// credential.
+		if fctx, release, err := s.Client.FollowContext(ctx, opts); err == nil {
 			defer release()
+			context.AfterFunc(fctx, cancel)
 		}
 		remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(opts), filter: &part, emit: safeEmit})
 		defer remove()

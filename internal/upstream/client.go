@@ -21,9 +21,10 @@ type Client struct {
 	*env // the log, limits and callbacks the layers below share
 
 	cfg    Config
-	params paramHeaders // x-mcp-header annotations of the tools
-	deps   *sessionEnv  // what every session of this client shares
-	call   CallFunc     // Config.Middleware around roundTrip; nil without any
+	params paramHeaders     // x-mcp-header annotations of the tools
+	deps   *sessionEnv      // what every session of this client shares
+	call   CallFunc         // Config.Middleware around roundTrip; nil without any
+	watch  *credentialWatch // renews a minted credential while anyone follows
 
 	mu       sync.Mutex
 	closed   bool
@@ -125,6 +126,7 @@ func New(cfg Config) (*Client, error) {
 		listTimeout: full.ListTimeout,
 	}
 	c.call = chain(full.Middleware, c.roundTrip)
+	c.watch = &credentialWatch{env: e, mint: creds.mint}
 	return c, nil
 }
 
@@ -339,6 +341,7 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.sessions = map[string]*session{}
 	c.mu.Unlock()
+	c.watch.close()
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
 	for i, s := range all {

@@ -153,13 +153,56 @@
 //     the tools that need them (server-everything registers get-roots-list
 //     only for clients that declare roots).
 //   - A legacy streamable HTTP session's GET stream (server→client requests
-//     and notifications outside any request) is opened only when something
-//     needs it: the session shared by callers without credentials of their
-//     own opens it at the handshake (it carries list_changed for the
-//     catalog); a session of a caller's credentials opens it for the first
-//     call that can receive something on it (an interaction handler or Log)
-//     or for Client.Follow (a downstream listen following the session). It
-//     stays open until the session ends.
+//     and notifications outside any request) is open only while something
+//     holds it: a follower (Client.FollowContext: a downstream listen or
+//     legacy session following the upstream session) or a call that can
+//     receive something on it (an interaction handler or Log). The first
+//     holder opens it and waits until the upstream answered the GET (at
+//     most min(request timeout, 5 s)); any number of holders share it; it
+//     closes streamLinger (1 s) after the last one let go, so back-to-back
+//     calls do not reopen it each time, and a follower's leaving closes it
+//     within 3 s. No session opens it at the handshake: the upstream
+//     counts an open GET stream as a listener, legacy lists are never
+//     cached (no ttlMs) so the catalog needs no list_changed, and
+//     notifications with nobody following reach no one. One caller's own
+//     session (Interactions.Owner) is the exception: a call's hold there is
+//     kept until the session ends, because its downstream session hears
+//     what it sends outside requests (log lines, list changes) through the
+//     hub without following it. An upstream that answers the GET with 405
+//     or without a stream is not asked again on that session.
+//   - A legacy HTTP+SSE session is its connection, which the upstream
+//     counts as a listener for as long as it is open. A session that was
+//     followed is therefore ended (not kept idle in the pool) when its last
+//     follower has left and no call is in flight on it, never under a
+//     call; the next call opens a new session. Sessions nobody followed
+//     are pooled as before (idle eviction after SessionIdle). Known cost:
+//     an upstream that sends a request of its own shortly after a session
+//     starts (server-everything asks roots/list 350 ms after initialized)
+//     reaches whichever single call can answer it on the shared stream; a
+//     modern caller's call cannot, so it is cancelled and fails. Ending
+//     followed sessions makes such new sessions, and so that race, more
+//     frequent than idle eviction alone.
+//   - A follow ends (its context, cause ErrFollowEnded) when the session it
+//     holds is released (the upstream ended it, Close) or the channel that
+//     carried its notifications ended by the upstream's doing (the GET
+//     stream closed, the HTTP+SSE connection dropped, the stdio child
+//     died): what the upstream sends outside requests no longer reaches
+//     it, so whoever serves a listen from it ends that listen rather than
+//     keep a silent one. Re-following opens the channel again.
+//   - A minted (OAuth2 client_credentials) credential is renewed
+//     proactively while anything follows the upstream (one watcher per
+//     Client, started by the first follower and stopped with the last), at
+//     the renewal time auth computes (a 70 s token at 10 s; see package
+//     auth), with the same form. A follow that depends on it (no
+//     Options.Token) ends with cause ErrCredentialLost when, after it
+//     started, a renewal is refused (HTTP 400, 401, 403), fails until no
+//     unexpired token is left (detected at the next retry: 1 s doubling to
+//     30 s, each bounded by the mint timeout), or grants fewer scopes than
+//     requested when the follow started with all of them. A follow started
+//     on an already narrowed grant is not ended by the same narrowing again,
+//     so a token endpoint that never grants a scope does not end every
+//     listen at every renewal. Transient failures (5xx, timeouts) while the
+//     token is valid end nothing. Calls keep using whatever token there is.
 //   - Server→client requests are bounded: at most
 //     Config.MaxServerRequestsPerCall (default 8) are served at once for one
 //     call, and Config.MaxServerRequests (default 256) for the whole client;

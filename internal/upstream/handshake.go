@@ -48,7 +48,7 @@ func (s *session) handshake(ctx context.Context) error {
 
 // open starts the transport for verdict v (see dialer for again).
 func (s *session) open(ctx context.Context, v verdict, again bool) error {
-	t, err := s.e.dial.dial(ctx, v, peer{hdr: s.headers, notify: s.notify}, again)
+	t, err := s.e.dial.dial(ctx, v, peer{hdr: s.headers, notify: s.notify, owned: s.owned()}, again)
 	if err != nil {
 		return err
 	}
@@ -246,13 +246,8 @@ func (s *session) initialize(ctx context.Context) error {
 		}
 		return err
 	}
-	if s.cred == "" && !s.ephemeral && !s.owned() {
-		// The session shared by callers without credentials of their own
-		// (at most one per capability set) always follows the upstream's
-		// notifications; others (a caller's own among them) follow them
-		// when a call or a follower needs it (Client.Follow).
-		tr.follow(ctx, true)
-	}
+	// The session's GET stream is opened when a call or a follower needs it
+	// (Client.FollowContext), not here.
 	return nil
 }
 

@@ -54,7 +54,7 @@ type httpDialer struct {
 
 func (d *httpDialer) dial(ctx context.Context, v verdict, p peer, _ bool) (transport, error) {
 	if v != verdictSSE {
-		return &httpTransport{env: d.env, d: d, hdr: p.hdr, cred: p.notify}, nil
+		return &httpTransport{env: d.env, d: d, hdr: p.hdr, cred: p.notify, keepStream: p.owned}, nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.env.requestTimeout)
 	defer cancel()

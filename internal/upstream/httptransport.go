@@ -28,6 +28,10 @@ type httpTransport struct {
 	d    *httpDialer // the upstream's URL and HTTP clients
 	hdr  headerFunc  // this session's headers: static ones and credentials
 	cred string      // names the session for its notifications (OwnerKey)
+	// keepStream keeps the GET stream, once a call opened it, until the
+	// session ends: the session is one caller's own, and its downstream
+	// session hears what the upstream sends there without following it.
+	keepStream bool
 
 	mu        sync.Mutex
 	sessionID string // legacy session, "" when none
@@ -50,6 +54,9 @@ func (t *httpTransport) abandoned() {
 }
 
 func (t *httpTransport) sharedStream() bool { return false }
+
+// standing is false: a session's GET stream comes and goes with its holders.
+func (t *httpTransport) standing() bool { return false }
 
 func (t *httpTransport) expired() bool {
 	t.mu.Lock()

@@ -61,9 +61,12 @@ func (m *mux) sharedStream() bool { return true }
 // negotiated does nothing: messages on a shared stream name no revision.
 func (m *mux) negotiated(string) {}
 
-// follow does nothing: the one stream already carries what belongs to no
-// request.
-func (m *mux) follow(context.Context, bool) {}
+// follow opens nothing: the one stream already carries what belongs to no
+// request, and it is lost when that stream ends.
+func (m *mux) follow(context.Context) (context.Context, func()) { return m.ctx, func() {} }
+
+// standing is false: a stdio child is not ended for want of followers.
+func (m *mux) standing() bool { return false }
 
 // abandoned does nothing: ending the stream waits behind no request.
 func (m *mux) abandoned() {}

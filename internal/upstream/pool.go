@@ -34,8 +34,13 @@ func (e *PoolFullError) Error() string {
 
 // poolState is the pool's bookkeeping of one session, guarded by Client.mu.
 type poolState struct {
-	users    int       // calls in flight, setups and follows holding it
-	lastUsed time.Time // when the last user let go
+	users     int       // calls in flight, setups and follows holding it
+	followers int       // follows among users
+	lastUsed  time.Time // when the last user let go
+	// endIdle ends the session, rather than keeping it idle, when its last
+	// user lets go: its last follower left and its connection is a listener
+	// of its own (transport.standing).
+	endIdle bool
 }
 
 // useLocked marks a pooled session as held (not evictable) until unuse.
@@ -47,8 +52,14 @@ func (c *Client) useLocked(s *session) { s.pool.users++ }
 // pool is full and a new one is needed.
 func (c *Client) unuse(s *session) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s.pool.users--
+	if s.pool.users == 0 && s.pool.endIdle && !c.closed && c.sessions[s.key] == s {
+		delete(c.sessions, s.key)
+		c.mu.Unlock()
+		c.retire(s)
+		return
+	}
+	defer c.mu.Unlock()
 	if s.pool.users > 0 {
 		return
 	}
@@ -146,20 +157,70 @@ func (c *Client) retire(s *session) {
 	}
 }
 
-// Follow holds the pooled session for opts until release is called: it is
-// not evicted, and for a legacy streamable HTTP session its GET stream (on
+// ErrCredentialLost is the cause (context.Cause) of a follow's end when the
+// credential it depends on was lost: a renewal of the minted token was
+// refused, granted fewer scopes than the follow started with, or failed
+// until no unexpired token was left.
+var ErrCredentialLost = errors.New("upstream credential lost: its renewal was refused, narrowed or ran out")
+
+// ErrFollowEnded is the cause (context.Cause) of a follow's end when the
+// upstream session it followed ended, or the channel carrying that session's
+// notifications did: what the upstream sends outside requests no longer
+// reaches the follower.
+var ErrFollowEnded = errors.New("the followed upstream session ended")
+
+// FollowContext holds the pooled session for opts until release is called:
+// it is not evicted; for a legacy streamable HTTP session its GET stream (on
 // which the upstream sends list_changed and resource updates outside any
-// request, see Config.OnNotification) is open. Owners of downstream
-// sessions, listens and subscriptions that follow an upstream session call
-// it.
-func (c *Client) Follow(ctx context.Context, opts Options) (release func(), err error) {
+// request, see Config.OnNotification) is open, and closed streamLinger
+// after the last follower and call let go; a legacy HTTP+SSE session, whose
+// connection is the session, is ended once its last follower and call have
+// left. A minted credential the session uses (no Options.Token) is renewed
+// proactively while anyone follows. The returned context ends when ctx does,
+// at release, when the session or its notification channel ends (cause
+// ErrFollowEnded) or when the credential is lost (cause
+// ErrCredentialLost). Owners of downstream sessions, listens and
+// subscriptions that follow an upstream call it, and end what they serve
+// with that context.
+func (c *Client) FollowContext(ctx context.Context, opts Options) (context.Context, func(), error) {
 	s, err := c.session(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.follow(ctx)
+	lost, unfollow, standing := s.follow(ctx)
+	c.mu.Lock()
+	s.pool.followers++
+	s.pool.endIdle = false
+	c.mu.Unlock()
+	fctx, cancel := context.WithCancelCause(ctx)
+	ended := func() { cancel(ErrFollowEnded) }
+	stops := []func() bool{context.AfterFunc(s.life, ended)}
+	if lost != nil {
+		stops = append(stops, context.AfterFunc(lost, ended))
+	}
+	unwatch := func() {}
+	if opts.Token == "" {
+		unwatch = c.watch.hold(func() { cancel(ErrCredentialLost) })
+	}
 	var once sync.Once
-	return func() { once.Do(func() { c.unuse(s) }) }, nil
+	release := func() {
+		once.Do(func() {
+			cancel(context.Canceled)
+			for _, stop := range stops {
+				stop()
+			}
+			unwatch()
+			unfollow()
+			c.mu.Lock()
+			s.pool.followers--
+			if s.pool.followers == 0 && standing {
+				s.pool.endIdle = true
+			}
+			c.mu.Unlock()
+			c.unuse(s)
+		})
+	}
+	return fctx, release, nil
 }
 
 // session returns the ready session for these options, creating it (and

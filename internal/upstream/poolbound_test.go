@@ -130,7 +130,7 @@ func TestFollowPinsTheSessionAndOpensItsStream(t *testing.T) {
 	open := streamingGETs(f)
 	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25", MaxSessions: 1})
 	followed := Options{Header: http.Header{"X-User": {"a"}}}
-	release, err := c.Follow(context.Background(), followed)
+	_, release, err := c.FollowContext(context.Background(), followed)
 	if err != nil {
 		t.Fatal(err)
 	}

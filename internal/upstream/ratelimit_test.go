@@ -68,9 +68,11 @@ func TestGetStreamGarbageIsRateLimited(t *testing.T) {
 	})
 	var logs logBuffer
 	c := newClient(t, Config{Name: "up", URL: f.url(), ProtocolVersion: "2025-11-25", Logger: logs.logger()})
-	if _, err := c.Info(context.Background(), Options{}); err != nil {
+	_, release, err := c.FollowContext(context.Background(), Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer release()
 	<-sent
 	_ = c.Close(context.Background())
 	if n := len(logs.lines("WARN", "not a JSON-RPC message")); n == 0 || n > msgLinesPerMin {

@@ -234,13 +234,15 @@ func (s *session) replaceTransport(tr transport) {
 	}
 }
 
-// follow opens the channel on which the upstream sends what belongs to no
-// request, when the session has one and did not open it yet (see
-// transport.follow).
-func (s *session) follow(ctx context.Context) {
+// follow holds the channel on which the upstream sends what belongs to no
+// request, when the session has one (see transport.follow), and reports
+// whether the session's one connection is that channel (transport.standing).
+func (s *session) follow(ctx context.Context) (lost context.Context, release func(), standing bool) {
 	if tr := s.transport(); tr != nil {
-		tr.follow(ctx, false)
+		lost, release = tr.follow(ctx)
+		return lost, release, tr.standing()
 	}
+	return nil, func() {}, false
 }
 
 // expired reports whether the session's conversation has ended.

@@ -216,6 +216,10 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 
 func (t *sseTransport) expired() bool { return t.dead() }
 
+// standing is true: the stream is the session, and the upstream keeps its
+// listeners as long as it is open.
+func (t *sseTransport) standing() bool { return true }
+
 // stop ends the stream and waits for its reader.
 func (t *sseTransport) stop() {
 	t.fail(connErr("upstream connection closed by the gateway", nil))

@@ -13,22 +13,51 @@ import (
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
 
+// streamLinger is how long a legacy session's GET stream stays open after
+// its last holder let go, so back-to-back calls that may receive something
+// on it do not reopen it each time.
+const streamLinger = time.Second
+
 // standalone is a legacy session's GET stream: the channel on which a
 // 2025-era upstream sends what belongs to no POST, such as list_changed
 // notifications and server→client requests it did not tie to a request.
+// It is open only while something holds it (followers, and calls that may
+// receive something on it), and closed streamLinger after the last holder
+// let go.
 type standalone struct {
-	mu     sync.Mutex
-	active map[*exchange]context.Context // calls in flight on the session
+	mu      sync.Mutex
+	active  map[*exchange]context.Context // calls in flight on the session
+	holders int
+	cur     *getStream  // the stream open or being opened; nil when none
+	linger  *time.Timer // closes cur once nobody holds it
+	refused bool        // the upstream answered the GET without a stream: not asked again
+	kept    bool        // a call's hold was kept (httpTransport.keepStream)
+	stopped bool        // the transport was closed
+	readers sync.WaitGroup
+}
+
+// getStream is one GET request's stream.
+type getStream struct {
 	cancel context.CancelFunc
-	done   chan struct{}
+	opened chan struct{} // closed once the upstream answered the GET
+	// lost ends when the stream, once open, ended by the upstream's doing
+	// (not by linger or close).
+	lost context.Context
+	lose context.CancelFunc
 }
 
 // track registers a call in flight, so that a request arriving on the GET
-// stream can reach the caller that can answer it, and opens that stream
-// when the call may receive something on it.
+// stream can reach the caller that can answer it, and holds that stream
+// while the call may receive something on it (on one caller's own session,
+// until the session ends).
 func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
+	unhold := func() {}
 	if in := ex.in; in != nil && (in.Elicit != nil || in.Sample != nil || in.Roots != nil || in.Log != nil) {
-		t.follow(ctx, false)
+		if t.keepStream {
+			t.keepHold(ctx)
+		} else {
+			_, unhold = t.follow(ctx)
+		}
 	}
 	t.side.mu.Lock()
 	if t.side.active == nil {
@@ -40,61 +69,135 @@ func (t *httpTransport) track(ctx context.Context, ex *exchange) func() {
 		t.side.mu.Lock()
 		delete(t.side.active, ex)
 		t.side.mu.Unlock()
+		unhold()
 	}
 }
 
-// follow opens the session's GET stream (see transport), once; it stays
-// open until the session ends. Unless always is set, only a legacy session
-// (one with a session id) opens it.
-func (t *httpTransport) follow(ctx context.Context, always bool) {
-	if sid, _ := t.state(); always || sid != "" {
-		t.openStandalone(ctx)
+// follow holds the GET stream of a legacy session (see transport), opening
+// it when none is open. A modern session, or one not yet negotiated, has
+// none.
+func (t *httpTransport) follow(ctx context.Context) (context.Context, func()) {
+	if _, ver := t.state(); ver == "" || mcp.IsModern(ver) {
+		return nil, func() {}
 	}
-}
-
-// openStandalone opens the session's GET stream, once, and returns when the
-// upstream has answered it (so a request the upstream sends there for the
-// session's first call finds it open), or after a short bound. An upstream
-// that does not offer one (405) is fine: it has nothing to send there.
-func (t *httpTransport) openStandalone(ctx context.Context) {
 	t.side.mu.Lock()
-	if t.side.done != nil {
+	if t.side.stopped || t.side.refused {
 		t.side.mu.Unlock()
-		return
+		return nil, func() {}
 	}
-	life, cancel := context.WithCancel(context.Background())
-	t.side.cancel, t.side.done = cancel, make(chan struct{})
+	t.side.holders++
+	if t.side.linger != nil {
+		t.side.linger.Stop()
+		t.side.linger = nil
+	}
+	gs := t.side.cur
+	if gs == nil {
+		gs = t.startStreamLocked()
+	}
 	t.side.mu.Unlock()
-	opened := make(chan struct{})
-	go func() {
-		defer close(t.side.done)
-		defer t.env.recoverPanic("upstream GET stream", nil)
-		t.readStandalone(life, opened)
-	}()
+	// Return once the upstream has answered the GET, so a request it sends
+	// there for the session's first call finds it open, or after a short
+	// bound.
 	wait := time.NewTimer(min(t.env.requestTimeout, 5*time.Second))
 	defer wait.Stop()
 	select {
-	case <-opened:
+	case <-gs.opened:
 	case <-wait.C:
 	case <-ctx.Done():
 	}
+	var once sync.Once
+	return gs.lost, func() { once.Do(t.unhold) }
 }
 
-// stopStandalone ends the GET stream and waits for its reader.
-func (t *httpTransport) stopStandalone() {
-	t.side.mu.Lock()
-	cancel, done := t.side.cancel, t.side.done
-	t.side.mu.Unlock()
-	if cancel == nil {
+// keepHold holds the GET stream of a legacy session until the session ends,
+// once.
+func (t *httpTransport) keepHold(ctx context.Context) {
+	if _, ver := t.state(); ver == "" || mcp.IsModern(ver) {
 		return
 	}
-	cancel()
-	<-done
+	t.side.mu.Lock()
+	kept := t.side.kept
+	t.side.kept = true
+	t.side.mu.Unlock()
+	if !kept {
+		t.follow(ctx) // never released: stopStandalone ends it
+	}
 }
 
-// readStandalone reads the GET stream until ctx ends; opened is closed once
-// the upstream has answered the GET, whatever it answered.
-func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct{}) {
+// startStreamLocked starts reading a new GET stream; t.side.mu is held.
+func (t *httpTransport) startStreamLocked() *getStream {
+	life, cancel := context.WithCancel(context.Background())
+	lost, lose := context.WithCancel(context.Background())
+	gs := &getStream{cancel: cancel, opened: make(chan struct{}), lost: lost, lose: lose}
+	t.side.cur = gs
+	t.side.readers.Add(1)
+	go func() {
+		defer t.side.readers.Done()
+		var open, refused bool
+		defer func() {
+			t.side.mu.Lock()
+			if t.side.cur == gs {
+				t.side.cur = nil
+				if t.side.linger != nil {
+					t.side.linger.Stop()
+					t.side.linger = nil
+				}
+			}
+			t.side.refused = t.side.refused || refused
+			t.side.mu.Unlock()
+			if open && life.Err() == nil {
+				lose() // ended by the upstream, not by us
+			}
+			cancel()
+		}()
+		defer t.env.recoverPanic("upstream GET stream", nil)
+		open, refused = t.readStandalone(life, gs.opened)
+	}()
+	return gs
+}
+
+// unhold lets go of the GET stream; the last holder arms its closing.
+func (t *httpTransport) unhold() {
+	t.side.mu.Lock()
+	defer t.side.mu.Unlock()
+	t.side.holders--
+	gs := t.side.cur
+	if t.side.holders > 0 || gs == nil || t.side.stopped {
+		return
+	}
+	t.side.linger = time.AfterFunc(streamLinger, func() {
+		t.side.mu.Lock()
+		defer t.side.mu.Unlock()
+		if t.side.holders > 0 || t.side.cur != gs {
+			return // held again, or already gone
+		}
+		t.side.cur, t.side.linger = nil, nil
+		gs.cancel()
+	})
+}
+
+// stopStandalone ends the GET stream for good and waits for its readers.
+func (t *httpTransport) stopStandalone() {
+	t.side.mu.Lock()
+	t.side.stopped = true
+	if t.side.linger != nil {
+		t.side.linger.Stop()
+		t.side.linger = nil
+	}
+	gs := t.side.cur
+	t.side.cur = nil
+	t.side.mu.Unlock()
+	if gs != nil {
+		gs.cancel()
+	}
+	t.side.readers.Wait()
+}
+
+// readStandalone reads the GET stream until ctx ends or the upstream ends
+// it; opened is closed once the upstream has answered the GET, whatever it
+// answered. It reports whether the stream was open, and whether the upstream
+// answered without one (it offers none).
+func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct{}) (open, refused bool) {
 	var once sync.Once
 	answered := func() { once.Do(func() { close(opened) }) }
 	defer answered()
@@ -111,9 +214,11 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
 		t.env.log.Debug("upstream offers no GET stream", "status", resp.StatusCode)
-		return
+		refused = resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 == 2
+		return false, refused
 	}
 	t.env.log.Debug("upstream GET stream open")
+	open = true
 	var serving sync.WaitGroup
 	defer serving.Wait()
 	br := t.env.budgetReader(ctx, resp.Body)

@@ -25,12 +25,21 @@ type transport interface {
 	// negotiated records the revision the session settled on, for
 	// transports that state it on every message (MCP-Protocol-Version).
 	negotiated(version string)
-	// follow opens the channel on which the upstream sends what belongs to
-	// no request (streamable HTTP's GET stream), once, and returns when the
-	// upstream has answered it or after a short bound. Unless always is set,
-	// only a session the upstream named (a session id) is followed.
-	// Transports whose one stream carries everything do nothing.
-	follow(ctx context.Context, always bool)
+	// follow holds the channel on which the upstream sends what belongs to
+	// no request until release is called, and returns when the upstream has
+	// answered it or after a short bound. A legacy streamable HTTP session
+	// opens its GET stream for the first holder and closes it streamLinger
+	// after the last one let go; a modern session has none. lost, when not
+	// nil, ends when that channel ends other than by release or close (the
+	// upstream closed the GET stream, the HTTP+SSE connection dropped, the
+	// stdio child died): what it carried is gone.
+	follow(ctx context.Context) (lost context.Context, release func())
+	// standing reports whether the transport's one connection lasts as long
+	// as the session and is the upstream's channel for what belongs to no
+	// request (legacy HTTP+SSE): the upstream counts it as a listener, so a
+	// followed session on it is ended, not kept idle, once its last follower
+	// and call have left.
+	standing() bool
 	// abandoned reports that a request on the session was given up: ending
 	// the session must not wait behind a connection that request may still
 	// hold.
@@ -65,6 +74,10 @@ func newDialer(e *env, cfg *Config, creds *credentials) dialer {
 type peer struct {
 	hdr    headerFunc // the session's headers: static ones and credentials
 	notify string     // names the session for its notifications (OwnerKey)
+	// owned marks one caller's own session (Interactions.Owner), whose
+	// downstream session hears what it sends outside requests without
+	// following it.
+	owned bool
 }
 
 // headerFunc returns the headers for one HTTP request of a session: static

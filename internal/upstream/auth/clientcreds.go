@@ -75,6 +75,7 @@ type cachedToken struct {
 	issued  time.Time // when the request for it was sent
 	renewAt time.Time // zero: no known expiry, never renewed proactively
 	expiry  time.Time // zero: no known expiry
+	missing []string  // requested scopes the grant lacks
 }
 
 // fresh reports whether t needs no renewal at now.
@@ -241,6 +242,15 @@ func (c *ClientCredentials) run(ctx context.Context, f *flight) {
 	close(f.done)
 }
 
+// Grant reports how many mint attempts have completed and whether the
+// cached token lacks requested scopes. A follower compares it with a later
+// Problem's Gen to tell a loss after it started from one it started with.
+func (c *ClientCredentials) Grant() (gen uint64, narrowed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen, c.cur != nil && len(c.cur.missing) > 0
+}
+
 // signalLocked wakes every Watch; c.mu must be held.
 func (c *ClientCredentials) signalLocked() {
 	close(c.changed)
@@ -309,5 +319,5 @@ func (c *ClientCredentials) mint(ctx context.Context) (*cachedToken, []string, e
 	if fields.scope != nil {
 		missing = missingScopes(c.scopes, *fields.scope)
 	}
-	return &cachedToken{access: fields.access, issued: issued, renewAt: renewAt, expiry: expiry}, missing, nil
+	return &cachedToken{access: fields.access, issued: issued, renewAt: renewAt, expiry: expiry, missing: missing}, missing, nil
 }

@@ -116,14 +116,14 @@ func TestTokenIsCached(t *testing.T) {
 	}
 }
 
-// TestTokenRenewsEarly: a 70 s token is renewed at half-life (35 s), well
-// before expiry, by Token itself.
+// TestTokenRenewsEarly: a 70 s token is renewed 60 s before expiry (at
+// 10 s), by Token itself.
 func TestTokenRenewsEarly(t *testing.T) {
 	e := newTokenEndpoint(t, jsonToken(70, ""))
 	clock := newFakeClock()
 	cc := e.newCC(t, clock)
 	mustToken(t, cc)
-	clock.Advance(34 * time.Second)
+	clock.Advance(9 * time.Second)
 	if tok := mustToken(t, cc); tok != "tok-1" || e.hits.Load() != 1 {
 		t.Fatalf("before the margin: %q, POSTs %d", tok, e.hits.Load())
 	}
@@ -138,8 +138,11 @@ func TestRenewalTimes(t *testing.T) {
 	cases := []struct {
 		life, renewAfter time.Duration
 	}{
-		{70 * time.Second, 35 * time.Second},
+		{70 * time.Second, 10 * time.Second},
+		{60 * time.Second, 10 * time.Second},
+		{15 * time.Second, 7500 * time.Millisecond},
 		{10 * time.Second, 5 * time.Second},
+		{100 * time.Second, 40 * time.Second},
 		{200 * time.Second, 140 * time.Second},
 		{300 * time.Second, 240 * time.Second},
 		{3600 * time.Second, 2880 * time.Second},

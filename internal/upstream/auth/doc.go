@@ -58,12 +58,21 @@
 //     and with the hop that redirected (httpx compares with the latter), so
 //     an upgrade followed by a downgrade is refused too. It stops after 10
 //     redirects, net/http's default.
-//   - Token renewal margin: max(20% of the lifetime, 60 s), capped at half
-//     the lifetime. Long tokens renew at 80% of their life, medium ones 60 s
-//     before expiry ("whichever is earlier"), and tokens under two minutes at
-//     half-life so they are not re-minted on every call. Expiry is counted
-//     from when the request was sent, not when the answer arrived. A token
-//     without expires_in is kept until invalidated.
+//   - Token renewal margin: max(20% of the lifetime, 60 s): long tokens
+//     renew at 80% of their life, shorter ones 60 s before expiry
+//     ("whichever is earlier"), so a renewal that fails leaves a minute of
+//     retries whenever the lifetime allows. No token is renewed before
+//     min(10 s, half its life), so short ones are not re-minted on every
+//     call: 3600 s renews at 2880 s, 300 s at 240 s, 120 s at 60 s, 70 s
+//     and 60 s at 10 s, 10 s at 5 s. (The former cap at half the lifetime
+//     renewed a 70 s token only at 35 s, 35 s before expiry.) Expiry is
+//     counted from when the request was sent, not when the answer arrived.
+//     A token without expires_in is kept until invalidated.
+//   - Problem.Fatal says whether a problem means the credential is lost for
+//     whoever depends on it: a narrowed grant, a refusal (HTTP 400, 401,
+//     403), or a failure that left no unexpired token. Problem.Gen and
+//     Grant let a long-lived user tell a loss after it started from the
+//     state it started with.
 //   - One mint at a time without x/sync/singleflight: the first caller leads
 //     the request on its own goroutine and later callers wait on a channel
 //     with their own contexts. If the leader's context ends, the attempt

@@ -128,19 +128,23 @@ func safeErrorCode(code, secret string) string {
 	return code
 }
 
+// minRenewAfter is the least age at which a token is renewed, unless its
+// lifetime is under twice that (then it renews at half-life).
+const minRenewAfter = 10 * time.Second
+
 // renewalTimes returns when a token issued at issued with lifetime life
 // should be renewed and when it expires; both zero when life is unknown.
-// The renewal margin is max(20% of life, 60 s), capped at half the life:
-// long tokens renew at 80% of their life, medium ones 60 s before expiry,
-// and tokens under two minutes at half-life so they are not re-minted on
-// every call.
+// The renewal margin is max(20% of life, 60 s): long tokens renew at 80% of
+// their life, medium ones 60 s before expiry, whichever is earlier. No
+// token is renewed before min(minRenewAfter, half its life), so short ones
+// are not re-minted on every call: a 70 s token renews at 10 s, a 60 s one
+// at 10 s, a 10 s one at 5 s.
 func renewalTimes(issued time.Time, life time.Duration) (renewAt, expiry time.Time) {
 	if life <= 0 {
 		return time.Time{}, time.Time{}
 	}
-	margin := max(life/5, time.Minute)
-	margin = min(margin, life/2)
-	return issued.Add(life - margin), issued.Add(life)
+	after := max(life-max(life/5, time.Minute), min(minRenewAfter, life/2))
+	return issued.Add(after), issued.Add(life)
 }
 
 // missingScopes returns the requested scopes absent from granted (a

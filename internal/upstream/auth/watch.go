@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -37,6 +39,35 @@ type Problem struct {
 	Err error
 	// Missing lists requested scopes not granted (ProblemScopeNarrowed only).
 	Missing []string
+	// Gen numbers the completed mint attempt the problem is about (the
+	// first is 1); compare it with Grant's.
+	Gen uint64
+	// Expired says no unexpired token was left when the problem was
+	// reported.
+	Expired bool
+}
+
+// Fatal reports whether the credential no longer covers what it was minted
+// for: the grant lacks requested scopes, the token endpoint refused the
+// client (HTTP 400, 401 or 403: invalid_client, invalid_grant,
+// unauthorized_client, invalid_scope), or a failure left no unexpired
+// token. A failure the endpoint may recover from (a 5xx, a timeout, a
+// connection error) while the cached token is still valid is not fatal.
+func (p Problem) Fatal() bool {
+	switch p.Kind {
+	case ProblemScopeNarrowed:
+		return true
+	case ProblemRenewalFailed:
+		var te *TokenError
+		if errors.As(p.Err, &te) {
+			switch te.StatusCode {
+			case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden:
+				return true
+			}
+		}
+		return p.Expired
+	}
+	return false
 }
 
 // String renders the problem for logs.
@@ -74,10 +105,10 @@ func (c *ClientCredentials) Watch(ctx context.Context, report func(Problem)) {
 			switch {
 			case lastErr != nil:
 				backoff = min(max(2*backoff, minBackoff), maxBackoff)
-				report(Problem{Kind: ProblemRenewalFailed, Err: lastErr})
+				report(Problem{Kind: ProblemRenewalFailed, Err: lastErr, Gen: gen, Expired: !cur.valid(now)})
 			case len(missing) > 0:
 				backoff = 0
-				report(Problem{Kind: ProblemScopeNarrowed, Missing: append([]string(nil), missing...)})
+				report(Problem{Kind: ProblemScopeNarrowed, Missing: append([]string(nil), missing...), Gen: gen})
 			default:
 				backoff = 0
 			}
