@@ -92,7 +92,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
-		Continuations: s.continuations, Sampler: sampler,
+		Continuations: s.continuations, Sampler: sampler, MaxListenersPerCaller: cfg.General.MaxListenersPerCaller,
 	})
 	g.unsubscribe = s.hub.Subscribe(func(e notify.Event) {
 		cat.ListChanged(e.Server, e.Method)

@@ -54,6 +54,10 @@ type Config struct {
 	// Sampler fulfils upstream sampling requests; nil when no model is
 	// configured.
 	Sampler Sampler
+	// MaxListenersPerCaller bounds the upstream listeners one caller (its
+	// user, else its binding) holds at once across its listens; zero means
+	// DefaultMaxListenersPerCaller. A listen that would pass it is refused.
+	MaxListenersPerCaller int
 	// Middleware wraps Do, outermost first: each sees every operation and
 	// its outcome, and may answer without calling the next.
 	Middleware []Middleware
@@ -69,8 +73,11 @@ type Middleware func(next Handler) Handler
 type Gateway struct {
 	cfg     Config
 	servers map[string]*Server
-	hub     hub     // listens following legacy upstream sessions
-	handle  Handler // do wrapped in cfg.Middleware
+	hub     hub // listens following legacy upstream sessions
+	// listeners counts each caller's upstream listeners (at most
+	// Config.MaxListenersPerCaller).
+	listeners listenerCounts
+	handle    Handler // do wrapped in cfg.Middleware
 }
 
 // New returns a gateway over cfg.

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -204,93 +203,6 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 	}
 }
 
-// ListenFilter serves one subscriptions/listen over the caller's upstreams,
-// for a filter from ParseFilter or one the gateway built itself (a legacy
-// caller's session following its upstreams, Log included). It calls ack
-// once, with the part of the filter the upstreams can honour, before any
-// event; then emit for every event, until ctx ends. Modern upstreams get a
-// listen of their own; legacy ones are followed through their sessions, with
-// resources/subscribe for the URIs they serve.
-func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	servers := g.visible(&op)
-	multi := len(servers) > 1
-	infos, _ := g.infos(ctx, &op, servers)
-	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
-	b, _ := json.Marshal(honoured)
-	ack(b)
-
-	var mu sync.Mutex // emit is called from many goroutines
-	safeEmit := func(method string, params json.RawMessage) {
-		// Events arrive on upstream goroutines: a panic here ends this
-		// listen, not the process.
-		defer g.recovered("listen event", cancel)
-		if !honoured.wants(method, params) {
-			return
-		}
-		params = withoutSubscriptionID(params)
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() == nil {
-			emit(method, params)
-		}
-	}
-	var wg sync.WaitGroup
-	followed := 0 // legacy upstreams, followed through their sessions
-	for i, name := range servers {
-		if infos[i] == nil {
-			continue
-		}
-		s := g.servers[name]
-		part := honoured
-		part.ResourceSubscriptions = owners[name]
-		opts := g.options(s, &op, multi)
-		if infos[i].Era == mcp.EraModern {
-			pb, _ := json.Marshal(part)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer g.recovered("upstream listen", cancel)
-				err := s.Client.Listen(ctx, pb, opts, func(method string, params json.RawMessage) {
-					if method != mcp.NotifSubscriptionsAcknowledged {
-						safeEmit(method, params)
-					}
-				})
-				if err != nil && !errors.Is(err, context.Canceled) {
-					g.cfg.Logger.Warn("upstream listen ended", "server", name, "fault", string(upstream.Classify(err).Fault))
-				}
-			}()
-			continue
-		}
-		followed++
-		// Keeps the upstream session pooled, and its GET stream open, while
-		// this listen follows it.
-		if release, err := s.Client.Follow(ctx, opts); err == nil {
-			defer release()
-		}
-		remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(opts), filter: &part, emit: safeEmit})
-		defer remove()
-		for _, uri := range part.ResourceSubscriptions {
-			g.legacySubscribe(ctx, s, opts, uri)
-		}
-	}
-	if followed == 0 {
-		// Only modern upstreams: when the last of their listens ends, so
-		// does this one (the caller may listen again).
-		done := make(chan struct{})
-		go func() { defer g.recovered("listen wait", cancel); wg.Wait(); close(done) }()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-	} else {
-		<-ctx.Done()
-	}
-	wg.Wait()
-	return Outcome{Result: json.RawMessage(`{}`)}
-}
-
 // honour is the part of want the servers can honour (those that answered
 // their probe, per infos), with the subscribed URIs each server serves.
 func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
@@ -322,8 +234,9 @@ func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, i
 // legacySubscribe subscribes a legacy upstream session to uri until ctx
 // ends. Listens with the same credentials share the upstream session, so
 // subscriptions are counted: the first subscribes, the last to end
-// unsubscribes (within a short bound).
-func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) {
+// unsubscribes (within a short bound). The error is the upstream's refusal
+// of the first subscribe (nothing is held then).
+func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) error {
 	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 	params = append(params, '}')
 	key := s.Name + "\x00" + upstream.CredentialKey(opts) + "\x00" + uri
@@ -359,7 +272,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 				// upstream may have subscribed all the same.
 				unsubscribe()
 			}
-			return
+			return fmt.Errorf("resources/subscribe on %s: %w", s.Name, err)
 		}
 	}
 	context.AfterFunc(ctx, func() {
@@ -369,6 +282,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		}
 		unsubscribe()
 	})
+	return nil
 }
 
 // infos asks each server what it is, concurrently, each under the listing
