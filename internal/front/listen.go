@@ -98,6 +98,19 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	bg.Wait()
 	select {
 	case <-acked:
+		// What the core delivered before it ended the listen still goes
+		// out, each event after the caller is re-checked.
+		for pending := true; pending && r.Context().Err() == nil; {
+			select {
+			case ev := <-events:
+				if !watch.ok(r.Context()) {
+					return
+				}
+				write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+			default:
+				pending = false
+			}
+		}
 	default:
 		// Never acknowledged: the set-up failed, or the caller left.
 		if res.Fault == nil {

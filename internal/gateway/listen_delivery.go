@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -51,9 +52,10 @@ type delivery struct {
 	wake   chan struct{}
 	done   chan struct{} // closed when the delivery goroutine ends; nil before start
 
-	mu      sync.Mutex
-	queue   []pendingEvent
-	dropped bool
+	mu       sync.Mutex
+	queue    []pendingEvent
+	dropped  bool
+	draining bool // deliver what is pending, then end
 	// changed holds, per list kind, the servers whose list may have
 	// changed: true when the upstream said so, false for a check of the
 	// view alone.
@@ -187,6 +189,26 @@ func (d *delivery) wait() {
 	}
 }
 
+// drain delivers what is pending and ends delivery, waiting at most the
+// listing timeout: the events an upstream sent before ending its listen
+// still reach the caller.
+func (d *delivery) drain() {
+	d.mu.Lock()
+	d.draining = true
+	d.mu.Unlock()
+	d.signal()
+	if d.done == nil {
+		return
+	}
+	t := time.NewTimer(d.g.cfg.ListTimeout)
+	defer t.Stop()
+	select {
+	case <-d.done:
+	case <-t.C:
+	case <-d.ctx.Done():
+	}
+}
+
 func (d *delivery) run() {
 	for {
 		select {
@@ -195,7 +217,7 @@ func (d *delivery) run() {
 		case <-d.wake:
 		}
 		d.mu.Lock()
-		queue, changed := d.queue, d.changed
+		queue, changed, last := d.queue, d.changed, d.draining
 		d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
 		d.mu.Unlock()
 		for _, ev := range queue {
@@ -205,6 +227,9 @@ func (d *delivery) run() {
 			if len(servers) > 0 && d.viewChanged(k, servers) {
 				d.send(listKinds[k].notification, json.RawMessage(`{}`))
 			}
+		}
+		if last {
+			return
 		}
 	}
 }

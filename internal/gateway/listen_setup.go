@@ -51,7 +51,9 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	case <-ctx.Done():
 	case <-set.ended:
 		// An upstream ended its listen: the listen no longer covers it, so
-		// it ends too (the caller may listen again).
+		// it ends too (the caller may listen again), once what the
+		// upstreams sent before is delivered.
+		d.drain()
 	}
 	cancel()
 	d.wait() // no emit after ListenFilter returns

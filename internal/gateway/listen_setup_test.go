@@ -92,6 +92,9 @@ func (c *controlled) serveListen(w http.ResponseWriter, r *http.Request, m *json
 	for {
 		select {
 		case ev := <-q:
+			if ev == endListen {
+				return
+			}
 			_, _ = io.WriteString(w, "event: message\ndata: "+ev+"\n\n")
 			w.(http.Flusher).Flush()
 		case <-r.Context().Done():
@@ -99,6 +102,9 @@ func (c *controlled) serveListen(w http.ResponseWriter, r *http.Request, m *json
 		}
 	}
 }
+
+// endListen, pushed, ends the upstream's listens.
+const endListen = "end"
 
 // push sends ev on every listen open now.
 func (c *controlled) push(ev string) {
@@ -359,4 +365,37 @@ func TestListenChangeDuringSetupIsDelivered(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// upstream-ended: an upstream that sends a change and then ends its listen
+// ends the caller's listen, after the change is delivered.
+func TestListenEndsWithItsUpstreamAfterDeliveringWhatItSent(t *testing.T) {
+	var tools atomic.Value
+	tools.Store([]string{"a"})
+	fake := listChangedFake(t, func() []string { return tools.Load().([]string) })
+	up := controlledUpstream(t, fake, false, false)
+	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second}, upSpec{name: "p", fake: fake, url: up.url})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acked := make(chan struct{})
+	var got []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		listenRaw(g, ctx, Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(`{"toolsListChanged":true}`),
+			func(json.RawMessage) { close(acked) }, func(m string, _ json.RawMessage) { got = append(got, m) })
+	}()
+	<-acked
+	time.Sleep(100 * time.Millisecond) // the post-acknowledgement check is done
+	tools.Store([]string{"a", "added"})
+	up.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	up.push(endListen)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listen outlived its upstream's")
+	}
+	if len(got) != 1 || got[0] != mcp.NotifToolsListChanged {
+		t.Fatalf("delivered %v, want the one change the upstream sent before ending", got)
+	}
 }
