@@ -101,8 +101,9 @@
 // that cannot be set up (the caller's listener capacity, an upstream that
 // refuses or does not acknowledge in time) is answered with its error and
 // never acknowledged. It ends when the client leaves, its caller is revoked,
-// an upstream ends its listen, or the gateway shuts down (then with the
-// graceful final response). A legacy session's GET stream opens once its
+// an upstream ends its listen (after the events the core delivered before
+// are written), or the gateway shuts down (then with the graceful final
+// response). A legacy session's GET stream opens once its
 // follow is set up (503 with Retry-After when it cannot be); an /mcp/sse
 // connection's initialize is answered once its follow is set up (a follow
 // that cannot be is logged, and the session works without it); a legacy

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -156,37 +158,70 @@ general_settings:
 }
 
 // Shutting the gateway down with a listen open ends the listen (with its
-// final response) and every upstream listener at once.
+// final response) and every upstream listener at once: a modern caller's
+// listen on a modern or a legacy upstream, and a legacy caller's stream
+// following a modern upstream.
 func TestShutdownWithOpenListenIsPrompt(t *testing.T) {
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
-	gw := startGateway(t, fmt.Sprintf(`model_list: []
+	for _, tc := range []struct {
+		name           string
+		legacyUpstream bool
+		legacyCaller   bool
+	}{{"modern", false, false}, {"legacy-upstream", true, false}, {"legacy-caller", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			upstream := testpeers.StartGoFixtureHTTP(t, !tc.legacyUpstream)
+			listens := countListens(t, upstream)
+			version := "2026-07-28"
+			if tc.legacyUpstream {
+				version = "2025-11-25"
+			}
+			gw := startGateway(t, fmt.Sprintf(`model_list: []
 mcp_servers:
   peer:
     url: %s
     transport: http
-    protocol_version: "2026-07-28"
+    protocol_version: "%s"
 general_settings:
   master_key: %s
-`, listens.url, testKey), nil)
-	_, events := listenWith(t, gw.url+"/mcp/", modernHeaders("subscriptions/listen", ""), `{"toolsListChanged":true}`)
-	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
-		t.Fatalf("first event = %q", first)
+`, listens.url, version, testKey), nil)
+			var events <-chan string
+			if tc.legacyCaller {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				client := sdk.NewClient(&sdk.Implementation{Name: "legacy", Version: "1"}, nil)
+				cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp", HTTPClient: &http.Client{Transport: authTransport{testKey}}},
+					&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				waitOpen(t, listens, 1, 5*time.Second, "the legacy caller's follow")
+			} else {
+				_, events = listenWith(t, gw.url+"/mcp/", modernHeaders("subscriptions/listen", ""), `{"toolsListChanged":true}`)
+				if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
+					t.Fatalf("first event = %q", first)
+				}
+			}
+			start := time.Now()
+			gw.app.Drain()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = gw.app.Close(ctx)
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("shutdown with an open listen took %v", d)
+			}
+			if events != nil {
+				final := ""
+				for ev := range events {
+					final = ev
+				}
+				if !strings.Contains(final, `"result"`) || !strings.Contains(final, `"id":"L1"`) {
+					t.Fatalf("the listen ended without its final response; last data %q", final)
+				}
+			}
+			if !tc.legacyUpstream {
+				waitOpen(t, listens, 0, 3*time.Second, "after shutdown")
+			}
+		})
 	}
-	start := time.Now()
-	gw.app.Drain()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = gw.app.Close(ctx)
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("shutdown with an open listen took %v", d)
-	}
-	final := ""
-	for ev := range events {
-		final = ev
-	}
-	if !strings.Contains(final, `"result"`) || !strings.Contains(final, `"id":"L1"`) {
-		t.Fatalf("the listen ended without its final response; last data %q", final)
-	}
-	waitOpen(t, listens, 0, 3*time.Second, "after shutdown")
 }

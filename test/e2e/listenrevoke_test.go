@@ -86,34 +86,42 @@ func TestSubscriptionEndsWhenIdleCallerIsRevoked(t *testing.T) {
 	waitOpen(t, listens, 0, 3*time.Second, "after the subscription ended")
 }
 
-// legacy-caller-revoked: a legacy caller following its upstreams is revoked;
-// an upstream change then reaches it as no notification, and its upstream
-// listener closes within 3 s.
+// legacy-caller-revoked: a legacy caller following its upstreams (over
+// streamable HTTP or /mcp/sse) is revoked; an upstream change then reaches
+// it as no notification, and its upstream listener closes within 3 s.
 func TestLegacyFollowEndsWhenCallerIsRevoked(t *testing.T) {
-	t.Parallel()
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
-	hook, write := subscriptionAuth(t, aliceIdentity())
-	gw := subscriptionGateway(t, listens.url, hook, "", "")
-	changed := make(chan struct{}, 4)
-	client := sdk.NewClient(&sdk.Implementation{Name: "legacy-subscriber", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp", HTTPClient: &http.Client{Transport: authTransport{subscriptionKey}}},
-		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
+	for _, ingress := range []string{"streamable", "sse"} {
+		t.Run(ingress, func(t *testing.T) {
+			t.Parallel()
+			upstream := testpeers.StartGoFixtureHTTP(t, true)
+			listens := countListens(t, upstream)
+			hook, write := subscriptionAuth(t, aliceIdentity())
+			gw := subscriptionGateway(t, listens.url, hook, "", "")
+			changed := make(chan struct{}, 4)
+			client := sdk.NewClient(&sdk.Implementation{Name: "legacy-subscriber", Version: "1"}, &sdk.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			httpClient := &http.Client{Transport: authTransport{subscriptionKey}}
+			var tr sdk.Transport = &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp", HTTPClient: httpClient}
+			if ingress == "sse" {
+				tr = &sdk.SSEClientTransport{Endpoint: gw.url + "/mcp/sse", HTTPClient: httpClient}
+			}
+			cs, err := client.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			waitOpen(t, listens, 1, 5*time.Second, "the legacy caller's follow")
+			write(revokedIdentity())
+			triggerUpstream(t, upstream, 2)
+			select {
+			case <-changed:
+				t.Fatal("a revoked legacy caller was notified")
+			case <-time.After(500 * time.Millisecond):
+			}
+			waitOpen(t, listens, 0, 3*time.Second, "the revoked legacy caller's follow")
+		})
 	}
-	defer cs.Close()
-	waitOpen(t, listens, 1, 5*time.Second, "the legacy caller's follow")
-	write(revokedIdentity())
-	triggerUpstream(t, upstream, 2)
-	select {
-	case <-changed:
-		t.Fatal("a revoked legacy caller was notified")
-	case <-time.After(500 * time.Millisecond):
-	}
-	waitOpen(t, listens, 0, 3*time.Second, "the revoked legacy caller's follow")
 }
