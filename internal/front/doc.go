@@ -108,6 +108,11 @@
 // connection's initialize is answered once its follow is set up (a follow
 // that cannot be is logged, and the session works without it); a legacy
 // resources/subscribe is answered once the upstream subscription holds.
+// A legacy session's follow is persistent (gateway.Filter.Persist): when an
+// upstream ends a listen it relied on, the core sets it up again (the
+// session cannot listen again itself) and delivers a change made meanwhile
+// if the caller can see it; a follow that cannot be set up again ends, and
+// so does the GET stream it served (the client opens another).
 //
 // A legacy session's GET stream, and an /mcp/sse connection's stream once
 // initialized, follow the caller's upstreams: list changes, the log lines

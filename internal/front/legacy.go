@@ -328,7 +328,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
 	watch := h.watchAuth(r, caller)
-	ready, stop := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: watch, revoked: cancel})
+	ready, stop := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: watch, revoked: cancel, lost: cancel}) // a deaf stream ends: the client opens another
 	defer stop()
 	select {
 	case res := <-ready:
@@ -353,7 +353,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 func sessionFilter(sess *live) gateway.Filter {
 	_, url := gateway.ElicitModes(sess.claims.Caps)
 	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel,
-		ElicitationComplete: url, Owner: sess.upstreamOwner}
+		ElicitationComplete: url, Owner: sess.upstreamOwner, Persist: true}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

@@ -244,6 +244,9 @@ type followSpec struct {
 	// revoked, when set, is called when the caller may no longer follow
 	// (the follow itself ends then in any case).
 	revoked func()
+	// lost, when set, is called when the follow ends on its own (it could
+	// not be set up again), not by stop, the session or revocation.
+	lost func()
 }
 
 // followResult says how a follow's set-up went.
@@ -306,20 +309,23 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 		}()
 		defer bg.Wait()
 		defer cancel()
+		queue := func(method string, params json.RawMessage) {
+			select {
+			case events <- listenEvent{method: method, params: params}:
+			default: // a stuck session loses events, never holds the upstream
+			}
+		}
 		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter,
 			func(got json.RawMessage) {
 				var f gateway.Filter
 				_ = json.Unmarshal(got, &f)
 				report(followResult{established: true, resources: len(f.ResourceSubscriptions) > 0})
 				close(acked)
-			},
-			func(method string, params json.RawMessage) {
-				select {
-				case events <- listenEvent{method: method, params: params}:
-				default: // a stuck session loses events, never holds the upstream
-				}
-			})
+			}, queue)
 		report(followResult{})
+		if ctx.Err() == nil && spec.lost != nil {
+			spec.lost()
+		}
 	}()
 	return out, cancel
 }
@@ -347,7 +353,7 @@ func (h *MCP) subscribe(sess *live, op gateway.Operation, watch *authWatch, uri 
 	sess.subs[uri] = mine // hold the place while the upstreams answer
 	sess.subMu.Unlock()
 
-	ready, stop := h.follow(sess, followSpec{op: op, filter: gateway.Filter{ResourceSubscriptions: []string{uri}}, watch: watch})
+	ready, stop := h.follow(sess, followSpec{op: op, filter: gateway.Filter{ResourceSubscriptions: []string{uri}, Persist: true}, watch: watch})
 	res := <-ready
 	ok := res.established && res.resources
 	sess.subMu.Lock()

@@ -62,8 +62,12 @@
 //     nothing and stays open until the caller leaves. Upstream listeners count against the
 //     caller's capacity (Config.MaxListenersPerCaller, default 64, per replica), keyed by its
 //     user id, else its binding: reserved whole before anything opens, released when the
-//     listen ends. A listen whose upstream ends its listen ends too (it no longer covers that
-//     upstream; the caller may listen again).
+//     listen ends. A listen whose upstream ends its listen ends too, after what the upstreams
+//     sent before is delivered (it no longer covers that upstream; the caller may listen
+//     again), unless it is persistent (Filter.Persist: a legacy caller's session, which cannot
+//     listen again itself): its listeners are then set up again after relistenDelay (1 s)
+//     and its views checked against the last ones delivered, so a visible change made
+//     meanwhile is delivered and an invisible one is not; one that cannot be set up again ends.
 //   - Events are delivered in the caller's view. A list change is delivered only when a digest
 //     of what the caller sees of that list (catalog.Digest: the server's list filtered and
 //     renamed for the caller) differs from the last one it was given: a change to a tool the

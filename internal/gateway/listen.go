@@ -37,6 +37,11 @@ type Filter struct {
 	// credentials until then; resource updates always from the shared one,
 	// where the listen subscribes. Only a legacy caller's session sets it.
 	Owner func() string `json:"-"`
+	// Persist keeps the listen going when an upstream ends a listen it
+	// relies on: its listeners are set up again (after relistenDelay) and
+	// the caller's views checked again, instead of the listen ending. A
+	// legacy caller's session sets it: it cannot listen again itself.
+	Persist bool `json:"-"`
 }
 
 // Bounds on a SubscriptionFilter.

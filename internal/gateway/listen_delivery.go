@@ -164,7 +164,8 @@ func (d *delivery) signal() {
 
 // start begins delivery, after the acknowledgement: first a check of every
 // followed view against its baseline (a change made while the listeners
-// were being opened), then each event as it comes.
+// were being opened), then each event as it comes. Called again after the
+// listeners are set up again, it only checks the views again.
 func (d *delivery) start(targets []listenTarget) {
 	d.mu.Lock()
 	for _, t := range targets {
@@ -173,6 +174,10 @@ func (d *delivery) start(targets []listenTarget) {
 		}
 	}
 	d.mu.Unlock()
+	if d.done != nil { // set up again: the goroutine runs on
+		d.signal()
+		return
+	}
 	d.done = make(chan struct{})
 	go func() {
 		defer close(d.done)

@@ -39,26 +39,55 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
 	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, emit)
 	d.baseline(targets)
-	set, f := g.setUp(ctx, &op, targets, d.event)
-	defer set.close()
-	if f != nil {
-		return Failed(f)
+	defer d.wait() // no emit after ListenFilter returns
+	defer cancel()
+	for first := true; ; first = false {
+		set, f := g.setUp(ctx, &op, targets, d.event)
+		if f != nil {
+			set.close()
+			if first {
+				return Failed(f)
+			}
+			g.cfg.Logger.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+			return Outcome{Result: json.RawMessage(`{}`)}
+		}
+		if first {
+			b, _ := json.Marshal(honoured)
+			ack(b)
+		}
+		// After the acknowledgement, and after each set-up again, every
+		// followed view is checked: a change made while listeners were
+		// opening is delivered.
+		d.start(targets)
+		var ended bool
+		select {
+		case <-ctx.Done():
+		case <-set.ended:
+			ended = true
+		}
+		if !ended || !want.Persist {
+			if ended {
+				// An upstream ended its listen: the listen no longer covers
+				// it, so it ends too (the caller may listen again), once
+				// what the upstreams sent before is delivered.
+				d.drain()
+			}
+			set.close()
+			return Outcome{Result: json.RawMessage(`{}`)}
+		}
+		set.close()
+		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		select {
+		case <-ctx.Done():
+			return Outcome{Result: json.RawMessage(`{}`)}
+		case <-time.After(relistenDelay):
+		}
 	}
-	b, _ := json.Marshal(honoured)
-	ack(b)
-	d.start(targets)
-	select {
-	case <-ctx.Done():
-	case <-set.ended:
-		// An upstream ended its listen: the listen no longer covers it, so
-		// it ends too (the caller may listen again), once what the
-		// upstreams sent before is delivered.
-		d.drain()
-	}
-	cancel()
-	d.wait() // no emit after ListenFilter returns
-	return Outcome{Result: json.RawMessage(`{}`)}
 }
+
+// relistenDelay is the pause before a persistent listen (Filter.Persist)
+// sets up its upstream listeners again after an upstream ended one.
+const relistenDelay = time.Second
 
 // listenTarget is one upstream a listen needs a listener on.
 type listenTarget struct {

@@ -399,3 +399,52 @@ func TestListenEndsWithItsUpstreamAfterDeliveringWhatItSent(t *testing.T) {
 		t.Fatalf("delivered %v, want the one change the upstream sent before ending", got)
 	}
 }
+
+// A persistent listen (a legacy caller's follow) outlives an upstream that
+// ends its listen: the listener is set up again and a change the caller can
+// see, made meanwhile, is delivered; one it cannot see is not.
+func TestPersistentListenSetsUpAgain(t *testing.T) {
+	var tools atomic.Value
+	tools.Store([]string{"seen"})
+	fake := listChangedFake(t, func() []string { return tools.Load().([]string) })
+	up := controlledUpstream(t, fake, false, false)
+	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second}, upSpec{name: "p", fake: fake, url: up.url})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acked := make(chan struct{})
+	events := make(chan string, 8)
+	done := make(chan struct{})
+	bob := &identity.Caller{UserID: "bob", ToolPermissions: map[string][]string{"p": {"seen"}}}
+	go func() {
+		defer close(done)
+		g.ListenFilter(ctx, Operation{Caller: bob, Surface: fault.Legacy}, Filter{ToolsListChanged: true, Persist: true},
+			func(json.RawMessage) { close(acked) }, func(m string, _ json.RawMessage) { events <- m })
+	}()
+	<-acked
+	tools.Store([]string{"seen", "hidden"}) // invisible to bob
+	up.push(endListen)
+	waitCount(t, &up.opened, 2, 5*time.Second, "upstream listens opened")
+	select {
+	case m := <-events:
+		t.Fatalf("an invisible change made while the listener was down reached bob: %s", m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	tools.Store([]string{"hidden"}) // bob's view changes
+	up.push(endListen)
+	waitCount(t, &up.opened, 3, 5*time.Second, "upstream listens opened")
+	select {
+	case m := <-events:
+		if m != mcp.NotifToolsListChanged {
+			t.Fatalf("event %s", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a visible change made while the listener was down was lost")
+	}
+	select {
+	case <-done:
+		t.Fatal("the persistent listen ended with its upstream's")
+	default:
+	}
+	cancel()
+	<-done
+}

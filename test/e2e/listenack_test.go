@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // listenWith opens subscriptions/listen with the given filter and returns
@@ -83,52 +79,31 @@ func triggerUpstream(t *testing.T, upstream string, id int) {
 	}
 }
 
-// waitOpen waits until the upstream has n listeners open.
-func waitOpen(t *testing.T, lc *listenCounter, n int64, within time.Duration, what string) {
+// waitOpen waits until open (an upstream's listeners) is n.
+func waitOpen(t *testing.T, open *atomic.Int64, n int64, within time.Duration, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(within); lc.open.Load() != n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(within); open.Load() != n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d upstream listeners open, want %d", what, lc.open.Load(), n)
+			t.Fatalf("%s: %d upstream listeners open, want %d", what, open.Load(), n)
 		}
 	}
-}
-
-// slowListens fronts an upstream as countListens does, and holds each
-// subscriptions/listen for delay before passing it on (and counting it): an
-// upstream slow to establish its listen.
-func slowListens(t *testing.T, upstream string, delay time.Duration) (string, *listenCounter) {
-	t.Helper()
-	target, err := url.Parse(upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := &listenCounter{}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
-			select {
-			case <-time.After(delay):
-			case <-r.Context().Done():
-				return
-			}
-			lc.open.Add(1)
-			defer lc.open.Add(-1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	lc.url = srv.URL + target.Path
-	return lc.url, lc
 }
 
 // The acknowledgement means the upstream listen is established: a change the
 // upstream makes the moment the caller holds the ack is delivered, with no
-// timing margin, even from an upstream slow to establish its listen. Run
-// with -count=20 to look for the race.
+// timing margin, even from an upstream slow (300 ms) to establish its
+// listen. Run with -count=20 to look for the race.
 func TestListenChangeRightAfterAckIsDelivered(t *testing.T) {
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	front, listens := slowListens(t, upstream, 300*time.Millisecond)
+	peer := startListenPeer(t, true)
+	slow := func(r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+	}
+	peer.before.Store(&slow)
 	gw := startGateway(t, fmt.Sprintf(`model_list: []
 mcp_servers:
   peer:
@@ -137,7 +112,7 @@ mcp_servers:
     protocol_version: "2026-07-28"
 general_settings:
   master_key: %s
-`, front, testKey), nil)
+`, peer.url, testKey), nil)
 	status, events := listenWith(t, gw.url+"/mcp/", modernHeaders("subscriptions/listen", ""), `{"toolsListChanged":true}`)
 	if status != 200 {
 		t.Fatalf("listen: %d %s", status, nextEvent(events, time.Second))
@@ -145,14 +120,14 @@ general_settings:
 	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") || !strings.Contains(first, `"toolsListChanged":true`) {
 		t.Fatalf("first event = %q", first)
 	}
-	if n := listens.open.Load(); n != 1 {
+	if n := peer.open.Load(); n != 1 {
 		t.Fatalf("acknowledged with %d upstream listeners open, want 1", n)
 	}
-	triggerUpstream(t, upstream, 2)
+	triggerUpstream(t, peer.url, 2)
 	if ev := nextEvent(events, 5*time.Second); !strings.Contains(ev, "notifications/tools/list_changed") || !strings.Contains(ev, `"io.modelcontextprotocol/subscriptionId":"L1"`) {
 		t.Fatalf("a change right after the ack: got %q, want tools/list_changed tagged L1", ev)
 	}
-	if ev := nextEvent(events, 500*time.Millisecond); strings.Contains(ev, `"method":`) {
+	if ev := nextEvent(events, 500*time.Millisecond); ev != "" {
 		t.Fatalf("a second event for one change: %q", ev)
 	}
 }
@@ -169,8 +144,7 @@ func TestShutdownWithOpenListenIsPrompt(t *testing.T) {
 	}{{"modern", false, false}, {"legacy-upstream", true, false}, {"legacy-caller", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			upstream := testpeers.StartGoFixtureHTTP(t, !tc.legacyUpstream)
-			listens := countListens(t, upstream)
+			peer := startListenPeer(t, !tc.legacyUpstream)
 			version := "2026-07-28"
 			if tc.legacyUpstream {
 				version = "2025-11-25"
@@ -183,7 +157,7 @@ mcp_servers:
     protocol_version: "%s"
 general_settings:
   master_key: %s
-`, listens.url, version, testKey), nil)
+`, peer.url, version, testKey), nil)
 			var events <-chan string
 			if tc.legacyCaller {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -195,7 +169,7 @@ general_settings:
 					t.Fatal(err)
 				}
 				defer cs.Close()
-				waitOpen(t, listens, 1, 5*time.Second, "the legacy caller's follow")
+				waitOpen(t, &peer.open, 1, 5*time.Second, "the legacy caller's follow")
 			} else {
 				_, events = listenWith(t, gw.url+"/mcp/", modernHeaders("subscriptions/listen", ""), `{"toolsListChanged":true}`)
 				if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
@@ -220,7 +194,7 @@ general_settings:
 				}
 			}
 			if !tc.legacyUpstream {
-				waitOpen(t, listens, 0, 3*time.Second, "after shutdown")
+				waitOpen(t, &peer.open, 0, 3*time.Second, "after shutdown")
 			}
 		})
 	}

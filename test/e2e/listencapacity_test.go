@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // test_subscription_partial_setup_releases_upstream_capacity: with a
@@ -16,8 +14,7 @@ import (
 // nothing honours nothing and holds no listener.
 func TestSubscriptionPartialSetupReleasesUpstreamCapacity(t *testing.T) {
 	t.Parallel()
-	first := countListens(t, testpeers.StartGoFixtureHTTP(t, true))
-	second := countListens(t, testpeers.StartGoFixtureHTTP(t, true))
+	first, second := startListenPeer(t, true), startListenPeer(t, true)
 	identity := aliceIdentity()
 	identity["object_permission"] = map[string]any{"object_permission_id": "subscription-permission", "mcp_servers": []string{"subscription-server", "second-server"}}
 	hook, _ := subscriptionAuth(t, identity)

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // aliceIdentity is the custom_auth identity of the subscription tests.
@@ -58,15 +56,14 @@ func subscriberHeaders(key, method string) map[string]string {
 // within 3 s after.
 func TestSubscriptionEndsWhenIdleCallerIsRevoked(t *testing.T) {
 	t.Parallel()
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
+	peer := startListenPeer(t, true)
 	hook, write := subscriptionAuth(t, aliceIdentity())
-	gw := subscriptionGateway(t, listens.url, hook, "", "")
+	gw := subscriptionGateway(t, peer.url, hook, "", "")
 	_, events := listenWith(t, gw.url+"/mcp/", subscriberHeaders(subscriptionKey, "subscriptions/listen"), `{"toolsListChanged":true}`)
 	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event = %q", first)
 	}
-	waitOpen(t, listens, 1, time.Second, "the acknowledged subscription")
+	waitOpen(t, &peer.open, 1, time.Second, "the acknowledged subscription")
 	write(revokedIdentity())
 	deadline := time.After(20 * time.Second)
 	for ended := false; !ended; {
@@ -83,7 +80,7 @@ func TestSubscriptionEndsWhenIdleCallerIsRevoked(t *testing.T) {
 			t.Fatal("an idle subscription outlived its caller's revocation by 20 s")
 		}
 	}
-	waitOpen(t, listens, 0, 3*time.Second, "after the subscription ended")
+	waitOpen(t, &peer.open, 0, 3*time.Second, "after the subscription ended")
 }
 
 // legacy-caller-revoked: a legacy caller following its upstreams (over
@@ -93,10 +90,9 @@ func TestLegacyFollowEndsWhenCallerIsRevoked(t *testing.T) {
 	for _, ingress := range []string{"streamable", "sse"} {
 		t.Run(ingress, func(t *testing.T) {
 			t.Parallel()
-			upstream := testpeers.StartGoFixtureHTTP(t, true)
-			listens := countListens(t, upstream)
+			peer := startListenPeer(t, true)
 			hook, write := subscriptionAuth(t, aliceIdentity())
-			gw := subscriptionGateway(t, listens.url, hook, "", "")
+			gw := subscriptionGateway(t, peer.url, hook, "", "")
 			changed := make(chan struct{}, 4)
 			client := sdk.NewClient(&sdk.Implementation{Name: "legacy-subscriber", Version: "1"}, &sdk.ClientOptions{
 				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
@@ -113,15 +109,15 @@ func TestLegacyFollowEndsWhenCallerIsRevoked(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
-			waitOpen(t, listens, 1, 5*time.Second, "the legacy caller's follow")
+			waitOpen(t, &peer.open, 1, 5*time.Second, "the legacy caller's follow")
 			write(revokedIdentity())
-			triggerUpstream(t, upstream, 2)
+			triggerUpstream(t, peer.url, 2)
 			select {
 			case <-changed:
 				t.Fatal("a revoked legacy caller was notified")
 			case <-time.After(500 * time.Millisecond):
 			}
-			waitOpen(t, listens, 0, 3*time.Second, "the revoked legacy caller's follow")
+			waitOpen(t, &peer.open, 0, 3*time.Second, "the revoked legacy caller's follow")
 		})
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // hidden: with allowed_tools naming the one tool the caller sees, an
@@ -23,10 +19,9 @@ import (
 // and is not delivered.
 func TestSubscriptionSuppressesChangesOutsideTheVisibleCatalog(t *testing.T) {
 	t.Parallel()
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
+	peer := startListenPeer(t, true)
 	hook, _ := subscriptionAuth(t, aliceIdentity())
-	gw := subscriptionGateway(t, listens.url, hook, "    allowed_tools: [test_trigger_tool_change]\n", "")
+	gw := subscriptionGateway(t, peer.url, hook, "    allowed_tools: [test_trigger_tool_change]\n", "")
 	list := func() []string {
 		status, _, body := rpc(t, gw.url+"/mcp/", subscriberHeaders(subscriptionKey, "tools/list"), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
 		if status != 200 {
@@ -41,7 +36,7 @@ func TestSubscriptionSuppressesChangesOutsideTheVisibleCatalog(t *testing.T) {
 	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event = %q", first)
 	}
-	triggerUpstream(t, upstream, 2)
+	triggerUpstream(t, peer.url, 2)
 	if ev := nextEvent(events, 500*time.Millisecond); ev != "" {
 		t.Fatalf("a change outside the caller's view was delivered: %s", ev)
 	}
@@ -55,19 +50,14 @@ func TestSubscriptionSuppressesChangesOutsideTheVisibleCatalog(t *testing.T) {
 // the added tool is refused in-band without reaching the upstream.
 func TestLegacyCallerHearsOnlyItsOwnView(t *testing.T) {
 	t.Parallel()
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
+	peer := startListenPeer(t, true)
 	var calls atomic.Int64
-	target, _ := url.Parse(listens.url)
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1
-	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	count := func(r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "tools/call" && r.Header.Get("Mcp-Name") != "test_trigger_tool_change" {
 			calls.Add(1)
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(counting.Close)
+	}
+	peer.before.Store(&count)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			APIKey string `json:"api_key"`
@@ -89,7 +79,7 @@ func TestLegacyCallerHearsOnlyItsOwnView(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(id)
 	}))
 	t.Cleanup(hook.Close)
-	gw := subscriptionGateway(t, counting.URL+target.Path, hook.URL, "", "")
+	gw := subscriptionGateway(t, peer.url, hook.URL, "", "")
 	connect := func(key string, changed chan<- struct{}) *sdk.ClientSession {
 		client := sdk.NewClient(&sdk.Implementation{Name: "legacy-" + key, Version: "1"}, &sdk.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
@@ -123,7 +113,7 @@ func TestLegacyCallerHearsOnlyItsOwnView(t *testing.T) {
 	if got := names(bob); !slices.Equal(got, []string{"peer-test_trigger_tool_change"}) {
 		t.Fatalf("bob's tools before = %v", got)
 	}
-	waitOpen(t, listens, 2, 5*time.Second, "both legacy callers' follows")
+	waitOpen(t, &peer.open, 2, 5*time.Second, "both legacy callers' follows")
 	before := names(alice)
 	if _, err := alice.CallTool(ctx, &sdk.CallToolParams{Name: "peer-test_trigger_tool_change", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
@@ -169,21 +159,16 @@ func TestLegacyCallerHearsOnlyItsOwnView(t *testing.T) {
 // connected); the change is still delivered.
 func TestSubscriptionChangeDuringSetupIsDelivered(t *testing.T) {
 	t.Parallel()
-	upstream := testpeers.StartGoFixtureHTTP(t, true)
-	listens := countListens(t, upstream)
-	target, _ := url.Parse(listens.url)
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1
+	peer := startListenPeer(t, true)
 	var raced atomic.Bool
-	racing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "tools/list" && listens.open.Load() > 0 && raced.CompareAndSwap(false, true) {
-			triggerUpstream(t, upstream, 99)
+	race := func(r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" && peer.open.Load() > 0 && raced.CompareAndSwap(false, true) {
+			peer.addTool()
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(racing.Close)
+	}
+	peer.before.Store(&race)
 	hook, _ := subscriptionAuth(t, aliceIdentity())
-	gw := subscriptionGateway(t, racing.URL+target.Path, hook, "", "")
+	gw := subscriptionGateway(t, peer.url, hook, "", "")
 	_, events := listenWith(t, gw.url+"/mcp/", subscriberHeaders(subscriptionKey, "subscriptions/listen"), `{"toolsListChanged":true}`)
 	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event = %q", first)
@@ -195,4 +180,3 @@ func TestSubscriptionChangeDuringSetupIsDelivered(t *testing.T) {
 		t.Fatal("no tools/list ran while the upstream listener was connected: the race was not exercised")
 	}
 }
-
