@@ -96,23 +96,19 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		})
 	cancel() // the background writers stop before the final write
 	bg.Wait()
+	h.finishListen(req, res, acked, events, watch, write, tagged)
+}
+
+// finishListen ends a listen whose core part returned: a listen never
+// acknowledged is answered with its error; an acknowledged one writes what
+// the core delivered before it ended (each event after the caller is
+// re-checked) and, when the gateway ends it rather than the client, the
+// graceful final response.
+func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func([]byte), tagged func(json.RawMessage) json.RawMessage) {
+	w, r, msg := req.w, req.r, req.msg
 	select {
 	case <-acked:
-		// What the core delivered before it ended the listen still goes
-		// out, each event after the caller is re-checked.
-		for pending := true; pending && r.Context().Err() == nil; {
-			select {
-			case ev := <-events:
-				if !watch.ok(r.Context()) {
-					return
-				}
-				write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
-			default:
-				pending = false
-			}
-		}
 	default:
-		// Never acknowledged: the set-up failed, or the caller left.
 		if res.Fault == nil {
 			res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
 		}
@@ -120,6 +116,17 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 			h.answerModern(w, newReply(w, r), msg, res)
 		}
 		return
+	}
+	for pending := true; pending && r.Context().Err() == nil; {
+		select {
+		case ev := <-events:
+			if !watch.ok(r.Context()) {
+				return
+			}
+			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+		default:
+			pending = false
+		}
 	}
 	if r.Context().Err() == nil { // we end it, not the client: say so
 		write(jsonrpc.EncodeResult(msg.ID, h.modernResult(tagged(json.RawMessage(`{}`)))))
