@@ -93,6 +93,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.log),
+		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller,
 	})
 	g.unsubscribe = s.hub.Subscribe(func(e notify.Event) {
 		cat.ListChanged(e.Server, e.Method)

@@ -206,7 +206,13 @@ type GeneralSettings struct {
 	// AllowedOrigins are extra browser origins accepted (allowed_origins), as scheme://host[:port];
 	// "*" is not accepted.
 	AllowedOrigins []string
+	// MaxListenersPerCaller bounds the upstream listeners one caller holds at once across its
+	// subscriptions (max_listeners_per_caller); defaults to DefaultMaxListenersPerCaller.
+	MaxListenersPerCaller int
 }
+
+// DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.
+const DefaultMaxListenersPerCaller = 64
 
 // HTTPLimits are the downstream server's timeouts and bounds (general_settings keys in brackets).
 type HTTPLimits struct {

@@ -60,6 +60,8 @@
 //   - allowed_hosts lists extra Host names served behind a reverse proxy (gw.example.com, or
 //     *.corp.example for any subdomain); allowed_origins lists extra browser origins
 //     (https://app.example.com). Neither accepts "*": the DNS-rebinding guard stays on.
+//   - max_listeners_per_caller (default 64, positive) bounds the upstream listeners one caller
+//     holds at once across its subscriptions; the gateway refuses a listen that would pass it.
 //   - A Config is a value: nothing in it is shared with the loader, and a reload is a new Load
 //     whose result the caller swaps in atomically.
 package config

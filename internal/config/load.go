@@ -21,6 +21,7 @@ func (l *loader) parse(data []byte) *Config {
 			MCPAdvertisedVersions: DefaultAdvertisedVersions(),
 			MCPScopedPrefix:       true,
 			HTTP:                  DefaultHTTPLimits(),
+			MaxListenersPerCaller: DefaultMaxListenersPerCaller,
 		},
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -211,6 +212,14 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.AllowedHosts = l.hostList(e.v, field)
 		case "allowed_origins":
 			g.AllowedOrigins = l.originList(e.v, field)
+		case "max_listeners_per_caller":
+			if v, ok := l.nonNegInt(e.v, field); ok {
+				if v <= 0 {
+					l.errorf(e.v, "%s must be a positive whole number", field)
+					continue
+				}
+				g.MaxListenersPerCaller = v
+			}
 		default:
 			if !l.httpLimit(e, field, &g.HTTP) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))

@@ -12,7 +12,8 @@ var (
 	generalKeys  = []string{"master_key", "custom_auth", "mcp_advertised_versions", "database_url",
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
-		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests"}
+		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
+		"max_listeners_per_caller"}
 	litellmKeys    = []string{"default_mcp_sampling_model"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}

@@ -83,12 +83,36 @@
 // restarting) does not end it: it is asked again at the next check, and the
 // stream ends only once it has been unavailable for
 // SessionConfig.AuthUnavailableGrace (default 60 s) in a row. A
-// subscriptions/listen also re-authenticates before delivering each event
-// (one custom_auth call per event and listen), so no event reaches a caller
-// whose identity or permissions changed since the last periodic check. That
-// call and the write happen on the listen's own writer goroutine: an
-// upstream's goroutine (for a stdio server, the one reading its output)
-// only queues the event, and drops it when the listen's queue is full.
+// subscriptions/listen, and a legacy session's follow of its upstreams (its
+// GET stream, its /mcp/sse stream, each resources/subscribe), also
+// re-authenticate before delivering each event, so no event reaches a caller
+// whose identity or permissions changed since the last periodic check; one
+// verdict answers for a second (authReuse), so a burst of events costs the
+// webhook one call. That call and the write happen on the listen's own
+// goroutine: an upstream's goroutine (for a stdio server, the one reading
+// its output) only queues the event, and drops it when the queue is full.
+// A revoked caller's follow ends, closing its upstream listeners, and takes
+// its GET stream or /mcp/sse connection with it.
+//
+// Subscription lifetimes. A subscriptions/listen answers nothing until the
+// core has set up every upstream listener it needs (see
+// gateway.ListenFilter): then the SSE stream opens with the acknowledgement,
+// so a change made the moment the caller holds it is delivered. A listen
+// that cannot be set up (the caller's listener capacity, an upstream that
+// refuses or does not acknowledge in time) is answered with its error and
+// never acknowledged. It ends when the client leaves, its caller is revoked,
+// an upstream ends its listen (after the events the core delivered before
+// are written), or the gateway shuts down (then with the graceful final
+// response). A legacy session's GET stream opens once its
+// follow is set up (503 with Retry-After when it cannot be); an /mcp/sse
+// connection's initialize is answered once its follow is set up (a follow
+// that cannot be is logged, and the session works without it); a legacy
+// resources/subscribe is answered once the upstream subscription holds.
+// A legacy session's follow is persistent (gateway.Filter.Persist): when an
+// upstream ends a listen it relied on, the core sets it up again (the
+// session cannot listen again itself) and delivers a change made meanwhile
+// if the caller can see it; a follow that cannot be set up again ends, and
+// so does the GET stream it served (the client opens another).
 //
 // A legacy session's GET stream, and an /mcp/sse connection's stream once
 // initialized, follow the caller's upstreams: list changes, the log lines

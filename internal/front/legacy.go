@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
@@ -152,7 +151,8 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			return
 		}
 		if msg.Method == mcp.MethodResourcesSubscribe {
-			if ok, why := h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), uri); !ok {
+			watch := h.watchAuth(req.r.Clone(context.WithoutCancel(req.r.Context())), req.caller) // outlives this request
+			if ok, why := h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), watch, uri); !ok {
 				out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "cannot subscribe to %s: %s", clip(uri), why)))
 				return
 			}
@@ -319,26 +319,30 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	defer sess.detach(st)
-	admit.KeepOpen(w, r)
-	st.open(w)
 	ctx, cancel := context.WithCancel(r.Context())
-	var rechecked sync.WaitGroup
-	rechecked.Add(1)
-	go func() {
-		defer rechecked.Done()
-		defer recoverPanic(h.cfg.Logger, "GET stream re-authentication", cancel)
-		h.recheck(ctx, cancel, h.watchAuth(r, caller))
-	}()
-	defer rechecked.Wait()
 	defer cancel()
 	// While the stream is open, list changes of the caller's upstreams
-	// follow it (the gateway advertised listChanged at initialize).
+	// follow it (the gateway advertised listChanged at initialize); the
+	// stream opens once every upstream listener that takes is established.
 	_, keyInAuth := identity.Credential(r)
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
-	_, stop := h.follow(sess, op, sessionFilter(sess))
+	watch := h.watchAuth(r, caller)
+	ready, stop := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: watch, revoked: cancel, lost: cancel}) // a deaf stream ends: the client opens another
 	defer stop()
-	st.run(ctx, sess.done)
+	select {
+	case res := <-ready:
+		if !res.established {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
+			return
+		}
+	case <-ctx.Done():
+		return
+	}
+	admit.KeepOpen(w, r)
+	st.open(w)
+	st.run(ctx, sess.done) // the follow re-checks the caller and ends the stream (revoked)
 }
 
 // sessionFilter is what a legacy session's stream follows: list changes
@@ -349,7 +353,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 func sessionFilter(sess *live) gateway.Filter {
 	_, url := gateway.ElicitModes(sess.claims.Caps)
 	return gateway.Filter{ToolsListChanged: true, PromptsListChanged: true, ResourcesListChanged: true, Log: sess.minLogLevel,
-		ElicitationComplete: url, Owner: sess.upstreamOwner}
+		ElicitationComplete: url, Owner: sess.upstreamOwner, Persist: true}
 }
 
 // nopSink is where a background listen's per-request messages would go: it

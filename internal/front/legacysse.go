@@ -23,7 +23,8 @@ type sseConn struct {
 	binding string
 	stream  *streamSink
 	ctx     context.Context // ends with the stream
-	work    sync.WaitGroup  // requests being answered onto the stream
+	cancel  context.CancelFunc
+	work    sync.WaitGroup // requests being answered onto the stream
 
 	mu      sync.Mutex
 	sess    *live // set by initialize
@@ -156,7 +157,7 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(raw)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	conn := &sseConn{binding: caller.Binding(), ctx: ctx}
+	conn := &sseConn{binding: caller.Binding(), ctx: ctx, cancel: cancel}
 	if !h.sseConns.add(id, conn, h.cfg.Sessions.MaxSSEConns, h.cfg.Sessions.MaxSSEConnsPerCaller) { // before the client learns the id
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
@@ -251,10 +252,15 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		sess.ownState.Store(asksCaller(caps))
 		conn.setSession(sess)
 		// The connection's stream follows the caller's upstreams as a
-		// session's GET stream does, until the session ends.
+		// session's GET stream does, until the session ends or the caller
+		// loses its authority (which ends the connection); initialize is
+		// answered once the upstream listeners are established.
 		op := h.operation(req, fault.LegacySSE, version)
 		op.ClientCaps = caps
-		h.follow(sess, op, sessionFilter(sess))
+		ready, _ := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: h.watchAuth(req.r.Clone(conn.ctx), req.caller), revoked: conn.cancel})
+		if res := <-ready; !res.established {
+			h.cfg.Logger.Warn("an HTTP+SSE session does not follow its upstreams' changes: their listeners could not be set up")
+		}
 	}})
 }
 

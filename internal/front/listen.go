@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/admit"
 
+	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -19,9 +20,10 @@ import (
 )
 
 // serveListen answers a modern subscriptions/listen: an SSE stream that
-// opens with the acknowledgement and carries every event tagged with the
-// listen's id, until the client leaves; at shutdown it ends with the
-// graceful final response.
+// opens with the acknowledgement, once every upstream listener is
+// established, and carries every event tagged with the listen's id, until
+// the client leaves; at shutdown it ends with the graceful final response.
+// A listen that cannot be set up is answered with its error, unacknowledged.
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
 	filter, rpcErr := gateway.ParseFilter(jsonrpc.Member(msg.Params, "notifications"))
@@ -38,10 +40,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	stop := context.AfterFunc(h.ctx, cancel) // gateway shutdown ends the listen
 	defer stop()
 
-	admit.KeepOpen(w, r)
-	sse.SetHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	out := &listenWriter{out: sse.NewWriter(w), rc: http.NewResponseController(w)}
+	out := &listenWriter{rc: http.NewResponseController(w)}
 	write := func(b []byte) {
 		if out.event(b) != nil {
 			cancel() // a client that stopped reading, or left
@@ -49,18 +48,20 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}
 	tagged := func(params json.RawMessage) json.RawMessage { return tagSubscription(params, msg.ID.Raw()) }
 	watch := h.watchAuth(r, req.caller)
-	// Events arrive on upstream goroutines (for a stdio server, the one
-	// reading its output): they are only queued there, and dropped when the
-	// queue is full; the caller is re-checked and the event written here.
+	// Events are only queued where they arrive, and dropped when the queue
+	// is full; the caller is re-checked and the event written here.
 	events := make(chan listenEvent, listenQueue)
 	acked := make(chan struct{})
-	var ackOnce sync.Once
 	var bg sync.WaitGroup
 	bg.Add(3)
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
-		keepalive(ctx, out)
+		select {
+		case <-ctx.Done():
+		case <-acked:
+			keepalive(ctx, out)
+		}
 	}()
 	go func() {
 		defer bg.Done()
@@ -76,12 +77,16 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}()
 	defer bg.Wait()
 	defer cancel()
-	h.cfg.Gateway.ListenFilter(ctx, op, filter,
+	res := h.cfg.Gateway.ListenFilter(ctx, op, filter,
 		func(honoured json.RawMessage) {
+			admit.KeepOpen(w, r)
+			sse.SetHeaders(w.Header())
+			w.WriteHeader(http.StatusOK)
+			out.open(sse.NewWriter(w))
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')
 			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
-			ackOnce.Do(func() { close(acked) })
+			close(acked)
 		},
 		func(method string, params json.RawMessage) {
 			select {
@@ -91,10 +96,45 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		})
 	cancel() // the background writers stop before the final write
 	bg.Wait()
+	h.finishListen(req, res, acked, events, watch, write, tagged)
+}
+
+// finishListen ends a listen whose core part returned: a listen never
+// acknowledged is answered with its error; an acknowledged one writes what
+// the core delivered before it ended (each event after the caller is
+// re-checked) and, when the gateway ends it rather than the client, the
+// graceful final response.
+func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func([]byte), tagged func(json.RawMessage) json.RawMessage) {
+	w, r, msg := req.w, req.r, req.msg
+	select {
+	case <-acked:
+	default:
+		if res.Fault == nil {
+			res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
+		}
+		if r.Context().Err() == nil {
+			h.answerModern(w, newReply(w, r), msg, res)
+		}
+		return
+	}
+	for pending := true; pending && r.Context().Err() == nil; {
+		select {
+		case ev := <-events:
+			if !watch.ok(r.Context()) {
+				return
+			}
+			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+		default:
+			pending = false
+		}
+	}
 	if r.Context().Err() == nil { // we end it, not the client: say so
 		write(jsonrpc.EncodeResult(msg.ID, h.modernResult(tagged(json.RawMessage(`{}`)))))
 	}
 }
+
+// errStreamNotOpen is a write on a listen whose stream is not open yet.
+var errStreamNotOpen = errors.New("listen stream not open")
 
 // listenQueue bounds the events waiting to be written on one listen.
 const listenQueue = 64
@@ -155,13 +195,23 @@ func tagSubscription(params json.RawMessage, id json.RawMessage) json.RawMessage
 // streamWriteTimeout.
 type listenWriter struct {
 	mu  sync.Mutex
-	out *sse.Writer
+	out *sse.Writer // nil until the stream is open
 	rc  *http.ResponseController
+}
+
+// open starts writing on the stream.
+func (lw *listenWriter) open(out *sse.Writer) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.out = out
 }
 
 func (lw *listenWriter) event(b []byte) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
+	if lw.out == nil {
+		return errStreamNotOpen
+	}
 	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return lw.out.WriteEvent(sse.Event{Type: "message", Data: b})
 }
@@ -169,6 +219,9 @@ func (lw *listenWriter) event(b []byte) error {
 func (lw *listenWriter) comment(text string) error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
+	if lw.out == nil {
+		return errStreamNotOpen
+	}
 	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	return lw.out.WriteComment(text)
 }
@@ -189,70 +242,99 @@ func keepalive(ctx context.Context, out *listenWriter) {
 	}
 }
 
-// follow runs a listen for a legacy session in the background, sending its
-// events (untagged: legacy notifications carry no subscription id) on the
-// session's GET stream when one is open. It ends with stop or the session.
-func (h *MCP) follow(sess *live, op gateway.Operation, filter gateway.Filter) (acked <-chan struct{}, stop context.CancelFunc) {
-	return h.followAck(sess, op, filter, nil)
+// followSpec is what a legacy session's follow listens for, and whose.
+type followSpec struct {
+	op     gateway.Operation
+	filter gateway.Filter
+	// watch re-checks the caller before each event and periodically.
+	watch *authWatch
+	// revoked, when set, is called when the caller may no longer follow
+	// (the follow itself ends then in any case).
+	revoked func()
+	// lost, when set, is called when the follow ends on its own (it could
+	// not be set up again), not by stop, the session or revocation.
+	lost func()
 }
 
-// followAck is follow, reporting on honoured (when not nil) whether the
-// acknowledgement kept any resource subscription.
-func (h *MCP) followAck(sess *live, op gateway.Operation, filter gateway.Filter, honoured chan<- bool) (acked <-chan struct{}, stop context.CancelFunc) {
+// followResult says how a follow's set-up went.
+type followResult struct {
+	established bool // every upstream listener it needs is open
+	resources   bool // the acknowledgement kept a resource subscription
+}
+
+// follow runs a listen for a legacy session in the background, sending its
+// events (untagged: legacy notifications carry no subscription id) on the
+// session's GET stream when one is open, each after the caller is re-checked.
+// ready receives one result once the listen is set up or has failed. It
+// ends with stop, the session, or the caller's authority.
+func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
-	ack := make(chan struct{})
-	op.Credentials.Header = http.Header(op.Credentials.Header).Clone() // the follow outlives the request it came with
-	var once sync.Once                                                 // ack closes once
+	out := make(chan followResult, 1)
+	spec.op.Credentials.Header = http.Header(spec.op.Credentials.Header).Clone() // the follow outlives the request it came with
 	if !sess.startWork() {
-		if honoured != nil {
-			honoured <- false
-		}
-		close(ack)
-		return ack, cancel
+		out <- followResult{}
+		return out, cancel
 	}
+	var once sync.Once // out receives once
+	report := func(r followResult) { once.Do(func() { out <- r }) }
 	go func() {
 		defer sess.work.Done()
 		defer cancel()
-		defer recoverPanic(h.cfg.Logger, "legacy session follow", func() {
-			once.Do(func() {
-				if honoured != nil {
-					honoured <- false
-				}
-				close(ack)
-			})
-		})
+		defer recoverPanic(h.cfg.Logger, "legacy session follow", func() { report(followResult{}) })
+		revoke := func() {
+			if spec.revoked != nil {
+				spec.revoked()
+			}
+			cancel()
+		}
+		events := make(chan listenEvent, listenQueue)
+		acked := make(chan struct{})
+		var bg sync.WaitGroup
+		bg.Add(3)
 		go func() {
-			defer recoverPanic(h.cfg.Logger, "legacy session follow watch", nil)
+			defer bg.Done()
+			defer recoverPanic(h.cfg.Logger, "legacy session follow watch", cancel)
 			select {
 			case <-sess.done:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
-		h.cfg.Gateway.ListenFilter(ctx, op, filter,
-			func(got json.RawMessage) {
-				once.Do(func() {
-					if honoured != nil {
-						var f gateway.Filter
-						_ = json.Unmarshal(got, &f)
-						honoured <- len(f.ResourceSubscriptions) > 0
-					}
-					close(ack)
-				})
-			},
-			func(method string, params json.RawMessage) {
+		go func() {
+			defer bg.Done()
+			defer recoverPanic(h.cfg.Logger, "legacy follow re-authentication", cancel)
+			h.recheck(ctx, revoke, spec.watch)
+		}()
+		go func() {
+			defer bg.Done()
+			defer recoverPanic(h.cfg.Logger, "legacy follow delivery", cancel)
+			deliverListen(ctx, revoke, acked, events, spec.watch, func(ev listenEvent) {
 				if st := sess.currentStream(); st != nil {
-					st.send(jsonrpc.EncodeNotification(method, params))
+					st.send(jsonrpc.EncodeNotification(ev.method, ev.params))
 				}
 			})
-		once.Do(func() {
-			if honoured != nil {
-				honoured <- false
+		}()
+		defer bg.Wait()
+		defer cancel()
+		queue := func(method string, params json.RawMessage) {
+			select {
+			case events <- listenEvent{method: method, params: params}:
+			default: // a stuck session loses events, never holds the upstream
 			}
-			close(ack)
-		})
+		}
+		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter,
+			func(got json.RawMessage) {
+				var f gateway.Filter
+				_ = json.Unmarshal(got, &f)
+				report(followResult{established: true, resources: len(f.ResourceSubscriptions) > 0})
+				close(acked)
+			}, queue)
+		report(followResult{})
+		if ctx.Err() == nil && spec.lost != nil {
+			spec.lost()
+		}
 	}()
-	return ack, cancel
+	return out, cancel
 }
 
 // maxSubscriptions bounds one legacy session's resources/subscribe.
@@ -261,7 +343,7 @@ const maxSubscriptions = 64
 // subscribe serves a legacy resources/subscribe: updates for uri follow the
 // session to its GET stream until resources/unsubscribe or the session ends.
 // It reports false when no upstream the caller may use can honour it.
-func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) (bool, string) {
+func (h *MCP) subscribe(sess *live, op gateway.Operation, watch *authWatch, uri string) (bool, string) {
 	sess.subMu.Lock()
 	if _, ok := sess.subs[uri]; ok {
 		sess.subMu.Unlock()
@@ -278,10 +360,9 @@ func (h *MCP) subscribe(sess *live, op gateway.Operation, uri string) (bool, str
 	sess.subs[uri] = mine // hold the place while the upstreams answer
 	sess.subMu.Unlock()
 
-	honoured := make(chan bool, 1)
-	acked, stop := h.followAck(sess, op, gateway.Filter{ResourceSubscriptions: []string{uri}}, honoured)
-	<-acked
-	ok := <-honoured
+	ready, stop := h.follow(sess, followSpec{op: op, filter: gateway.Filter{ResourceSubscriptions: []string{uri}, Persist: true}, watch: watch})
+	res := <-ready
+	ok := res.established && res.resources
 	sess.subMu.Lock()
 	defer sess.subMu.Unlock()
 	if sess.subs[uri] != mine {
@@ -338,7 +419,13 @@ type authWatch struct {
 
 	mu        sync.Mutex
 	downSince time.Time // first of an unbroken run of unavailable answers; zero when answering
+	checked   time.Time // when the last verdict was reached
+	verdict   bool
 }
+
+// authReuse is how long one re-authentication's verdict answers for the
+// same stream: events in a burst cost the webhook one call.
+const authReuse = time.Second
 
 // watchAuth returns the re-authentication of the stream r opened for caller.
 func (h *MCP) watchAuth(r *http.Request, caller *identity.Caller) *authWatch {
@@ -349,6 +436,24 @@ func (h *MCP) watchAuth(r *http.Request, caller *identity.Caller) *authWatch {
 // caller is refused, has become someone else or sees other servers, the
 // webhook has been unavailable beyond the grace period, or ctx has ended).
 func (a *authWatch) ok(ctx context.Context) bool {
+	a.mu.Lock()
+	if !a.checked.IsZero() && time.Since(a.checked) < authReuse {
+		v := a.verdict
+		a.mu.Unlock()
+		return v && ctx.Err() == nil
+	}
+	a.mu.Unlock()
+	v := a.check(ctx)
+	if ctx.Err() == nil {
+		a.mu.Lock()
+		a.checked, a.verdict = time.Now(), v
+		a.mu.Unlock()
+	}
+	return v
+}
+
+// check re-authenticates the caller now (see ok).
+func (a *authWatch) check(ctx context.Context) bool {
 	h := a.h
 	now, err := h.cfg.Auth.Authenticate(ctx, a.r, "subscriptions/listen")
 	if ctx.Err() != nil {

@@ -132,17 +132,19 @@ func TestOffers(t *testing.T) {
 }
 
 // A modern upstream that announces nothing the listen wants gets no
-// subscriptions/listen: the listen is acknowledged with nothing honoured and
-// ends.
+// subscriptions/listen: the listen is acknowledged with nothing honoured
+// and holds nothing upstream until the caller leaves.
 func TestListenSkipsServersThatOfferNothing(t *testing.T) {
 	quiet := fakemcp.New(t, fakemcp.Opts{Caps: `{"tools":{}}`})
 	g := newTestGateway(t, Config{}, upSpec{name: "quiet", fake: quiet})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var honoured json.RawMessage
-	out := listenRaw(g, ctx, Operation{Method: mcp.MethodSubscriptionsListen, Caller: master, Surface: fault.Modern},
+	lctx, leave := context.WithCancel(ctx)
+	defer leave()
+	out := listenRaw(g, lctx, Operation{Method: mcp.MethodSubscriptionsListen, Caller: master, Surface: fault.Modern},
 		json.RawMessage(`{"toolsListChanged":true,"resourceSubscriptions":["test://value"]}`),
-		func(b json.RawMessage) { honoured = b }, func(string, json.RawMessage) {})
+		func(b json.RawMessage) { honoured = b; leave() }, func(string, json.RawMessage) {})
 	if out.Err != nil || ctx.Err() != nil {
 		t.Fatalf("listen: %v %v", out.Err, ctx.Err())
 	}

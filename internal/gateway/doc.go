@@ -75,6 +75,31 @@
 //     acknowledged: at most MaxResourceSubscriptions (64) resourceSubscriptions, each an
 //     absolute URI of at most 4096 bytes (an empty entry would match every URI). A bad filter is
 //     -32602 with HTTP 400 and a message naming the entry.
+//   - subscriptions/listen keeps its promises (listen_setup.go, listen_delivery.go). Set-up is
+//     all or nothing: every upstream listener the listen needs (a subscriptions/listen on each
+//     modern upstream whose capabilities cover part of the filter; a followed session on each
+//     legacy one, set up with its stream open, and its resources/subscribe) is opened and
+//     established (a modern upstream has sent its own acknowledgement) within the listing
+//     timeout before the caller's acknowledgement is sent. A listen that cannot be set up
+//     closes what it opened and is refused, unacknowledged. A listen asking for nothing opens
+//     nothing and stays open until the caller leaves. Upstream listeners count against the
+//     caller's capacity (Config.MaxListenersPerCaller, default 64, per replica), keyed by its
+//     user id, else its binding: reserved whole before anything opens, released when the
+//     listen ends. A listen whose upstream ends its listen ends too, after what the upstreams
+//     sent before is delivered (it no longer covers that upstream; the caller may listen
+//     again), unless it is persistent (Filter.Persist: a legacy caller's session, which cannot
+//     listen again itself): its listeners are then set up again after relistenDelay (1 s)
+//     and its views checked against the last ones delivered, so a visible change made
+//     meanwhile is delivered and an invisible one is not; one that cannot be set up again ends.
+//   - Events are delivered in the caller's view. A list change is delivered only when a digest
+//     of what the caller sees of that list (catalog.Digest: the server's list filtered and
+//     renamed for the caller) differs from the last one it was given: a change to a tool the
+//     caller may not see stays hidden. The baseline is taken before set-up and checked again
+//     right after the acknowledgement, so a change made while the listeners were opening (which
+//     no upstream reports on the new listen) is delivered, not lost. An upstream's change whose
+//     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
+//     the upstream's goroutine (list changes coalesced per server, other events at most 64);
+//     one goroutine per listen fetches views and emits, after the acknowledgement.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are

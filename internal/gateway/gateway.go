@@ -62,6 +62,10 @@ type Config struct {
 	// limit (rpm): an error means the limit is spent, and the discovery
 	// does not contact the server. nil counts nothing.
 	Limit func(ctx context.Context, server string) error
+	// MaxListenersPerCaller bounds the upstream listeners one caller (its
+	// user, else its binding) holds at once across its listens; zero means
+	// DefaultMaxListenersPerCaller. A listen that would pass it is refused.
+	MaxListenersPerCaller int
 	// Middleware wraps Do, outermost first: each sees every operation and
 	// its outcome, and may answer without calling the next.
 	Middleware []Middleware
@@ -77,8 +81,11 @@ type Middleware func(next Handler) Handler
 type Gateway struct {
 	cfg     Config
 	servers map[string]*Server
-	hub     hub     // listens following legacy upstream sessions
-	handle  Handler // do wrapped in cfg.Middleware
+	hub     hub // listens following legacy upstream sessions
+	// listeners counts each caller's upstream listeners (at most
+	// Config.MaxListenersPerCaller).
+	listeners listenerCounts
+	handle    Handler // do wrapped in cfg.Middleware
 }
 
 // New returns a gateway over cfg.

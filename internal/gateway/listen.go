@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -38,6 +37,11 @@ type Filter struct {
 	// credentials until then; resource updates always from the shared one,
 	// where the listen subscribes. Only a legacy caller's session sets it.
 	Owner func() string `json:"-"`
+	// Persist keeps the listen going when an upstream ends a listen it
+	// relies on: its listeners are set up again (after relistenDelay) and
+	// the caller's views checked again, instead of the listen ending. A
+	// legacy caller's session sets it: it cannot listen again itself.
+	Persist bool `json:"-"`
 }
 
 // Bounds on a SubscriptionFilter.
@@ -204,103 +208,6 @@ func (g *Gateway) Notify(server, session, method string, params json.RawMessage)
 	}
 }
 
-// ListenFilter serves one subscriptions/listen over the caller's upstreams,
-// for a filter from ParseFilter or one the gateway built itself (a legacy
-// caller's session following its upstreams, Log included). It calls ack
-// once, with the part of the filter the upstreams can honour, before any
-// event; then emit for every event, until ctx ends. Modern upstreams get a
-// listen of their own; legacy ones are followed through their sessions, with
-// resources/subscribe for the URIs they serve.
-func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	servers := g.visible(&op)
-	multi := len(servers) > 1
-	infos, _ := g.infos(ctx, &op, servers)
-	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
-	b, _ := json.Marshal(honoured)
-	ack(b)
-
-	var mu sync.Mutex // emit is called from many goroutines
-	safeEmit := func(method string, params json.RawMessage) {
-		// Events arrive on upstream goroutines: a panic here ends this
-		// listen, not the process.
-		defer g.recovered("listen event", cancel)
-		if !honoured.wants(method, params) {
-			return
-		}
-		params = withoutSubscriptionID(params)
-		mu.Lock()
-		defer mu.Unlock()
-		if ctx.Err() == nil {
-			emit(method, params)
-		}
-	}
-	var wg sync.WaitGroup
-	followed := 0 // legacy upstreams, followed through their sessions
-	for i, name := range servers {
-		part := honoured
-		part.ResourceSubscriptions = owners[name]
-		if !offers(infos[i], &part) {
-			continue
-		}
-		s := g.servers[name]
-		opts := g.options(s, &op, multi)
-		if infos[i].Era == mcp.EraModern {
-			pb, _ := json.Marshal(part)
-			// Ends this listen when the upstream credential is lost.
-			lctx, release, ferr := s.Client.FollowContext(ctx, opts)
-			if ferr != nil {
-				lctx, release = ctx, func() {}
-			}
-			stop := context.AfterFunc(lctx, cancel)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer release()
-				defer stop()
-				defer g.recovered("upstream listen", cancel)
-				err := s.Client.Listen(lctx, pb, opts, func(method string, params json.RawMessage) {
-					if method != mcp.NotifSubscriptionsAcknowledged {
-						safeEmit(method, params)
-					}
-				})
-				if err != nil && !errors.Is(err, context.Canceled) {
-					g.cfg.Logger.Warn("upstream listen ended", "server", name, "fault", string(upstream.Classify(err).Fault))
-				}
-			}()
-			continue
-		}
-		followed++
-		// Keeps the upstream session pooled, and its GET stream open, while
-		// this listen follows it; the listen ends with the session or its
-		// credential.
-		if fctx, release, err := s.Client.FollowContext(ctx, opts); err == nil {
-			defer release()
-			context.AfterFunc(fctx, cancel)
-		}
-		remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(opts), filter: &part, emit: safeEmit})
-		defer remove()
-		for _, uri := range part.ResourceSubscriptions {
-			g.legacySubscribe(ctx, s, opts, uri)
-		}
-	}
-	if followed == 0 {
-		// Only modern upstreams: when the last of their listens ends, so
-		// does this one (the caller may listen again).
-		done := make(chan struct{})
-		go func() { defer g.recovered("listen wait", cancel); wg.Wait(); close(done) }()
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-	} else {
-		<-ctx.Done()
-	}
-	wg.Wait()
-	return Outcome{Result: json.RawMessage(`{}`)}
-}
-
 // honour is the part of want the servers can honour (those that answered
 // their probe, per infos), with the subscribed URIs each server serves.
 func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, infos []*upstream.Info, want *Filter) (Filter, map[string][]string) {
@@ -329,11 +236,13 @@ func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, i
 	return honoured, owners
 }
 
-// legacySubscribe subscribes a legacy upstream session to uri until ctx
-// ends. Listens with the same credentials share the upstream session, so
-// subscriptions are counted: the first subscribes, the last to end
-// unsubscribes (within a short bound).
-func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) {
+// legacySubscribe subscribes a legacy upstream session to uri until
+// unsubscribe is called. Listens with the same credentials share the
+// upstream session, so subscriptions are counted: the first subscribes, the
+// last to call unsubscribe unsubscribes upstream (within a short bound). The
+// error is the upstream's refusal of the first subscribe (nothing is held
+// then).
+func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) (unsubscribe func(), err error) {
 	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 	params = append(params, '}')
 	key := s.Name + "\x00" + upstream.CredentialKey(opts) + "\x00" + uri
@@ -354,7 +263,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		delete(g.hub.upstreamSubs, key)
 		return true
 	}
-	unsubscribe := func() {
+	send := func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)
@@ -367,18 +276,20 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 			} else if last {
 				// The listen ended while the subscribe was in flight: the
 				// upstream may have subscribed all the same.
-				unsubscribe()
+				send()
 			}
-			return
+			return nil, fmt.Errorf("resources/subscribe on %s: %w", s.Name, err)
 		}
 	}
-	context.AfterFunc(ctx, func() {
-		defer g.recovered("legacy unsubscribe", nil)
-		if !release() {
-			return // another listen still follows this URI on that session
-		}
-		unsubscribe()
-	})
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			defer g.recovered("legacy unsubscribe", nil)
+			if release() { // else another listen still follows this URI on that session
+				send()
+			}
+		})
+	}, nil
 }
 
 // infos asks each server what it is, concurrently, each under the listing

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,11 +99,15 @@ func TestFilterWantsEmptyEntry(t *testing.T) {
 // A panic in a listen's event path (here the caller's emit) is recovered and
 // logged: the listen ends, the process keeps serving.
 func TestListenRecoversPanic(t *testing.T) {
+	var lists atomic.Int64 // every listing differs: each change is one the caller sees
 	fake := fakemcp.New(t, fakemcp.Opts{
-		Caps:  `{"tools":{"listChanged":true}}`,
-		Lists: map[string][]json.RawMessage{mcp.MethodToolsList: fakemcp.Tools("a")},
+		Caps: `{"tools":{"listChanged":true}}`,
+		Handlers: map[string]fakemcp.Handler{mcp.MethodToolsList: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			return json.RawMessage(fmt.Sprintf(`{"tools":[{"name":"t%d","inputSchema":{"type":"object"}}]}`, lists.Add(1))), nil
+		}},
 	})
 	url := listeningUpstream(t, fake,
+		`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	var logs fakemcp.LogBuffer
 	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second, Logger: logs.Logger()}, upSpec{name: "t", fake: fake, url: url})

@@ -60,11 +60,16 @@ func TestLegacySubscriptionsAreCounted(t *testing.T) {
 	}})
 	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
 	s := g.servers["fs"]
-	first, endFirst := context.WithCancel(context.Background())
-	second, endSecond := context.WithCancel(context.Background())
-	g.legacySubscribe(first, s, upstream.Options{}, "file:///x")
-	g.legacySubscribe(second, s, upstream.Options{}, "file:///x")
+	endFirst, err := g.legacySubscribe(context.Background(), s, upstream.Options{}, "file:///x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endSecond, err := g.legacySubscribe(context.Background(), s, upstream.Options{}, "file:///x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	endFirst()
+	endFirst() // a second call gives nothing back twice
 	time.Sleep(50 * time.Millisecond)
 	mu.Lock()
 	if seen["subscribe"] != 1 || seen["unsubscribe"] != 0 {
@@ -115,7 +120,7 @@ func TestLegacySubscribeEndedInFlightUnsubscribes(t *testing.T) {
 	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
 	ctx, end := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); g.legacySubscribe(ctx, g.servers["fs"], upstream.Options{}, "file:///x") }()
+	go func() { defer close(done); _, _ = g.legacySubscribe(ctx, g.servers["fs"], upstream.Options{}, "file:///x") }()
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		mu.Lock()
 		n := seen["subscribe"]

@@ -8,15 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
 // The subscription tests' keys: the master key is also the caller's key,
@@ -72,8 +67,8 @@ func TestSubscriptionEndsWhenWebhookIdentityChanges(t *testing.T) {
 	for _, access := range []string{"revoked", "identity", "team", "org", "end-user"} {
 		t.Run(access, func(t *testing.T) {
 			t.Parallel()
-			upstream := testpeers.StartGoFixtureHTTP(t, true)
-			listens := countListens(t, upstream)
+			peer := startListenPeer(t, true) // served in-process: no proxy between it and the gateway
+			listens := &peer.open
 			hook, write := subscriptionAuth(t, identity())
 			gw := startGateway(t, fmt.Sprintf(`model_list: []
 mcp_servers:
@@ -87,7 +82,7 @@ general_settings:
   custom_auth: %s
   store_model_in_db: false
   mcp_advertised_versions: ["2025-11-25", "2026-07-28"]
-`, listens.url, subscriptionKey, hook), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
+`, peer.url, subscriptionKey, hook), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
 			hdr := func(method, name string) map[string]string {
 				h := modernHeaders(method, name)
 				h["Authorization"] = "Bearer " + subscriptionKey
@@ -101,7 +96,7 @@ general_settings:
 			if first := <-events; !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 				t.Fatalf("first event = %s", first)
 			}
-			for deadline := time.Now().Add(3 * time.Second); listens.open.Load() == 0; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(3 * time.Second); listens.Load() == 0; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("the acknowledged subscription holds no upstream listener")
 				}
@@ -116,7 +111,7 @@ general_settings:
 			// The upstream's tools change (called directly, not through the gateway).
 			trigger := modernHeaders("tools/call", "test_trigger_tool_change")
 			delete(trigger, "Authorization")
-			if status, _, out := rpc(t, upstream, trigger, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_trigger_tool_change","arguments":{},`+modernMeta+`}}`); status != 200 {
+			if status, _, out := rpc(t, peer.url, trigger, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_trigger_tool_change","arguments":{},`+modernMeta+`}}`); status != 200 {
 				t.Fatalf("trigger upstream: %d %v", status, out)
 			}
 			// The subscription ends within 5 s with no event delivered,
@@ -137,9 +132,9 @@ general_settings:
 					t.Fatal("the listen outlived the caller's identity")
 				}
 			}
-			for deadline := time.Now().Add(3 * time.Second); listens.open.Load() != 0; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(3 * time.Second); listens.Load() != 0; time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatalf("%d upstream listeners survived the ended subscription", listens.open.Load())
+					t.Fatalf("%d upstream listeners survived the ended subscription", listens.Load())
 				}
 			}
 		})
@@ -195,31 +190,4 @@ func openListen(t *testing.T, url string, hdr map[string]string) <-chan string {
 		}
 	}()
 	return events
-}
-
-// listenCounter fronts an upstream and counts its subscriptions/listen
-// requests still open.
-type listenCounter struct {
-	url  string
-	open atomic.Int64
-}
-
-func countListens(t *testing.T, upstream string) *listenCounter {
-	target, err := url.Parse(upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := &listenCounter{}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	proxy.FlushInterval = -1
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
-			lc.open.Add(1)
-			defer lc.open.Add(-1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	lc.url = srv.URL + target.Path
-	return lc
 }

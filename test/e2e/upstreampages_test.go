@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // (ttlMs 0). It records the cursors tools/list was asked with.
 type onePerPageUpstream struct {
 	url     string
+	listens atomic.Int64 // subscriptions/listen requests in flight
 	mu      sync.Mutex
 	cursors []string
 }
@@ -74,8 +76,15 @@ func startOnePerPageUpstream(t *testing.T) *onePerPageUpstream {
 			return out, nil
 		}
 	})
-	h := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			up.listens.Add(1)
+			defer up.listens.Add(-1)
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
 	t.Cleanup(h.Close)
 	up.url = h.URL + "/mcp"
 	return up
@@ -99,7 +108,6 @@ func (up *onePerPageUpstream) drainCursors() []string {
 // scope and method; a REST listing gets every tool at once.
 func TestSubscriptionPagesFollowUpstreamPages(t *testing.T) {
 	up := startOnePerPageUpstream(t)
-	listens := countListens(t, up.url)
 	gw := startGateway(t, fmt.Sprintf(`model_list: []
 mcp_servers:
   peer:
@@ -111,7 +119,7 @@ general_settings:
   master_key: %s
   store_model_in_db: false
   mcp_advertised_versions: ["2025-11-25", "2026-07-28"]
-`, listens.url, subscriptionKey), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
+`, up.url, subscriptionKey), map[string]string{"LITELLM_SALT_KEY": "subscription-pagination-key", "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true"})
 	hdr := func(method, name string) map[string]string {
 		h := modernHeaders(method, name)
 		h["Authorization"] = "Bearer " + subscriptionKey
@@ -142,7 +150,7 @@ general_settings:
 	if first := <-events; !strings.Contains(first, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event = %s", first)
 	}
-	for deadline := time.Now().Add(3 * time.Second); listens.open.Load() == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); up.listens.Load() == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the acknowledged subscription holds no upstream listener")
 		}

@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// maxPendingEvents bounds the events (other than list changes, which are
+// coalesced) waiting for one listen's delivery; beyond it they are dropped.
+const maxPendingEvents = 64
+
+// listKinds are the list-change notifications a listen may deliver, in the
+// order it checks them, with the list methods making up each one's view.
+var listKinds = [...]struct {
+	notification string
+	methods      []string
+}{
+	{mcp.NotifToolsListChanged, []string{mcp.MethodToolsList}},
+	{mcp.NotifPromptsListChanged, []string{mcp.MethodPromptsList}},
+	{mcp.NotifResourcesListChanged, []string{mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList}},
+}
+
+// listKindOf returns the index in listKinds of a list-change notification.
+func listKindOf(method string) (int, bool) {
+	for i, k := range listKinds {
+		if k.notification == method {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// delivery hands one listen's events to its caller, after the
+// acknowledgement and in the caller's view: a list change is delivered only
+// when what the caller sees of that list changed (a digest of its visible
+// view, taken before set-up and after each change), so a change it may not
+// see stays hidden and a change made while the listen was being set up is
+// not lost. Events arrive on upstream goroutines and are only queued there;
+// one goroutine per listen fetches views and calls emit.
+type delivery struct {
+	g      *Gateway
+	ctx    context.Context
+	cancel context.CancelFunc
+	q      catalog.Query
+	filter *Filter
+	emit   func(method string, params json.RawMessage)
+	wake   chan struct{}
+	done   chan struct{} // closed when the delivery goroutine ends; nil before start
+
+	mu       sync.Mutex
+	queue    []pendingEvent
+	dropped  bool
+	draining bool // deliver what is pending, then end
+	// changed holds, per list kind, the servers whose list may have
+	// changed: true when the upstream said so, false for a check of the
+	// view alone.
+	changed [len(listKinds)]map[string]bool
+	views   map[viewKey]string // the caller's view of each list; "" unknown
+}
+
+type pendingEvent struct {
+	method string
+	params json.RawMessage
+}
+
+type viewKey struct {
+	server string
+	kind   int
+}
+
+func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, emit func(string, json.RawMessage)) *delivery {
+	return &delivery{g: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, emit: emit,
+		wake: make(chan struct{}, 1), views: map[viewKey]string{}}
+}
+
+// kinds lists the list kinds a target's filter follows.
+func (t *listenTarget) kinds() []int {
+	var out []int
+	for i, on := range [...]bool{t.filter.ToolsListChanged, t.filter.PromptsListChanged, t.filter.ResourcesListChanged} {
+		if on {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// baseline records the caller's view of every list the targets follow,
+// concurrently, before their listeners are opened.
+func (d *delivery) baseline(targets []listenTarget) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, t := range targets {
+		for _, k := range t.kinds() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer d.g.recovered("listen view", d.cancel)
+				v := d.view(t.server.Name, k)
+				mu.Lock()
+				d.views[viewKey{t.server.Name, k}] = v
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// view is a digest of the caller's view of one server's list kind; "" when
+// it cannot be fetched.
+func (d *delivery) view(server string, kind int) string {
+	ctx, cancel := context.WithTimeout(d.ctx, d.g.cfg.ListTimeout)
+	defer cancel()
+	out := ""
+	for _, m := range listKinds[kind].methods {
+		v, err := d.g.cfg.Catalog.Digest(ctx, d.q, server, m)
+		if err != nil {
+			return ""
+		}
+		out += v
+	}
+	return out
+}
+
+// event takes one upstream event for the listen; it never blocks.
+func (d *delivery) event(server, method string, params json.RawMessage) {
+	defer d.g.recovered("listen event", d.cancel) // on an upstream goroutine
+	if !d.filter.wants(method, params) {
+		return
+	}
+	d.mu.Lock()
+	if k, ok := listKindOf(method); ok {
+		// A modern upstream's change reaches only its listens: the cached
+		// lists it made stale go here.
+		d.g.cfg.Catalog.ListChanged(server, method)
+		d.markLocked(k, server, true)
+	} else if len(d.queue) < maxPendingEvents {
+		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params)})
+	} else if !d.dropped {
+		d.dropped = true
+		d.g.cfg.Logger.Warn("listen events dropped: the caller is not keeping up", "max_pending", maxPendingEvents)
+	}
+	d.mu.Unlock()
+	d.signal()
+}
+
+func (d *delivery) markLocked(kind int, server string, fromUpstream bool) {
+	if d.changed[kind] == nil {
+		d.changed[kind] = map[string]bool{}
+	}
+	d.changed[kind][server] = d.changed[kind][server] || fromUpstream
+}
+
+func (d *delivery) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start begins delivery, after the acknowledgement: first a check of every
+// followed view against its baseline (a change made while the listeners
+// were being opened), then each event as it comes. Called again after the
+// listeners are set up again, it only checks the views again.
+func (d *delivery) start(targets []listenTarget) {
+	d.mu.Lock()
+	for _, t := range targets {
+		for _, k := range t.kinds() {
+			d.markLocked(k, t.server.Name, false)
+		}
+	}
+	d.mu.Unlock()
+	if d.done != nil { // set up again: the goroutine runs on
+		d.signal()
+		return
+	}
+	d.done = make(chan struct{})
+	go func() {
+		defer close(d.done)
+		defer d.g.recovered("listen delivery", d.cancel)
+		d.run()
+	}()
+	d.signal()
+}
+
+// wait waits for the delivery goroutine to end (after ctx has ended).
+func (d *delivery) wait() {
+	if d.done != nil {
+		<-d.done
+	}
+}
+
+// drain delivers what is pending and ends delivery, waiting at most the
+// listing timeout: the events an upstream sent before ending its listen
+// still reach the caller.
+func (d *delivery) drain() {
+	d.mu.Lock()
+	d.draining = true
+	d.mu.Unlock()
+	d.signal()
+	if d.done == nil {
+		return
+	}
+	t := time.NewTimer(d.g.cfg.ListTimeout)
+	defer t.Stop()
+	select {
+	case <-d.done:
+	case <-t.C:
+	case <-d.ctx.Done():
+	}
+}
+
+func (d *delivery) run() {
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-d.wake:
+		}
+		d.mu.Lock()
+		queue, changed, last := d.queue, d.changed, d.draining
+		d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
+		d.mu.Unlock()
+		for _, ev := range queue {
+			d.send(ev.method, ev.params)
+		}
+		for k, servers := range changed {
+			if len(servers) > 0 && d.viewChanged(k, servers) {
+				d.send(listKinds[k].notification, json.RawMessage(`{}`))
+			}
+		}
+		if last {
+			return
+		}
+	}
+}
+
+// viewChanged refreshes the caller's view of the servers' lists of kind and
+// reports whether it changed. A server whose upstream reported a change
+// counts as changed when its view cannot be compared (unknown before or
+// now); a check alone needs a difference.
+func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
+	changed := false
+	for server, fromUpstream := range servers {
+		now := d.view(server, kind)
+		key := viewKey{server, kind}
+		d.mu.Lock()
+		before := d.views[key]
+		d.views[key] = now
+		d.mu.Unlock()
+		if now != before || (fromUpstream && now == "") {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// send emits one event unless the listen has ended.
+func (d *delivery) send(method string, params json.RawMessage) {
+	if d.ctx.Err() == nil {
+		d.emit(method, params)
+	}
+}

@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// DefaultMaxListenersPerCaller bounds the upstream listeners one caller
+// holds at once (Config.MaxListenersPerCaller).
+const DefaultMaxListenersPerCaller = 64
+
+// ListenFilter serves one subscriptions/listen over the caller's upstreams,
+// for a filter from ParseFilter or one the gateway built itself (a legacy
+// caller's session following its upstreams, Log included).
+//
+// Set-up is all or nothing: every upstream listener the listen needs (a
+// subscriptions/listen on each modern upstream that can honour part of it,
+// a followed session with its resources/subscribe on each legacy one) is
+// opened and established first (a modern upstream has acknowledged its
+// listen; a legacy session is set up with its stream open), within the
+// listing timeout and the caller's listener capacity. Only then is ack
+// called, once, with the part of the filter the upstreams honour; then emit
+// for every event, until ctx ends or an upstream ends its listen. When
+// set-up fails, what was opened is closed, ack is never called and the
+// Outcome is the fault.
+func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	servers := g.visible(&op)
+	infos, _ := g.infos(ctx, &op, servers)
+	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
+	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
+	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, emit)
+	d.baseline(targets)
+	defer d.wait() // no emit after ListenFilter returns
+	defer cancel()
+	for first := true; ; first = false {
+		set, f := g.setUp(ctx, &op, targets, d.event)
+		if f != nil {
+			set.close()
+			if first {
+				return Failed(f)
+			}
+			g.cfg.Logger.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+			return Outcome{Result: json.RawMessage(`{}`)}
+		}
+		if first {
+			b, _ := json.Marshal(honoured)
+			ack(b)
+		}
+		// After the acknowledgement, and after each set-up again, every
+		// followed view is checked: a change made while listeners were
+		// opening is delivered.
+		d.start(targets)
+		var ended bool
+		select {
+		case <-ctx.Done():
+		case <-set.ended:
+			ended = true
+		}
+		if !ended || !want.Persist {
+			if ended {
+				// An upstream ended its listen: the listen no longer covers
+				// it, so it ends too (the caller may listen again), once
+				// what the upstreams sent before is delivered.
+				d.drain()
+			}
+			set.close()
+			return Outcome{Result: json.RawMessage(`{}`)}
+		}
+		set.close()
+		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		select {
+		case <-ctx.Done():
+			return Outcome{Result: json.RawMessage(`{}`)}
+		case <-time.After(relistenDelay):
+		}
+	}
+}
+
+// relistenDelay is the pause before a persistent listen (Filter.Persist)
+// sets up its upstream listeners again after an upstream ended one.
+const relistenDelay = time.Second
+
+// listenTarget is one upstream a listen needs a listener on.
+type listenTarget struct {
+	server *Server
+	modern bool
+	filter Filter // the part of the honoured filter this upstream serves
+	opts   upstream.Options
+}
+
+// listenTargets are the upstreams the honoured filter needs listeners on:
+// each server that answered its probe and can honour part of it.
+func (g *Gateway) listenTargets(op *Operation, servers []string, infos []*upstream.Info, honoured *Filter, owners map[string][]string) []listenTarget {
+	multi := len(servers) > 1
+	var out []listenTarget
+	for i, name := range servers {
+		if infos[i] == nil {
+			continue
+		}
+		caps := infos[i].Capabilities
+		part := *honoured
+		part.ToolsListChanged = part.ToolsListChanged && caps.ToolsListChanged()
+		part.PromptsListChanged = part.PromptsListChanged && caps.PromptsListChanged()
+		part.ResourcesListChanged = part.ResourcesListChanged && caps.ResourcesListChanged()
+		part.ResourceSubscriptions = owners[name]
+		modern := infos[i].Era == mcp.EraModern
+		if !offers(infos[i], &part) {
+			continue
+		}
+		s := g.servers[name]
+		out = append(out, listenTarget{server: s, modern: modern, filter: part, opts: g.options(s, op, multi)})
+	}
+	return out
+}
+
+// listenSet is what one listen holds upstream; close releases all of it.
+type listenSet struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// ended is closed when a modern upstream ends its listen (never when
+	// the listen has none).
+	ended    chan struct{}
+	endOnce  sync.Once
+	releases []func()
+}
+
+// end marks the set ended: an upstream listener ended on its own.
+func (ls *listenSet) end() { ls.endOnce.Do(func() { close(ls.ended) }) }
+
+// close ends every upstream listener of the set and waits for them.
+func (ls *listenSet) close() {
+	ls.cancel()
+	for i := len(ls.releases) - 1; i >= 0; i-- {
+		ls.releases[i]()
+	}
+	ls.wg.Wait()
+}
+
+// upstreamListen is one modern upstream listen being set up.
+type upstreamListen struct {
+	name  string
+	acked chan struct{}
+	done  chan struct{}
+	err   error // set before done closes
+}
+
+// setUp opens the listeners targets need, within the caller's capacity, and
+// waits until each is established (see ListenFilter). onEvent receives
+// every event from then on, the upstream acknowledgements excepted.
+func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage)) (*listenSet, *fault.Fault) {
+	lctx, cancel := context.WithCancel(ctx)
+	set := &listenSet{cancel: cancel, ended: make(chan struct{})}
+	release, ok := g.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
+	if !ok {
+		return set, fault.New(fault.LimitExceeded,
+			"this listen needs %d upstream listeners, beyond this caller's limit of %d open at once; end other listens or narrow this one", len(targets), g.maxListeners())
+	}
+	set.releases = append(set.releases, release)
+	var pending []*upstreamListen
+	for _, t := range targets {
+		if t.modern {
+			pending = append(pending, g.openUpstreamListen(lctx, set, t, onEvent))
+			continue
+		}
+		if f := g.followLegacy(lctx, set, t, onEvent); f != nil {
+			return set, f
+		}
+	}
+	timer := time.NewTimer(g.cfg.ListTimeout)
+	defer timer.Stop()
+	for _, ul := range pending {
+		select {
+		case <-ul.acked:
+		case <-ul.done:
+			if ul.err == nil {
+				return set, fault.New(fault.Unavailable, "upstream %s ended its listen before acknowledging it", ul.name)
+			}
+			return set, g.failure(op, ul.name, ul.err).Fault
+		case <-timer.C:
+			return set, fault.New(fault.Timeout, "upstream %s did not acknowledge its listen in time", ul.name)
+		case <-ctx.Done():
+			return set, fault.New(fault.UpstreamInternal, "the listen ended while it was being set up")
+		}
+	}
+	return set, nil
+}
+
+// openUpstreamListen starts a subscriptions/listen on a modern upstream;
+// acked closes when the upstream acknowledges it, done when it ends.
+func (g *Gateway) openUpstreamListen(ctx context.Context, set *listenSet, t listenTarget, onEvent func(server, method string, params json.RawMessage)) *upstreamListen {
+	ul := &upstreamListen{name: t.server.Name, acked: make(chan struct{}), done: make(chan struct{})}
+	var ackOnce sync.Once
+	pb, _ := json.Marshal(t.filter)
+	// The upstream listen ends when the credential it was opened with is
+	// lost (a renewal refused or narrowed), and so ends the caller's.
+	lctx, release, err := t.server.Client.FollowContext(ctx, t.opts)
+	if err != nil {
+		lctx, release = ctx, func() {}
+	}
+	set.wg.Add(1)
+	go func() {
+		defer set.wg.Done()
+		defer close(ul.done)
+		defer release()
+		defer g.recovered("upstream listen", set.cancel)
+		ul.err = t.server.Client.Listen(lctx, pb, t.opts, func(method string, params json.RawMessage) {
+			if method == mcp.NotifSubscriptionsAcknowledged {
+				ackOnce.Do(func() { close(ul.acked) })
+				return
+			}
+			onEvent(t.server.Name, method, params)
+		})
+		if ul.err != nil && !errors.Is(ul.err, context.Canceled) {
+			g.cfg.Logger.Warn("upstream listen ended", "server", t.server.Name, "fault", string(upstream.Classify(ul.err).Fault))
+		}
+		if ctx.Err() == nil {
+			set.end()
+		}
+	}()
+	return ul
+}
+
+// followLegacy follows a legacy upstream's session for the listen: the
+// session set up with its stream open, its notifications heard through the
+// hub, and the subscribed URIs subscribed on it.
+func (g *Gateway) followLegacy(ctx context.Context, set *listenSet, t listenTarget, onEvent func(server, method string, params json.RawMessage)) *fault.Fault {
+	name := t.server.Name
+	fctx, release, err := t.server.Client.FollowContext(ctx, t.opts)
+	if err != nil {
+		return g.failure(&Operation{Method: mcp.MethodSubscriptionsListen}, name, err).Fault
+	}
+	set.releases = append(set.releases, release)
+	// The session ending (or its credential lost) ends what it carried: the
+	// listen ends as when a modern upstream ends its listen.
+	stop := context.AfterFunc(fctx, func() {
+		if ctx.Err() == nil {
+			set.end()
+		}
+	})
+	set.releases = append(set.releases, func() { stop() })
+	part := t.filter
+	remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(t.opts), filter: &part, emit: func(method string, params json.RawMessage) {
+		onEvent(name, method, params)
+	}})
+	set.releases = append(set.releases, remove)
+	for _, uri := range part.ResourceSubscriptions {
+		unsubscribe, err := g.legacySubscribe(ctx, t.server, t.opts, uri)
+		if err != nil {
+			return g.failure(&Operation{Method: mcp.MethodResourcesSubscribe}, name, err).Fault
+		}
+		// Released before the follow (releases run last first), so the
+		// unsubscribe reaches the session the subscribe was made on.
+		set.releases = append(set.releases, unsubscribe)
+	}
+	return nil
+}
+
+// maxListeners is the per-caller listener capacity.
+func (g *Gateway) maxListeners() int {
+	if g.cfg.MaxListenersPerCaller > 0 {
+		return g.cfg.MaxListenersPerCaller
+	}
+	return DefaultMaxListenersPerCaller
+}
+
+// listenerHolder names whose capacity a listen counts against: the caller's
+// user when it has one, else its binding.
+func listenerHolder(op *Operation) string {
+	if op.Caller != nil && op.Caller.UserID != "" {
+		return "user:" + op.Caller.UserID
+	}
+	return "binding:" + op.Caller.Binding()
+}
+
+// listenerCounts counts the upstream listeners each caller holds. Entries
+// exist only while a caller holds some: at most one per caller with an
+// open listen.
+type listenerCounts struct {
+	mu   sync.Mutex
+	held map[string]int
+}
+
+// reserve takes n listeners of holder's capacity max, all or none; release
+// gives them back (once).
+func (l *listenerCounts) reserve(holder string, n, max int) (release func(), ok bool) {
+	if n == 0 {
+		return func() {}, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[holder]+n > max {
+		return nil, false
+	}
+	if l.held == nil {
+		l.held = map[string]int{}
+	}
+	l.held[holder] += n
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.held[holder] -= n; l.held[holder] <= 0 {
+				delete(l.held, holder)
+			}
+		})
+	}, true
+}
