@@ -282,14 +282,20 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 		}
 	}
 	var once sync.Once
-	return func() {
+	unsubscribe = func() {
 		once.Do(func() {
 			defer g.recovered("legacy unsubscribe", nil)
 			if release() { // else another listen still follows this URI on that session
 				send()
 			}
 		})
-	}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		// The listen ended while the subscribe was answered: undo it.
+		unsubscribe()
+		return nil, fmt.Errorf("resources/subscribe on %s: %w", s.Name, err)
+	}
+	return unsubscribe, nil
 }
 
 // infos asks each server what it is, concurrently, each under the listing
