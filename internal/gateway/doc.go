@@ -99,7 +99,11 @@
 //     no upstream reports on the new listen) is delivered, not lost. An upstream's change whose
 //     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
-//     one goroutine per listen fetches views and emits, after the acknowledgement.
+//     one goroutine per listen fetches views and emits, after the acknowledgement. After an
+//     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
+//     one change announced by several upstreams (servers sharing a backend) is told once;
+//     refreshing every server's view on each announcement was rejected: with lists that are not
+//     cacheable it would cost one upstream fetch per followed server per change per listen.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are

@@ -221,6 +221,9 @@ func (d *delivery) run() {
 			return
 		case <-d.wake:
 		}
+		if !d.settle() {
+			return
+		}
 		d.mu.Lock()
 		queue, changed, last := d.queue, d.changed, d.draining
 		d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
@@ -236,6 +239,37 @@ func (d *delivery) run() {
 		if last {
 			return
 		}
+	}
+}
+
+// listChangeSettle is how long delivery waits after an upstream announces a
+// list change before it compares views, so that one change several
+// upstreams announce (servers sharing a backend, a fan-out) is told once.
+const listChangeSettle = 100 * time.Millisecond
+
+// settle waits listChangeSettle when an upstream announced a list change
+// (not for a check alone, nor while draining); false when the listen ended
+// meanwhile.
+func (d *delivery) settle() bool {
+	d.mu.Lock()
+	announced := false
+	for _, servers := range d.changed {
+		for _, fromUpstream := range servers {
+			announced = announced || fromUpstream
+		}
+	}
+	draining := d.draining
+	d.mu.Unlock()
+	if !announced || draining {
+		return true
+	}
+	t := time.NewTimer(listChangeSettle)
+	defer t.Stop()
+	select {
+	case <-d.ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

@@ -448,3 +448,47 @@ func TestPersistentListenSetsUpAgain(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// One change announced by two upstreams a moment apart (two servers sharing a
+// backend) is told once: delivery waits listChangeSettle before comparing.
+func TestListenTellsOneChangeAnnouncedTwiceOnce(t *testing.T) {
+	var tools atomic.Value
+	tools.Store([]string{"change_tools"})
+	names := func() []string { return tools.Load().([]string) }
+	fa, fb := listChangedFake(t, names), listChangedFake(t, names)
+	ua, ub := controlledUpstream(t, fa, false, false), controlledUpstream(t, fb, false, false)
+	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second},
+		upSpec{name: "peer", fake: fa, url: ua.url}, upSpec{name: "second", fake: fb, url: ub.url})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan string, 8)
+	acked := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		listenRaw(g, ctx, Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen},
+			json.RawMessage(`{"toolsListChanged":true}`),
+			func(json.RawMessage) { close(acked) }, func(m string, _ json.RawMessage) { events <- m })
+	}()
+	<-acked
+	time.Sleep(300 * time.Millisecond) // the check after the acknowledgement is done
+	tools.Store([]string{"change_tools", "added"})
+	ua.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	time.Sleep(25 * time.Millisecond)
+	ub.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+	select {
+	case m := <-events:
+		if m != mcp.NotifToolsListChanged {
+			t.Fatalf("event %s", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the change was not delivered")
+	}
+	select {
+	case m := <-events:
+		t.Fatalf("the change was told twice: %s", m)
+	case <-time.After(500 * time.Millisecond):
+	}
+	cancel()
+	<-done
+}
