@@ -20,18 +20,7 @@ import (
 // observed; each is skipped until its entry is deleted. MCPGW_SEED_PENDING=run
 // runs them anyway.
 var pendingSeedCases = map[string]string{
-	"tools/legacy-upstream-sse":   "after the caller leaves, the gateway keeps its pooled legacy HTTP+SSE upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"updated/legacy-upstream-sse": "after the caller leaves, the gateway keeps its pooled legacy HTTP+SSE upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"tools/legacy":                "after the caller leaves, the gateway keeps its pooled legacy upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"prompts/legacy":              "after the caller leaves, the gateway keeps its pooled legacy upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"resources/legacy":            "after the caller leaves, the gateway keeps its pooled legacy upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"updated/legacy":              "after the caller leaves, the gateway keeps its pooled legacy upstream session (initialized, the seed upstream's notification listener) open until shutdown: 1 listener still open 3 s later",
-	"tools/hidden":                "the upstream's tools list_changed is forwarded although allowed_tools hides the added tool (visible catalog unchanged): an event arrives within 0.5 s",
-	"tools/setup-race":            "the gateway sends no tools/list upstream once its upstream listener is open, so a change during setup is never read and no event arrives within 5 s",
-	"tools/metadata":              "applying a config that changes only peer's authorization_url ends the subscription (graceful end) instead of keeping it; no event",
-	"tools/renewal":               "one client_credentials token (expires_in 70) is requested and not renewed within 25 s while the subscription is open",
-	"tools/renewal-scopes":        "one client_credentials token (expires_in 70) is requested and not renewed within 25 s, so the narrowed renewal never happens",
-	"tools/renewal-failed":        "one client_credentials token (expires_in 70) is requested and not renewed within 25 s, so the failing renewal never happens",
+	"tools/metadata": "a config change that leaves peer's connection as it is (authorization_url only) still ends every listen: Apply ends the old generation's long-lived streams; keeping listens across such a reload belongs to the live server registry and hot reload",
 }
 
 // seedCase is one parametrisation: event kind and access.

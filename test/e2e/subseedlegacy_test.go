@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -15,23 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// pendingLegacySeedCases names the legacy-caller cases of the seed's listen
-// test that the gateway does not pass yet, each with what was observed.
-// Those subtests skip unless MCPGW_SEED_PENDING=run.
-var pendingLegacySeedCases = map[string]string{
-	"legacy-caller_updated": fmt.Sprintf(subscribeAnsweredEarly, "the gateway answers before its upstream subscriptions/listen naming test://value is acknowledged"),
-	"legacy-both_updated":   fmt.Sprintf(subscribeAnsweredEarly, "the gateway answers before the legacy upstream answered its resources/subscribe"),
-	"legacy-sse_updated":    fmt.Sprintf(subscribeAnsweredEarly, "the gateway answers before its upstream subscriptions/listen naming test://value is acknowledged"),
-	"legacy-caller-isolation_tools": "bob (mcp_tool_permissions {subscription-server: [change_tools]}) receives notifications/tools/list_changed " +
-		"for the upstream's new tool he cannot see (his tools/list stays [peer-change_tools] and his peer-added call is refused before the upstream, as expected)",
-	"legacy-caller-revoked_tools": "after the webhook revokes subscription-server, the upstream's change still reaches the caller " +
-		"(notifications/tools/list_changed within 0.5 s) and the upstream listener stays open beyond 3 s",
-}
-
-// subscribeAnsweredEarly is the pending reason of the updated cases.
-const subscribeAnsweredEarly = "resources/subscribe is answered before the upstream follows test://value (%s), so the change " +
-	"made right after the answer is lost: no notifications/resources/updated within 10 s (with the upstream taking followDelay to follow)"
 
 // legacySeedCase is one parametrisation (access, event kind) of the seed's
 // listen test whose caller speaks the legacy protocol.
@@ -67,9 +49,6 @@ func legacySeedCases() []legacySeedCase {
 func TestLegacySubscriptionSeed(t *testing.T) {
 	for _, c := range legacySeedCases() {
 		t.Run(c.name(), func(t *testing.T) {
-			if reason, ok := pendingLegacySeedCases[c.name()]; ok && os.Getenv("MCPGW_SEED_PENDING") != "run" {
-				t.Skipf("pending: %s", reason)
-			}
 			t.Parallel()
 			runLegacySeedCase(t, c)
 		})
