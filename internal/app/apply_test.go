@@ -183,10 +183,12 @@ func TestApplyKeepsUnchangedConnections(t *testing.T) {
 // TestApplyLetsRunningRequestsFinish: a call running when Apply removes its
 // server finishes on the graph it started on; the client is closed after.
 func TestApplyLetsRunningRequestsFinish(t *testing.T) {
+	var answeredUpstream atomic.Bool
 	slow := newUpstream(t, fakemcp.Opts{
 		Lists: map[string][]json.RawMessage{"tools/list": fakemcp.Tools("x")},
-		Delay: map[string]time.Duration{"tools/call": 300 * time.Millisecond},
 		Handlers: map[string]fakemcp.Handler{"tools/call": func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			time.Sleep(300 * time.Millisecond)
+			answeredUpstream.Store(true)
 			return json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), nil
 		}},
 	})
@@ -212,14 +214,18 @@ func TestApplyLetsRunningRequestsFinish(t *testing.T) {
 	if err := a.Apply(context.Background(), configOf(t, "  other:\n    url: http://127.0.0.1:1/mcp\n")); err != nil {
 		t.Fatal(err)
 	}
+	// Apply waited for the request: the upstream had answered it (the
+	// caller reads the answer a moment later, on its own goroutine).
+	if !answeredUpstream.Load() {
+		t.Error("Apply returned before the running call on the old graph finished")
+	}
 	select {
 	case got := <-answered:
 		if got.status != 200 || !strings.Contains(got.body, "done") {
 			t.Errorf("the running call = %d %s", got.status, got.body)
 		}
-	default:
-		t.Error("Apply returned before the running call on the old graph finished")
-		<-answered
+	case <-time.After(5 * time.Second):
+		t.Fatal("the running call was never answered")
 	}
 	if n := slow.deletes.Load(); n != 1 {
 		t.Errorf("the removed server's session got %d DELETEs, want 1", n)
