@@ -60,6 +60,10 @@ type MemoryListCache struct {
 	// gens counts each server/method's list changes, so that a fetch begun
 	// before a change cannot store what it fetched after it.
 	gens map[string]uint64
+	// forgets counts each server/credentials' Forget calls; an entry kept
+	// under an older count is stale. Forget is on the tools/call path, so
+	// it is one map update, not a sweep of the entries.
+	forgets map[string]uint64
 }
 
 // NewMemoryListCache returns an empty in-process list cache.
@@ -75,7 +79,10 @@ func (c *MemoryListCache) Generation(_ context.Context, server, method string) (
 type cacheEntry struct {
 	list    Pages
 	expires time.Time
+	forgets uint64 // the server/credentials' Forget count when kept
 }
+
+func forgetKey(server, cred string) string { return server + "\x00" + cred }
 
 // maxCacheEntries bounds the in-process cache; when full, expired entries
 // are swept and, if that is not enough, the cache starts over.
@@ -93,7 +100,7 @@ func (c *MemoryListCache) Get(_ context.Context, k ListKey, now time.Time) (Page
 	for _, owner := range [2]string{"", k.Binding} {
 		key := cacheKey(k.Server, k.Method, owner, k.Credentials)
 		if e, ok := c.entries[key]; ok {
-			if now.Before(e.expires) {
+			if now.Before(e.expires) && e.forgets == c.forgets[forgetKey(k.Server, k.Credentials)] {
 				return e.list, true, nil
 			}
 			delete(c.entries, key)
@@ -126,7 +133,8 @@ func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, list P
 			c.entries = map[string]cacheEntry{}
 		}
 	}
-	c.entries[cacheKey(k.Server, k.Method, owner, k.Credentials)] = cacheEntry{list: list, expires: expires}
+	c.entries[cacheKey(k.Server, k.Method, owner, k.Credentials)] = cacheEntry{list: list, expires: expires,
+		forgets: c.forgets[forgetKey(k.Server, k.Credentials)]}
 	return nil
 }
 

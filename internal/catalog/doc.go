@@ -76,8 +76,11 @@
 //   - Discovery reads catalogs (Read): all four lists of one server, in order, from the upstream
 //     past the cache (and refreshing it), so a discovery describes what the server serves now.
 //   - Forget drops one server's lists cached for given credentials (every binding's) after a call
-//     through the gateway, which may have changed them. The in-process cache forgets by
-//     credentials without advancing the server's generation, so a list fetched by a request that
+//     through the gateway, which may have changed them. Forget runs on every tools/call, so the
+//     in-process cache makes it one counter update per server and credentials (entries kept under
+//     an older count are stale and swept when met; at most 10000 counts, then it starts over)
+//     rather than a sweep of its entries. It does not advance the server's generation, so a list
+//     fetched by a request that
 //     began before the call and ends after Forget may still be stored (until its ttlMs); a cache
 //     that cannot forget by credentials (no Forget method) invalidates the server's lists for
 //     everyone instead.

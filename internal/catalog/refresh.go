@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
@@ -62,15 +61,18 @@ func (c *Catalog) Forget(server string, credentials ...string) {
 }
 
 // Forget drops server's entries fetched with credentials, for every method
-// and binding.
+// and binding: it advances their Forget count, so those entries are stale
+// at once and swept as they are met. The counts are bounded as the entries
+// are: when maxCacheEntries of them are held, the cache starts over.
 func (c *MemoryListCache) Forget(_ context.Context, server, credentials string) error {
-	prefix, suffix := server+"\x00", "\x00"+credentials
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := range c.entries {
-		if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) && strings.Count(k, "\x00") == 3 {
-			delete(c.entries, k)
-		}
+	switch {
+	case c.forgets == nil:
+		c.forgets = map[string]uint64{}
+	case len(c.forgets) >= maxCacheEntries:
+		c.forgets, c.entries = map[string]uint64{}, nil
 	}
+	c.forgets[forgetKey(server, credentials)]++
 	return nil
 }

@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -69,5 +71,40 @@ func TestForgetDropsOneCredentialsLists(t *testing.T) {
 	}
 	if got := g.Count(mcp.MethodToolsList); got != 3 {
 		t.Fatalf("another server's lists were forgotten (%d)", got)
+	}
+}
+
+// Forget is one counter per server and credentials, bounded: past
+// maxCacheEntries counts the cache starts over, and no forgotten entry is
+// ever served again.
+func TestMemoryForgetIsBounded(t *testing.T) {
+	c := NewMemoryListCache()
+	ctx, now := context.Background(), time.Now()
+	k := ListKey{Server: "s", Method: mcp.MethodToolsList, Binding: "a", Credentials: "c1"}
+	put := func() {
+		if err := c.Put(ctx, k, false, Pages{Items: fakemcp.Tools("x")}, now.Add(time.Minute), now, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put()
+	if err := c.Forget(ctx, "s", "c2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := c.Get(ctx, k, now); !ok {
+		t.Fatal("forgetting other credentials dropped c1's list")
+	}
+	_ = c.Forget(ctx, "s", "c1")
+	if _, ok, _ := c.Get(ctx, k, now); ok {
+		t.Fatal("a forgotten list was served")
+	}
+	put()
+	for i := 0; i < maxCacheEntries+1; i++ {
+		_ = c.Forget(ctx, "other", strconv.Itoa(i))
+	}
+	if n := len(c.forgets); n > maxCacheEntries {
+		t.Fatalf("%d Forget counts held, bound %d", n, maxCacheEntries)
+	}
+	if _, ok, _ := c.Get(ctx, k, now); ok {
+		t.Fatal("a list kept before the counts started over is still served")
 	}
 }

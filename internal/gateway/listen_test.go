@@ -120,7 +120,10 @@ func TestLegacySubscribeEndedInFlightUnsubscribes(t *testing.T) {
 	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
 	ctx, end := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _, _ = g.legacySubscribe(ctx, g.servers["fs"], upstream.Options{}, "file:///x") }()
+	go func() {
+		defer close(done)
+		_, _ = g.legacySubscribe(ctx, g.servers["fs"], upstream.Options{}, "file:///x")
+	}()
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		mu.Lock()
 		n := seen["subscribe"]
