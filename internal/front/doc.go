@@ -85,10 +85,11 @@
 // SessionConfig.AuthUnavailableGrace (default 60 s) in a row. A
 // subscriptions/listen, and a legacy session's follow of its upstreams (its
 // GET stream, its /mcp/sse stream, each resources/subscribe), also
-// re-authenticate before delivering each event, so no event reaches a caller
-// whose identity or permissions changed since the last periodic check; one
-// verdict answers for a second (authReuse), so a burst of events costs the
-// webhook one call. That call and the write happen on the listen's own
+// re-authenticate before delivering each event, so no event that arrived
+// after the caller's identity or permissions changed reaches it: a verdict
+// answers only for events queued before its check began, so a burst queued
+// meanwhile costs the webhook one call and a later event asks again (one
+// check in flight per stream at most). That call and the write happen on the listen's own
 // goroutine: an upstream's goroutine (for a stdio server, the one reading
 // its output) only queues the event, and drops it when the queue is full.
 // A revoked caller's follow ends, closing its upstream listeners, and takes

@@ -90,7 +90,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		},
 		func(method string, params json.RawMessage) {
 			select {
-			case events <- listenEvent{method: method, params: params}:
+			case events <- listenEvent{method: method, params: params, at: time.Now()}:
 			default: // a stuck listen loses events, never holds the upstream
 			}
 		})
@@ -120,7 +120,7 @@ func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struc
 	for pending := true; pending && r.Context().Err() == nil; {
 		select {
 		case ev := <-events:
-			if !watch.ok(r.Context()) {
+			if !watch.ok(r.Context(), ev.at) {
 				return
 			}
 			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
@@ -147,6 +147,7 @@ const streamWriteTimeout = 30 * time.Second
 type listenEvent struct {
 	method string
 	params json.RawMessage
+	at     time.Time // when it was queued: the caller is re-checked after it
 }
 
 // deliverListen writes a listen's queued events, after its acknowledgement,
@@ -163,7 +164,7 @@ func deliverListen(ctx context.Context, cancel context.CancelFunc, acked <-chan 
 		case <-ctx.Done():
 			return
 		case ev := <-events:
-			if !watch.ok(ctx) {
+			if !watch.ok(ctx, ev.at) {
 				cancel()
 				return
 			}
@@ -318,7 +319,7 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 		defer cancel()
 		queue := func(method string, params json.RawMessage) {
 			select {
-			case events <- listenEvent{method: method, params: params}:
+			case events <- listenEvent{method: method, params: params, at: time.Now()}:
 			default: // a stuck session loses events, never holds the upstream
 			}
 		}
@@ -400,7 +401,7 @@ func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, watch *aut
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if !watch.ok(ctx) {
+			if !watch.ok(ctx, time.Now()) {
 				cancel()
 				return
 			}
@@ -419,34 +420,37 @@ type authWatch struct {
 
 	mu        sync.Mutex
 	downSince time.Time // first of an unbroken run of unavailable answers; zero when answering
-	checked   time.Time // when the last verdict was reached
+	began     time.Time // when the check behind verdict began; zero before the first
 	verdict   bool
 }
-
-// authReuse is how long one re-authentication's verdict answers for the
-// same stream: events in a burst cost the webhook one call.
-const authReuse = time.Second
 
 // watchAuth returns the re-authentication of the stream r opened for caller.
 func (h *MCP) watchAuth(r *http.Request, caller *identity.Caller) *authWatch {
 	return &authWatch{h: h, r: r, caller: caller}
 }
 
-// ok re-authenticates the caller: false when the stream must end (the
-// caller is refused, has become someone else or sees other servers, the
-// webhook has been unavailable beyond the grace period, or ctx has ended).
-func (a *authWatch) ok(ctx context.Context) bool {
+// ok reports whether the caller may still be served what arrived at
+// arrived: false when the stream must end (the caller is refused, has
+// become someone else or sees other servers, the webhook has been
+// unavailable beyond the grace period, or ctx has ended). A verdict from a
+// check that began after arrived answers (events queued in a burst cost the
+// webhook one call); anything newer asks again, so nothing that arrived
+// after a revocation is served.
+func (a *authWatch) ok(ctx context.Context, arrived time.Time) bool {
 	a.mu.Lock()
-	if !a.checked.IsZero() && time.Since(a.checked) < authReuse {
+	if !a.began.IsZero() && arrived.Before(a.began) {
 		v := a.verdict
 		a.mu.Unlock()
 		return v && ctx.Err() == nil
 	}
 	a.mu.Unlock()
+	began := time.Now()
 	v := a.check(ctx)
 	if ctx.Err() == nil {
 		a.mu.Lock()
-		a.checked, a.verdict = time.Now(), v
+		if began.After(a.began) {
+			a.began, a.verdict = began, v
+		}
 		a.mu.Unlock()
 	}
 	return v
