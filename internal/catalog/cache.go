@@ -75,7 +75,7 @@ type MemoryListCache struct {
 	entries map[string]cacheEntry
 	// gens counts each server/method's list changes, so that a fetch begun
 	// before a change cannot store what it fetched after it.
-	gens map[string]uint64
+	gens map[genKey]uint64
 	// creds holds, per server and credentials, how many entries are kept
 	// for them and when they were last forgotten (see Forget).
 	creds map[string]*credState
@@ -103,17 +103,20 @@ func (c *MemoryListCache) Stamp(_ context.Context, k ListKey) (Stamp, error) {
 }
 
 func (c *MemoryListCache) stampLocked(server, method, fk string) Stamp {
-	st := Stamp{Gen: c.gens[server+"\x00"+method], Forgets: c.floor}
+	st := Stamp{Gen: c.gens[genKey{server, method}], Forgets: c.floor}
 	if cs := c.creds[fk]; cs != nil {
 		st.Forgets = cs.forgot
 	}
 	return st
 }
 
+// genKey names one server's list method in gens.
+type genKey struct{ server, method string }
+
 type cacheEntry struct {
 	list    Pages
 	expires time.Time
-	gen     string // the gens key of its server and method
+	gen     genKey // its server and method
 	cred    string // the creds key of its server and credentials
 	stamp   Stamp  // the stamp it was stored under
 }
@@ -178,7 +181,7 @@ func (c *MemoryListCache) Put(_ context.Context, k ListKey, private bool, list P
 	if private {
 		owner = k.Binding
 	}
-	gk, fk := k.Server+"\x00"+k.Method, forgetKey(k.Server, k.Credentials)
+	gk, fk := genKey{k.Server, k.Method}, forgetKey(k.Server, k.Credentials)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stampLocked(k.Server, k.Method, fk) != stamp {
@@ -231,9 +234,9 @@ func (c *MemoryListCache) Invalidate(_ context.Context, server, method string) e
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gens == nil {
-		c.gens = map[string]uint64{}
+		c.gens = map[genKey]uint64{}
 	}
-	c.gens[server+"\x00"+method]++
+	c.gens[genKey{server, method}]++
 	return nil
 }
 
