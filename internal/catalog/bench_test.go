@@ -18,7 +18,7 @@ func BenchmarkFetchCacheHit(b *testing.B) {
 	q := Query{Servers: []string{"server"}, Binding: "v1;u=alice|scope", CredentialKey: func(string) string { return "cred-0123456789" }}
 	now := time.Now()
 	items := []json.RawMessage{json.RawMessage(`{"name":"x"}`)}
-	putList(c.cache, "server", mcp.MethodToolsList, q.Binding, "cred-0123456789", true, items, now.Add(time.Hour), now, 0)
+	putList(c.cache, "server", mcp.MethodToolsList, q.Binding, "cred-0123456789", true, items, now.Add(time.Hour), now, Stamp{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -57,5 +57,19 @@ func BenchmarkListPageFromSnapshot(b *testing.B) {
 		if _, fail := c.List(ctx, q, mcp.MethodToolsList, next); fail != nil {
 			b.Fatal(fail)
 		}
+	}
+}
+
+// Invalidate on a full cache is one counter update, not a sweep.
+func BenchmarkInvalidateFullCache(b *testing.B) {
+	c := NewMemoryListCache()
+	ctx, now := context.Background(), time.Now()
+	for i := range maxCacheEntries - 1 {
+		k := ListKey{Server: fmt.Sprintf("s%d", i%20), Method: mcp.MethodToolsList, Binding: "b", Credentials: fmt.Sprint(i)}
+		_ = c.Put(ctx, k, false, Pages{}, now.Add(time.Hour), now, Stamp{})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Invalidate(ctx, "s0", mcp.MethodToolsList)
 	}
 }

@@ -83,6 +83,15 @@ func (b *breakers) admit(server string, now time.Time) (ok, probe bool) {
 	return true, true
 }
 
+// open reports whether server's breaker is open or half-open: a caller it
+// would not admit now is skipped rather than made to wait for the probe.
+func (b *breakers) open(server string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[server]
+	return br != nil && !br.openUntil.IsZero()
+}
+
 // record reports how an admitted listing or probe went. Only faults of the
 // server itself count (timeout, unreachable); an answer of any kind, even an
 // error or a refusal of the caller's credentials, shows the server is alive.

@@ -217,9 +217,9 @@ func TestCacheBounded(t *testing.T) {
 		if i%2 == 0 {
 			exp = now.Add(-time.Second) // already expired
 		}
-		putList(c, "s", "m", "b", itoa(i), false, items, exp, now, 0)
+		putList(c, "s", "m", "b", itoa(i), false, items, exp, now, Stamp{})
 	}
-	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
+	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, Stamp{})
 	if n := len(c.entries); n > maxCacheEntries/2+1 {
 		t.Fatalf("after a sweep %d entries remain, want the %d live ones and the new one", n, maxCacheEntries/2)
 	}
@@ -229,9 +229,9 @@ func TestCacheBounded(t *testing.T) {
 	// When nothing expired, the cache starts over rather than growing.
 	c.entries = map[string]cacheEntry{}
 	for i := range maxCacheEntries {
-		putList(c, "s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now, 0)
+		putList(c, "s", "m", "b", itoa(i), false, items, now.Add(time.Minute), now, Stamp{})
 	}
-	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, 0)
+	putList(c, "s", "m", "b", "new", false, items, now.Add(time.Minute), now, Stamp{})
 	if n := len(c.entries); n != 1 {
 		t.Fatalf("a full live cache holds %d entries after a put, want 1", n)
 	}
@@ -245,9 +245,9 @@ func itoa(i int) string {
 func TestListChangedDropsTheServersEntries(t *testing.T) {
 	cat := &Catalog{cache: NewMemoryListCache()}
 	now := time.Now()
-	putList(cat.cache, "a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
-	putList(cat.cache, "a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
-	putList(cat.cache, "ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, 0)
+	putList(cat.cache, "a", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, Stamp{})
+	putList(cat.cache, "a", "prompts/list", "b", "", false, nil, now.Add(time.Hour), now, Stamp{})
+	putList(cat.cache, "ab", "tools/list", "b", "", false, nil, now.Add(time.Hour), now, Stamp{})
 	cat.ListChanged("a", "notifications/tools/list_changed")
 	if _, ok := getList(cat.cache, "a", "tools/list", "b", "", now); ok {
 		t.Fatal("tools list of a still cached")
@@ -276,7 +276,7 @@ func TestAFetchOlderThanAListChangeIsNotCached(t *testing.T) {
 }
 
 // putList is ListCache.Put for a key spelled out.
-func putList(c ListCache, server, method, binding, cred string, private bool, items []json.RawMessage, expires, now time.Time, gen uint64) {
+func putList(c ListCache, server, method, binding, cred string, private bool, items []json.RawMessage, expires, now time.Time, gen Stamp) {
 	if err := c.Put(context.Background(), ListKey{server, method, binding, cred}, private, Pages{Items: items}, expires, now, gen); err != nil {
 		panic(err)
 	}
@@ -291,9 +291,9 @@ func getList(c ListCache, server, method, binding, cred string, now time.Time) (
 	return l.Items, ok
 }
 
-// listGen is ListCache.Generation.
-func listGen(c ListCache, server, method string) uint64 {
-	gen, err := c.Generation(context.Background(), server, method)
+// listGen is ListCache.Stamp for a key without credentials.
+func listGen(c ListCache, server, method string) Stamp {
+	gen, err := c.Stamp(context.Background(), ListKey{Server: server, Method: method})
 	if err != nil {
 		panic(err)
 	}

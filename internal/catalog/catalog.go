@@ -46,6 +46,7 @@ type Catalog struct {
 	breakers   *breakers     // per-server listing breakers
 	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
 	background chan struct{} // one token per fetch running on after its aggregate answered
+	flights    flights       // upstream list walks in progress, shared by their callers
 }
 
 // Config builds a Catalog.
@@ -225,31 +226,6 @@ func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method str
 		return l, nil
 	}
 	return c.load(ctx, q, s, method, key)
-}
-
-// load asks the upstream for one server's list (its breaker admitting) and
-// keeps it in the cache under key when the upstream allowed it.
-func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
-	var opts upstream.Options
-	if q.Options != nil {
-		opts = q.Options(s.Name)
-	}
-	done, ok := c.Admit(s.Name)
-	if !ok {
-		return Pages{}, ErrSkipped
-	}
-	gen, genErr := c.cache.Generation(ctx, s.Name, method)
-	res, err := s.Client.List(ctx, method, opts)
-	done(ctx, err)
-	if err != nil {
-		return Pages{}, err
-	}
-	l := Pages{Items: res.Items, Cuts: res.Cuts}
-	if res.TTL > 0 && genErr == nil {
-		now := c.now()
-		_ = c.cache.Put(ctx, key, res.Private, l, now.Add(res.TTL), now, gen) // not kept: the next fetch asks again
-	}
-	return l, nil
 }
 
 // List serves one page of the aggregated list method for q. cursor is the

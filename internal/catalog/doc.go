@@ -75,15 +75,32 @@
 //     invalid_params and never reaches an upstream.
 //   - Discovery reads catalogs (Read): all four lists of one server, in order, from the upstream
 //     past the cache (and refreshing it), so a discovery describes what the server serves now.
+//   - One walk per list in flight: callers that miss the cache for the same server, method and
+//     credentials key while that list is being fetched under the same stamp share one upstream
+//     walk (N listens comparing their views after one change cost one tools/list, not N). A
+//     walk depends only on what the upstream is sent, which the credentials key names; each
+//     caller's tool filter is applied to the shared result. A caller whose stamp is newer (the
+//     list changed or was forgotten since the walk began) walks again rather than share an
+//     answer from before the change. The walk runs on its own goroutine: a waiter whose context
+//     ends stops waiting at once without ending it for the others; the last waiter leaving
+//     cancels it, and the upstream client bounds it by the listing timeout in any case. Only the
+//     walk's starter asks the breaker; while a server's breaker is open a caller finding its
+//     walk (the probe) in progress is skipped, not made to wait. At most one walk per server,
+//     method and credentials is joinable at a time (an older one runs on for its own waiters).
 //   - Forget drops one server's lists cached for given credentials (every binding's) after a call
-//     through the gateway, which may have changed them. Forget runs on every tools/call, so the
-//     in-process cache makes it one counter update per server and credentials (entries kept under
-//     an older count are stale and swept when met; at most 10000 counts, then it starts over)
-//     rather than a sweep of its entries. It does not advance the server's generation, so a list
-//     fetched by a request that
-//     began before the call and ends after Forget may still be stored (until its ttlMs); a cache
-//     that cannot forget by credentials (no Forget method) invalidates the server's lists for
-//     everyone instead.
+//     through the gateway, which may have changed them, and stales the fetches with those
+//     credentials in flight (their Put stores nothing). Forget runs on every tools/call, so the
+//     in-process cache makes it one update of the credentials' state, not a sweep: entries kept
+//     before it are stale and dropped when met. Invalidate is likewise one counter update (each
+//     entry keeps the stamp it was stored under; Get compares). A credentials' state lives while
+//     it has entries (a count kept on Put and on every drop) or holds a forget newer than the
+//     floor; a forget of credentials without entries leaves such a trace for the fetches that
+//     may be in flight with them. States are bounded by 20000 (at most one per entry, the rest
+//     traces): when full, every trace is dropped at once and the floor advances, so a fetch
+//     then in flight with credentials that have no entries stores nothing (it is served, and
+//     the next fetch stores). No entry is dropped for it: a caller varying its credentials on
+//     every call cannot flush anyone's lists. A cache that cannot forget by credentials (no
+//     Forget method) invalidates the server's lists for everyone instead.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.
@@ -94,12 +111,13 @@
 //   - ListCache holds each upstream list as fetched (items and page cuts), keyed by server, method, the credentials'
 //     key and, for a "private" entry, the caller's binding, until the upstream's ttlMs runs out;
 //     a "public" entry serves every binding with the same credentials. It also counts each
-//     server/method's invalidations (list_changed): a fetch reads the count before it asks the
-//     upstream and its Put is dropped when the count moved, so a list fetched across a change is
-//     never stored. MemoryListCache is bounded as above. A shared implementation must keep
-//     entries apart by every key field, never serve an entry at or past its expiry, and make
-//     Invalidate and the generation check atomic with respect to Put (a Put carrying an old
-//     generation stores nothing). A failing cache is treated as empty: the upstream is asked.
+//     server/method's invalidations (list_changed) and, when it can forget by credentials, each
+//     server/credentials' forgets: a fetch reads both (a Stamp) before it asks the upstream and
+//     its Put is dropped when either moved, so a list fetched across a change or a call is never
+//     stored. MemoryListCache is bounded as above. A shared implementation must keep entries
+//     apart by every key field, never serve an entry at or past its expiry, and make Invalidate,
+//     Forget and the stamp check atomic with respect to Put (a Put carrying an old stamp stores
+//     nothing). A failing cache is treated as empty: the upstream is asked.
 //   - Snapshots keeps a paged aggregate (items, page cuts and outcomes) for a minute under a random id that
 //     the sealed cursor carries, bound to the caller's binding: another caller's cursor never
 //     reaches it. MemorySnapshots holds 256 (expired dropped, then the oldest). A shared

@@ -61,18 +61,40 @@ func (c *Catalog) Forget(server string, credentials ...string) {
 }
 
 // Forget drops server's entries fetched with credentials, for every method
-// and binding: it advances their Forget count, so those entries are stale
-// at once and swept as they are met. The counts are bounded as the entries
-// are: when maxCacheEntries of them are held, the cache starts over.
+// and binding: it records the forget on the credentials' state, so those
+// entries are stale at once (swept as they are met) and a fetch with these
+// credentials begun before it stores nothing. It is one map update, not a
+// sweep: Forget runs on every tools/call.
+//
+// Credentials with no entries leave a trace of the forget, for the fetches
+// that may be in flight with them; traces are bounded: when the states of
+// credentials reach maxCredStates, every trace is dropped at once and the
+// floor they read as advances (a fetch then in flight with credentials
+// without entries stores nothing). No entry is ever dropped for it, so
+// forgetting unknown credentials cannot flush anyone's lists.
 func (c *MemoryListCache) Forget(_ context.Context, server, credentials string) error {
+	fk := forgetKey(server, credentials)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.forgets == nil:
-		c.forgets = map[string]uint64{}
-	case len(c.forgets) >= maxCacheEntries:
-		c.forgets, c.entries = map[string]uint64{}, nil
+	c.clock++
+	if cs := c.creds[fk]; cs != nil {
+		cs.forgot = c.clock
+		return nil
 	}
-	c.forgets[forgetKey(server, credentials)]++
+	if c.creds == nil {
+		c.creds = map[string]*credState{}
+	}
+	if len(c.creds) >= maxCredStates {
+		c.floor = c.clock
+		for k, cs := range c.creds {
+			c.tidyLocked(k, cs)
+		}
+		return nil // the new floor stales fk's fetches as a trace would
+	}
+	c.creds[fk] = &credState{forgot: c.clock}
 	return nil
 }
+
+// maxCredStates bounds the credentials' states: one per credentials with
+// entries (at most maxCacheEntries) plus forget traces.
+const maxCredStates = 2 * maxCacheEntries

@@ -74,19 +74,23 @@ func TestForgetDropsOneCredentialsLists(t *testing.T) {
 	}
 }
 
-// Forget is one counter per server and credentials, bounded: past
-// maxCacheEntries counts the cache starts over, and no forgotten entry is
-// ever served again.
-func TestMemoryForgetIsBounded(t *testing.T) {
+// Forget is one update of the credentials' state; forgets of credentials
+// without entries leave bounded traces and never drop anyone's entries.
+func TestMemoryForgetIsBoundedAndNeverFlushesOthers(t *testing.T) {
 	c := NewMemoryListCache()
 	ctx, now := context.Background(), time.Now()
 	k := ListKey{Server: "s", Method: mcp.MethodToolsList, Binding: "a", Credentials: "c1"}
-	put := func() {
-		if err := c.Put(ctx, k, false, Pages{Items: fakemcp.Tools("x")}, now.Add(time.Minute), now, 0); err != nil {
+	put := func(k ListKey) {
+		t.Helper()
+		st, err := c.Stamp(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Put(ctx, k, false, Pages{Items: fakemcp.Tools("x")}, now.Add(time.Minute), now, st); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put()
+	put(k)
 	if err := c.Forget(ctx, "s", "c2"); err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +101,53 @@ func TestMemoryForgetIsBounded(t *testing.T) {
 	if _, ok, _ := c.Get(ctx, k, now); ok {
 		t.Fatal("a forgotten list was served")
 	}
-	put()
-	for i := 0; i < maxCacheEntries+1; i++ {
-		_ = c.Forget(ctx, "other", strconv.Itoa(i))
+	put(k)
+	other := ListKey{Server: "other", Method: mcp.MethodToolsList, Binding: "b2"}
+	put(other)
+	inFlight := ListKey{Server: "s", Method: mcp.MethodToolsList, Binding: "a", Credentials: "c3"}
+	before, _ := c.Stamp(ctx, inFlight) // a fetch with credentials that have no entries begins
+	for i := 0; i <= maxCredStates; i++ {
+		_ = c.Forget(ctx, "s", "caller-varied-"+strconv.Itoa(i))
 	}
-	if n := len(c.forgets); n > maxCacheEntries {
-		t.Fatalf("%d Forget counts held, bound %d", n, maxCacheEntries)
+	if n := len(c.creds); n > maxCredStates {
+		t.Fatalf("%d credentials' states held, bound %d", n, maxCredStates)
 	}
-	if _, ok, _ := c.Get(ctx, k, now); ok {
-		t.Fatal("a list kept before the counts started over is still served")
+	for _, k := range []ListKey{k, other} {
+		if _, ok, _ := c.Get(ctx, k, now); !ok {
+			t.Fatalf("%s's list, never forgotten since it was kept, was dropped by %d forgets of credentials without entries", k.Server, maxCredStates+1)
+		}
+	}
+	_ = c.Put(ctx, inFlight, false, Pages{}, now.Add(time.Minute), now, before)
+	if _, ok, _ := c.Get(ctx, inFlight, now); ok {
+		t.Fatal("a fetch begun before its credentials' traces were dropped was stored")
+	}
+}
+
+// Each credentials' state lives while it has entries or a forget newer
+// than the floor: every path that drops an entry counts it out.
+func TestMemoryCredentialStatesEndWithTheirEntries(t *testing.T) {
+	c := NewMemoryListCache()
+	ctx, now := context.Background(), time.Now()
+	k := ListKey{Server: "s", Method: mcp.MethodToolsList, Binding: "a", Credentials: "c1"}
+	put := func(k ListKey, private bool, ttl time.Duration) {
+		t.Helper()
+		st, _ := c.Stamp(ctx, k)
+		_ = c.Put(ctx, k, private, Pages{}, now.Add(ttl), now, st)
+	}
+	put(k, false, time.Minute)
+	put(k, true, time.Minute)
+	put(k, false, time.Minute) // replaces: still two entries
+	if cs := c.creds[forgetKey("s", "c1")]; cs == nil || cs.live != 2 {
+		t.Fatalf("state after 2 entries = %+v", cs)
+	}
+	_ = c.Invalidate(ctx, "s", mcp.MethodToolsList)
+	c.Get(ctx, k, now) // meets both, stale
+	if len(c.creds) != 0 || len(c.entries) != 0 {
+		t.Fatalf("after the entries were dropped: %d states, %d entries held", len(c.creds), len(c.entries))
+	}
+	put(k, false, time.Second)
+	c.Get(ctx, k, now.Add(time.Second)) // expired
+	if len(c.creds) != 0 {
+		t.Fatalf("an expired entry's state is held (%d)", len(c.creds))
 	}
 }

@@ -104,6 +104,11 @@
 //     one change announced by several upstreams (servers sharing a backend) is told once;
 //     refreshing every server's view on each announcement was rejected: with lists that are not
 //     cacheable it would cost one upstream fetch per followed server per change per listen.
+//     Many listens comparing one server's view after one change share the catalog's upstream
+//     walk (see internal/catalog). A modern upstream's list change makes the cached lists
+//     stale from the listen that heard it (each listen hears it on its own upstream listen); a
+//     legacy session's change comes through the hub, whose subscriber makes them stale once
+//     for every listen (internal/app), so the listens it reaches do not again.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are

@@ -61,6 +61,9 @@ type delivery struct {
 	// view alone.
 	changed [len(listKinds)]map[string]bool
 	views   map[viewKey]string // the caller's view of each list; "" unknown
+	// modern names the targets whose events come from their own upstream
+	// listen (set by baseline, before any listener opens; read-only after).
+	modern map[string]bool
 }
 
 type pendingEvent struct {
@@ -92,6 +95,10 @@ func (t *listenTarget) kinds() []int {
 // baseline records the caller's view of every list the targets follow,
 // concurrently, before their listeners are opened.
 func (d *delivery) baseline(targets []listenTarget) {
+	d.modern = map[string]bool{}
+	for _, t := range targets {
+		d.modern[t.server.Name] = d.modern[t.server.Name] || t.modern
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, t := range targets {
@@ -135,8 +142,12 @@ func (d *delivery) event(server, method string, params json.RawMessage) {
 	d.mu.Lock()
 	if k, ok := listKindOf(method); ok {
 		// A modern upstream's change reaches only its listens: the cached
-		// lists it made stale go here.
-		d.g.cfg.Catalog.ListChanged(server, method)
+		// lists it made stale go here. A legacy session's change came
+		// through the hub, whose subscriber made them stale once for every
+		// listen (internal/app).
+		if d.modern[server] {
+			d.g.cfg.Catalog.ListChanged(server, method)
+		}
 		d.markLocked(k, server, true)
 	} else if len(d.queue) < maxPendingEvents {
 		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params)})

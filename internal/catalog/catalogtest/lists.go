@@ -14,7 +14,7 @@ import (
 )
 
 // put is one ListCache.Put of a case, made before the case's
-// invalidations unless late; a stale put is late and carries the generation
+// invalidations unless late; a stale put is late and carries the stamp
 // read before them (its fetch began before the list changed).
 type put struct {
 	key     catalog.ListKey
@@ -84,16 +84,16 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 			ctx := context.Background()
 			c := newCache()
 			now := time.Now().Truncate(time.Second)
-			staleGen := map[catalog.ListKey]uint64{}
+			staleGen := map[catalog.ListKey]catalog.Stamp{}
 			for _, p := range tc.puts {
-				staleGen[p.key] = generation(t, c, p.key)
+				staleGen[p.key] = stamp(t, c, p.key)
 			}
 			store := func(late bool) {
 				for _, p := range tc.puts {
 					if p.late != late {
 						continue
 					}
-					gen := generation(t, c, p.key)
+					gen := stamp(t, c, p.key)
 					if p.stale {
 						gen = staleGen[p.key]
 					}
@@ -127,25 +127,28 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 			}
 		})
 	}
-	t.Run("invalidate advances the generation of its method only", func(t *testing.T) {
+	t.Run("invalidate advances the stamp of its method only", func(t *testing.T) {
 		c := newCache()
-		before, other := generation(t, c, alice), generation(t, c, otherMethod)
+		before, other := stamp(t, c, alice), stamp(t, c, otherMethod)
 		if err := c.Invalidate(context.Background(), alice.Server, alice.Method); err != nil {
 			t.Fatal(err)
 		}
-		if generation(t, c, alice) == before {
-			t.Fatal("the generation did not change")
+		if stamp(t, c, alice) == before {
+			t.Fatal("the stamp did not change")
 		}
-		if generation(t, c, otherMethod) != other {
-			t.Fatal("another method's generation changed")
+		if stamp(t, c, otherMethod) != other {
+			t.Fatal("another method's stamp changed")
 		}
 	})
+	if _, ok := newCache().(forgetter); ok {
+		t.Run("forget", func(t *testing.T) { forgetContract(t, newCache) })
+	}
 	t.Run("items and page cuts come back as stored", func(t *testing.T) {
 		c := newCache()
 		now := time.Now()
 		in := catalog.Pages{Items: []json.RawMessage{json.RawMessage(`{"name":"x","inputSchema":{"type":"object"}}`),
 			json.RawMessage(`{"name":"y"}`), json.RawMessage(`{"name":"z"}`)}, Cuts: []int{1, 2}}
-		if err := c.Put(context.Background(), alice, false, in, now.Add(time.Hour), now, generation(t, c, alice)); err != nil {
+		if err := c.Put(context.Background(), alice, false, in, now.Add(time.Hour), now, stamp(t, c, alice)); err != nil {
 			t.Fatal(err)
 		}
 		out, ok, err := c.Get(context.Background(), alice, now)
@@ -161,11 +164,11 @@ func ListCache(t *testing.T, newCache func() catalog.ListCache) {
 	})
 }
 
-func generation(t *testing.T, c catalog.ListCache, k catalog.ListKey) uint64 {
+func stamp(t *testing.T, c catalog.ListCache, k catalog.ListKey) catalog.Stamp {
 	t.Helper()
-	gen, err := c.Generation(context.Background(), k.Server, k.Method)
+	st, err := c.Stamp(context.Background(), k)
 	if err != nil {
-		t.Fatalf("Generation: %v", err)
+		t.Fatalf("Stamp: %v", err)
 	}
-	return gen
+	return st
 }

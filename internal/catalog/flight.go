@@ -1,0 +1,154 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/later"
+	"github.com/mcpgw/mcpgw/internal/panics"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+)
+
+// flights are the upstream list walks in progress, at most one per server,
+// method and credentials key: a caller that misses the cache while the same
+// list is being fetched under the same stamp waits for that walk instead of
+// starting its own. Sharing is safe because a walk depends only on what the
+// upstream is sent (the credentials Query.CredentialKey names); each
+// caller's own filter is applied to the result afterwards.
+//
+// A walk runs on its own goroutine, on a context that keeps the first
+// caller's values but not its cancellation: a waiter whose context ends
+// stops waiting without ending the walk for the others. The walk is
+// cancelled when its last waiter leaves, and the upstream client bounds it
+// by the listing timeout in any case, so it never outlives them by more.
+type flights struct {
+	mu sync.Mutex
+	m  map[string]*flight // by flightKey; a walk is removed when it ends or is abandoned
+}
+
+// flight is one shared upstream list walk.
+type flight struct {
+	stamp   Stamp // the cache's stamp when it began
+	shared  bool  // the stamp was read: later callers with the same stamp may join
+	cancel  context.CancelFunc
+	waiters int           // callers waiting for it (under flights.mu)
+	done    chan struct{} // closed once list and err are set
+	list    Pages
+	err     error
+}
+
+func flightKey(k ListKey) string { return k.Server + "\x00" + k.Method + "\x00" + k.Credentials }
+
+// join returns the walk in progress for key begun under stamp, or a new one
+// (lead is then true and the caller must start it); either way the caller
+// is counted as its waiter until leave. skip, asked only when there is a
+// walk to join, says the caller is not to wait for it: f is then nil.
+func (fs *flights) join(ctx context.Context, key string, stamp Stamp, shared bool, skip func() bool) (f *flight, fctx context.Context, lead bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if f := fs.m[key]; f != nil && shared && f.shared && f.stamp == stamp {
+		if skip() {
+			return nil, nil, false
+		}
+		f.waiters++
+		return f, nil, false
+	}
+	// A listing is cached, not answered: its bytes are not held until the
+	// request's answer is written (internal/later).
+	fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
+	f = &flight{stamp: stamp, shared: shared, cancel: cancel, waiters: 1, done: make(chan struct{})}
+	if fs.m == nil {
+		fs.m = map[string]*flight{}
+	}
+	fs.m[key] = f // a walk under an older stamp runs on for its own waiters
+	return f, fctx, true
+}
+
+// leave counts a waiter out of f; the last one out cancels the walk if it
+// is still running.
+func (fs *flights) leave(key string, f *flight) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	f.waiters--
+	if f.waiters == 0 {
+		f.cancel()
+		if fs.m[key] == f {
+			delete(fs.m, key)
+		}
+	}
+}
+
+// land records f's result and ends it; later callers start a walk of their
+// own.
+func (fs *flights) land(key string, f *flight, list Pages, err error) {
+	fs.mu.Lock()
+	if fs.m[key] == f {
+		delete(fs.m, key)
+	}
+	fs.mu.Unlock()
+	f.list, f.err = list, err
+	close(f.done)
+	f.cancel()
+}
+
+// load returns one server's list from the upstream (its breaker admitting),
+// sharing a walk already in progress for the same list and credentials
+// under the same stamp, and keeps it in the cache under key when the
+// upstream allowed it and nothing changed meanwhile.
+func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
+	stamp, stampErr := c.cache.Stamp(ctx, key)
+	fk := flightKey(key)
+	// While the server's breaker is open, the walk in progress is its
+	// probe: the others are skipped, as the breaker would skip them.
+	f, fctx, lead := c.flights.join(ctx, fk, stamp, stampErr == nil, func() bool { return c.breakers.open(s.Name) })
+	if f == nil {
+		return Pages{}, ErrSkipped
+	}
+	if lead {
+		var opts upstream.Options
+		if q.Options != nil {
+			opts = q.Options(s.Name)
+		}
+		go c.walk(fctx, f, fk, s, method, key, opts)
+	}
+	select {
+	case <-f.done:
+		c.flights.leave(fk, f)
+		return f.list, f.err
+	case <-ctx.Done():
+		c.flights.leave(fk, f)
+		return Pages{}, ctx.Err()
+	}
+}
+
+// walk is one shared upstream list walk: it asks the upstream (its breaker
+// admitting), keeps the list when the upstream allowed it and f's stamp is
+// still current, and lands the result for f's waiters.
+func (c *Catalog) walk(ctx context.Context, f *flight, fk string, s *Server, method string, key ListKey, opts upstream.Options) {
+	var (
+		list Pages
+		err  = errPanic
+	)
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("recovered from a panic in an upstream list walk; the gateway keeps serving", panics.Attrs(p)...)
+		}
+		c.flights.land(fk, f, list, err)
+	}()
+	done, ok := c.Admit(s.Name)
+	if !ok {
+		err = ErrSkipped
+		return
+	}
+	res, lerr := s.Client.List(ctx, method, opts)
+	done(ctx, lerr)
+	if lerr != nil {
+		err = lerr
+		return
+	}
+	list, err = Pages{Items: res.Items, Cuts: res.Cuts}, nil
+	if res.TTL > 0 && f.shared {
+		now := c.now()
+		_ = c.cache.Put(ctx, key, res.Private, list, now.Add(res.TTL), now, f.stamp) // not kept: the next fetch asks again
+	}
+}
