@@ -191,7 +191,8 @@
 //     100 years. Each is a 400 naming the field.
 //
 // Key management (Keys, keys.go and keysdecode.go): LiteLLM's /key/generate, /key/info,
-// /key/delete, /key/block and /key/unblock over internal/store. Decisions:
+// /key/update, /key/list, /key/delete, /key/block and /key/unblock over internal/store.
+// Decisions:
 //
 //   - Only the master key (Caller.IsMaster) may call them; every other caller is 403. With
 //     custom_auth no identity is the master, so the routes answer 403 until roles are built.
@@ -203,6 +204,12 @@
 //     (encoding/json alone would take "KEY_ALIAS" for key_alias), unknown fields refused with
 //     the list of known ones. LiteLLM fields mcpgw has no use for (models, max_budget, ...)
 //     are therefore 400, not silently dropped.
+//   - /key/update: a field present replaces the stored value (null clears it), a field absent
+//     is kept; object_permission is replaced whole (a merge could not remove an entry). The
+//     store reads, changes and writes the key in one transaction.
+//   - /key/list: page and size (at most 100) over keys oldest first; tokens by default,
+//     key objects with return_full_object=true (never secrets); unknown query parameters are
+//     400 like unknown body fields.
 //   - A key is referred to by its secret (sk-...) or its token (the hex SHA-256); answers
 //     carry the token, and only /key/generate's answer carries the secret.
 //

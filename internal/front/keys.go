@@ -25,7 +25,8 @@ type KeysConfig struct {
 }
 
 // Keys serves LiteLLM's key management routes: POST /key/generate, GET /key/info,
-// POST /key/delete, POST /key/block and POST /key/unblock. Only the master key may call them.
+// POST /key/update, GET /key/list, POST /key/delete, POST /key/block and POST /key/unblock.
+// Only the master key may call them.
 type Keys struct {
 	cfg KeysConfig
 }
@@ -45,6 +46,8 @@ func NewKeys(cfg KeysConfig) *Keys {
 func (k *Keys) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /key/generate", k.admin(k.generate))
 	mux.HandleFunc("GET /key/info", k.admin(k.info))
+	mux.HandleFunc("POST /key/update", k.admin(k.update))
+	mux.HandleFunc("GET /key/list", k.admin(k.list))
 	mux.HandleFunc("POST /key/delete", k.admin(k.delete))
 	mux.HandleFunc("POST /key/block", k.admin(k.block(true)))
 	mux.HandleFunc("POST /key/unblock", k.admin(k.block(false)))
@@ -216,4 +219,41 @@ func (k *Keys) block(blocked bool) func(http.ResponseWriter, *http.Request, []by
 		}
 		writeJSON(w, http.StatusOK, toJSON(stored))
 	}
+}
+
+func (k *Keys) update(w http.ResponseWriter, r *http.Request, body []byte) {
+	token, change, err := decodeUpdate(body, k.cfg.Now())
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return
+	}
+	stored, err := k.cfg.Store.Update(r.Context(), token, change)
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toJSON(stored))
+}
+
+func (k *Keys) list(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q, page, full, err := decodeList(r.URL.Query())
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return
+	}
+	keys, total, err := k.cfg.Store.List(r.Context(), q)
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return
+	}
+	out := make([]any, 0, len(keys))
+	for _, key := range keys {
+		if full {
+			out = append(out, toJSON(key))
+		} else {
+			out = append(out, key.Token)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": out, "total_count": total, "current_page": page,
+		"total_pages": (total + q.Limit - 1) / q.Limit})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,11 +205,17 @@ func parseDuration(s string) (time.Duration, error) {
 
 // decodeGenerate decodes a /key/generate body into the key to store; now dates its expiry.
 func decodeGenerate(body []byte, now time.Time) (store.NewKey, error) {
-	var nk store.NewKey
 	m, err := decodeObject("", body, generateFields)
 	if err != nil {
-		return nk, err
+		return store.NewKey{}, err
 	}
+	return decodeKeyFields(m, now)
+}
+
+// decodeKeyFields decodes the fields /key/generate and /key/update share.
+func decodeKeyFields(m map[string]json.RawMessage, now time.Time) (store.NewKey, error) {
+	var nk store.NewKey
+	var err error
 	for _, f := range [...]struct {
 		name string
 		dst  *string
@@ -274,6 +281,103 @@ func decodeLimits(v json.RawMessage) (map[string]int64, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// decodeUpdate decodes a /key/update body: "key" (required) and any /key/generate field. A
+// field present changes the key (null clears it; "duration" counts from now, null means no
+// expiry); a field absent is kept.
+func decodeUpdate(body []byte, now time.Time) (string, func(*store.Key), error) {
+	m, err := decodeObject("", body, append([]string{"key"}, generateFields...))
+	if err != nil {
+		return "", nil, err
+	}
+	ref, err := optID(m, "key")
+	if err == nil && ref == "" {
+		err = bad("key", "key: required")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	token, err := tokenOf("key", ref)
+	if err != nil {
+		return "", nil, err
+	}
+	delete(m, "key")
+	nk, err := decodeKeyFields(m, now)
+	if err != nil {
+		return "", nil, err
+	}
+	change := func(k *store.Key) {
+		for name := range m {
+			switch name {
+			case "key_alias":
+				k.Alias = nk.Alias
+			case "duration":
+				k.Expires = nk.Expires
+			case "user_id":
+				k.UserID = nk.UserID
+			case "team_id":
+				k.TeamID = nk.TeamID
+			case "organization_id":
+				k.OrganizationID = nk.OrganizationID
+			case "metadata":
+				k.Metadata = nk.Metadata
+			case "object_permission":
+				k.Permission = nk.Permission
+			case "rpm_limit":
+				k.RPMLimit = nk.RPMLimit
+			case "max_parallel_requests":
+				k.MaxParallelRequests = nk.MaxParallelRequests
+			case "mcp_rpm_limit":
+				k.MCPRPMLimit = nk.MCPRPMLimit
+			}
+		}
+	}
+	return token, change, nil
+}
+
+// listParams are /key/list's query parameters.
+var listParams = []string{"page", "size", "user_id", "team_id", "organization_id", "key_alias", "return_full_object"}
+
+// maxPageSize bounds /key/list's size.
+const maxPageSize = 100
+
+// decodeList decodes /key/list's query: page (from 1, default 1), size (1 to 100, default 10),
+// the filters and return_full_object (true: key objects; default: tokens).
+func decodeList(q url.Values) (store.ListQuery, int, bool, error) {
+	lq := store.ListQuery{Limit: 10}
+	page, full := 1, false
+	for name, vals := range q {
+		if !slices.Contains(listParams, name) {
+			return lq, 0, false, bad(name, "unknown query parameter %q (known: %s)", truncate(name), strings.Join(listParams, ", "))
+		}
+		if len(vals) != 1 || len(vals[0]) > maxIDLen {
+			return lq, 0, false, bad(name, "%s: give it once, at most %d bytes", name, maxIDLen)
+		}
+	}
+	for _, f := range [...]struct {
+		name     string
+		dst      *int
+		min, max int
+	}{{"page", &page, 1, 1 << 20}, {"size", &lq.Limit, 1, maxPageSize}} {
+		if v := q.Get(f.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < f.min || n > f.max {
+				return lq, 0, false, bad(f.name, "%s: want an integer from %d to %d", f.name, f.min, f.max)
+			}
+			*f.dst = n
+		}
+	}
+	lq.Offset = (page - 1) * lq.Limit
+	lq.UserID, lq.TeamID, lq.OrganizationID, lq.Alias = q.Get("user_id"), q.Get("team_id"), q.Get("organization_id"), q.Get("key_alias")
+	switch q.Get("return_full_object") {
+	case "", "false":
+	case "true":
+		full = true
+	default:
+		return lq, 0, false, bad("return_full_object", "return_full_object: want true or false")
+	}
+	return lq, page, full, nil
 }
 
 // tokenOf turns a key reference (the "sk-" secret or its token, the hex SHA-256) into the token.

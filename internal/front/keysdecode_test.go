@@ -93,7 +93,7 @@ func FuzzDecodeGenerate(f *testing.F) {
 }
 
 func FuzzDecodeKeyRefs(f *testing.F) {
-	for _, s := range []string{`{"key":"sk-a"}`, `{"keys":["sk-a","sk-a"]}`, `{"key":""}`, `{"keys":null}`, `{`} {
+	for _, s := range []string{`{"key":"sk-a"}`, `{"key":"sk-a","key_alias":"x","duration":null}`, `{"keys":["sk-a","sk-a"]}`, `{"key":""}`, `{"keys":null}`, `{`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -101,6 +101,15 @@ func FuzzDecodeKeyRefs(f *testing.F) {
 		checkDecoded(t, err)
 		if err == nil && len(tok) != 64 {
 			t.Fatalf("token %q", tok)
+		}
+		if tok, change, err := decodeUpdate(body, time.Unix(0, 0)); err == nil {
+			var k store.Key
+			change(&k)
+			if len(tok) != 64 || len(k.Alias) > maxIDLen {
+				t.Fatalf("update: %q %+v", tok, k)
+			}
+		} else {
+			checkDecoded(t, err)
 		}
 		toks, err := decodeDelete(body)
 		checkDecoded(t, err)

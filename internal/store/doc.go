@@ -26,7 +26,7 @@
 //   - Lookup (authentication) goes through a per-replica cache: a lookup, found or not, is
 //     reused for Options.CacheTTL (default 1 s) and at most Options.CacheSize entries (default
 //     10 000; when full an arbitrary entry is evicted). This replica's own writes (Generate,
-//     Delete, SetBlocked) forget the token at once; another replica's change is seen within the
+//     Update, Delete, SetBlocked) forget the token at once; another replica's change is seen within the
 //     TTL. Get (the management API) always reads the database.
 //   - object_permission is stored with all five of LiteLLM's fields (mcp_servers,
 //     mcp_access_groups, mcp_tool_permissions, mcp_toolsets, blocked_tools); the gateway's

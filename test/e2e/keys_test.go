@@ -213,3 +213,57 @@ func TestKeyManagementRefusesBadInput(t *testing.T) {
 		t.Fatalf("the first key is gone after a failed delete: %d", status)
 	}
 }
+
+// TestKeyUpdateAndList: /key/update changes a key's permissions for its next request, keeps
+// the fields it was not given, refuses another key's alias without writing; /key/list pages
+// and filters.
+func TestKeyUpdateAndList(t *testing.T) {
+	fixture := testpeers.StartGoFixtureHTTP(t, false)
+	gw := startGatewayWithStore(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n  other:\n    url: %s\n",
+		testKey, fixture, fixture))
+	key := generateKey(t, gw, `{"key_alias":"k1","user_id":"alice","object_permission":{"mcp_servers":["fx"]}}`)
+	generateKey(t, gw, `{"key_alias":"k2","user_id":"alice"}`)
+	generateKey(t, gw, `{"key_alias":"k3","user_id":"bob"}`)
+	if _, body := listAs(t, gw, key); !slices.Contains(toolsOf(body), "fx-test_simple_text") || slices.Contains(toolsOf(body), "other-test_simple_text") {
+		t.Fatalf("before update: %v", toolsOf(body))
+	}
+	status, m := manage(t, http.MethodPost, gw+"/key/update", testKey,
+		`{"key":"`+key+`","object_permission":{"mcp_servers":["other"]},"metadata":{"v":2},"duration":"1h"}`)
+	if status != 200 || m["key_alias"] != "k1" || m["user_id"] != "alice" || m["expires"] == nil || m["key"] != nil {
+		t.Fatalf("/key/update = %d %v", status, m)
+	}
+	if _, body := listAs(t, gw, key); slices.Contains(toolsOf(body), "fx-test_simple_text") || !slices.Contains(toolsOf(body), "other-test_simple_text") {
+		t.Fatalf("after update: %v, want only the other server's tools", toolsOf(body))
+	}
+	if status, m := manage(t, http.MethodPost, gw+"/key/update", testKey, `{"key":"`+key+`","key_alias":"k2","user_id":"mallory"}`); status != 400 {
+		t.Fatalf("update to another key's alias = %d %v", status, m)
+	}
+	if status, m := manage(t, http.MethodPost, gw+"/key/update", testKey, `{"key":"`+key+`","models":[]}`); status != 400 {
+		t.Fatalf("update with an unknown field = %d %v", status, m)
+	}
+	if status, m := manage(t, http.MethodPost, gw+"/key/update", testKey, `{"key":"sk-nope","user_id":"x"}`); status != 404 {
+		t.Fatalf("update of an unknown key = %d %v", status, m)
+	}
+	_, info := manage(t, http.MethodGet, gw+"/key/info?key="+key, testKey, "")
+	if in, _ := info["info"].(map[string]any); in["user_id"] != "alice" || in["key_alias"] != "k1" {
+		t.Fatalf("a refused update wrote: %v", in)
+	}
+
+	status, m = manage(t, http.MethodGet, gw+"/key/list?user_id=alice&size=1&page=2", testKey, "")
+	if keys, _ := m["keys"].([]any); status != 200 || len(keys) != 1 || m["total_count"] != 2.0 || m["total_pages"] != 2.0 || m["current_page"] != 2.0 {
+		t.Fatalf("/key/list page 2 of alice's = %d %v", status, m)
+	}
+	status, m = manage(t, http.MethodGet, gw+"/key/list?key_alias=k3&return_full_object=true", testKey, "")
+	keys, _ := m["keys"].([]any)
+	if status != 200 || len(keys) != 1 || keys[0].(map[string]any)["user_id"] != "bob" || keys[0].(map[string]any)["key"] != nil {
+		t.Fatalf("/key/list full objects = %d %v", status, m)
+	}
+	for _, q := range []string{"size=0", "size=101", "page=0", "sort_by=x", "return_full_object=yes"} {
+		if status, m := manage(t, http.MethodGet, gw+"/key/list?"+q, testKey, ""); status != 400 {
+			t.Errorf("/key/list?%s = %d %v, want 400", q, status, m)
+		}
+	}
+	if status, _ := manage(t, http.MethodGet, gw+"/key/list", key, ""); status != 403 {
+		t.Fatalf("/key/list with a store key = %d, want 403", status)
+	}
+}
