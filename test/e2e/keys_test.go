@@ -267,3 +267,43 @@ func TestKeyUpdateAndList(t *testing.T) {
 		t.Fatalf("/key/list with a store key = %d, want 403", status)
 	}
 }
+
+// TestSubscriptionEndsWhenStoreKeyIsBlocked: a subscriptions/listen opened with a store key
+// ends when the key is blocked (the stream re-authenticates its caller), and its upstream
+// listener closes.
+func TestSubscriptionEndsWhenStoreKeyIsBlocked(t *testing.T) {
+	t.Parallel()
+	peer := startListenPeer(t, true)
+	gw := startGatewayWithStore(t, fmt.Sprintf(`mcp_servers:
+  peer:
+    url: %s
+    protocol_version: "2026-07-28"
+general_settings:
+  master_key: %s
+`, peer.url, testKey))
+	key := generateKey(t, gw, `{"object_permission":{"mcp_servers":["peer"]}}`)
+	_, events := listenWith(t, gw+"/mcp/", modernAs(key, "subscriptions/listen", ""), `{"toolsListChanged":true}`)
+	if first := nextEvent(events, 15*time.Second); !strings.Contains(first, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event = %q", first)
+	}
+	waitOpen(t, &peer.open, 1, time.Second, "the acknowledged subscription")
+	if status, m := manage(t, http.MethodPost, gw+"/key/block", testKey, `{"key":"`+key+`"}`); status != 200 {
+		t.Fatalf("/key/block = %d %v", status, m)
+	}
+	deadline := time.After(20 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				ended = true
+				break
+			}
+			if strings.Contains(ev, `"method":`) {
+				t.Fatalf("a blocked key received %s", ev)
+			}
+		case <-deadline:
+			t.Fatal("a subscription outlived its key's block by 20 s")
+		}
+	}
+	waitOpen(t, &peer.open, 0, 3*time.Second, "after the subscription ended")
+}
