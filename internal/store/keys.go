@@ -226,15 +226,21 @@ func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return uniqueAlias(err)
 	}
 	if err := tx.Commit(); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return ErrDuplicateAlias
-		}
-		return fmt.Errorf("store: commit: %w", err)
+		return uniqueAlias(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
+}
+
+// uniqueAlias turns the schema's own key_alias uniqueness failure (a race the check before the
+// write did not see) into ErrDuplicateAlias.
+func uniqueAlias(err error) error {
+	if strings.Contains(err.Error(), "UNIQUE") && strings.Contains(err.Error(), "key_alias") {
+		return ErrDuplicateAlias
+	}
+	return err
 }
 
 type scanner interface{ Scan(dest ...any) error }

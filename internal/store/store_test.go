@@ -183,3 +183,17 @@ func TestUnwritableDirFails(t *testing.T) {
 		t.Fatal("opened a database in a directory that does not exist")
 	}
 }
+
+// TestSchemaRefusesADuplicateAlias: the UNIQUE constraint, not only the check before the write,
+// keeps aliases unique, and its failure is ErrDuplicateAlias.
+func TestSchemaRefusesADuplicateAlias(t *testing.T) {
+	s := open(t, Options{})
+	ctx := context.Background()
+	if _, _, err := s.Generate(ctx, NewKey{Alias: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.db.Exec(`INSERT INTO keys (token, key_name, key_alias, created_at, updated_at) VALUES ('t', 'n', 'x', 0, 0)`)
+	if err == nil || !errors.Is(uniqueAlias(err), ErrDuplicateAlias) {
+		t.Fatalf("direct insert of a taken alias: %v", err)
+	}
+}
