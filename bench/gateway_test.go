@@ -17,6 +17,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -72,7 +73,7 @@ func startGateway(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int6
 		tb.Fatalf("config: %v %v", err, problems)
 	}
 	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithVersion("bench"),
-		app.WithUpstreamHTTPClient(countingClient(upDials)))
+		app.WithUpstreamHTTPClient(countingClient(upDials)), app.WithDataDir(tb.TempDir()))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -134,8 +135,28 @@ func (e *answerError) Error() string {
 	return http.StatusText(e.status) + ": " + e.body
 }
 
+// storeKey mints a key in the gateway's store (/key/generate with the master key) limited to
+// server fx.
+func storeKey(tb testing.TB, gwURL string) string {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(gwURL, "/mcp")+"/key/generate",
+		strings.NewReader(`{"key_alias":"bench","object_permission":{"mcp_servers":["fx"]}}`))
+	req.Header.Set("Authorization", "Bearer "+benchKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Key string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("/key/generate = %d %v", resp.StatusCode, err)
+	}
+	return out.Key
+}
+
 // BenchmarkToolsCall: one modern tools/call at a time, direct to the
-// stateless fixture and through the in-process gateway.
+// stateless fixture and through the in-process gateway, authenticated by the
+// master key and by a store key (its lookup cached for a second).
 func BenchmarkToolsCall(b *testing.B) {
 	fixture := testpeers.StartGoFixtureHTTP(b, true)
 	var upDials, clientDials atomic.Int64
@@ -146,6 +167,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	}{
 		{"direct", fixture, "test_simple_text", ""},
 		{"gateway", gwURL, "fx-test_simple_text", benchKey},
+		{"gateway-store-key", gwURL, "fx-test_simple_text", storeKey(b, gwURL)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			body, h := modernCall(tc.tool)

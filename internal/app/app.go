@@ -98,12 +98,16 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	st, err := openStore(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
-		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient,
+		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
@@ -111,6 +115,9 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	a.health = &front.Health{Version: o.version, Checks: a.checks()}
 	g, err := a.wire(cfg, nil)
 	if err != nil {
+		if st != nil {
+			_ = st.Close()
+		}
 		return nil, err
 	}
 	a.rpms.set(cfg.Servers)
@@ -148,6 +155,9 @@ func (a *App) checks() []front.Check {
 		out = append(out, front.Check{Name: "data_dir", HideWhenOK: true, Probe: func(context.Context) error {
 			return probeDataDir(a.dataDir)
 		}})
+	}
+	if a.store != nil {
+		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
 	}
 	return out
 }
@@ -218,5 +228,10 @@ func (a *App) Close(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	closeClients(ctx, a.log, clients)
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			a.log.Warn("closing the store", "error", err.Error())
+		}
+	}
 	return ctx.Err()
 }

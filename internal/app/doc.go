@@ -23,8 +23,12 @@
 //
 // # Build order
 //
-// New reads the environment, creates the data dir, builds the sealer, the
-// byte budget and the hub, then wire builds a generation: the authenticator,
+// New reads the environment, creates the data dir, builds the sealer, opens
+// the key store (<data-dir>/mcpgw.db, migrated at open; none without a data
+// dir; a database URL is refused because Postgres is not built yet, rather
+// than silently keeping keys in SQLite), builds the byte budget and the hub,
+// then wire builds a generation: the authenticator (given the store's
+// lookup), the key routes,
 // the upstream clients (each publishes its out-of-band notifications to the
 // hub), the sampler, policy, catalog and gateway (which subscribe to the hub
 // once built), the front, and the mux. The hub comes first so that no layer
@@ -64,6 +68,6 @@
 //
 // /health/readiness answers 503 with a reason before Start, from Drain on,
 // and while the data dir (WithDataDir) cannot be written; those checks are
-// named in the body only when they fail, so a ready gateway's answer is the
-// one it has always been.
+// named in the body only when they fail. The store (a ping) is named in the
+// body always, as "store"; Close closes it, after the upstream clients.
 package app

@@ -42,7 +42,7 @@ func readiness(t *testing.T, h http.Handler) (int, string) {
 }
 
 // TestReadinessFollowsTheLifecycle: 503 before Start and from Drain on, and
-// when ready the body is the one readiness has always answered.
+// when ready the body is the one readiness has always answered, with the store.
 func TestReadinessFollowsTheLifecycle(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	a, err := app.New(parse(t, minimal), app.WithLookupEnv(noEnv), app.WithDataDir(dir))
@@ -57,13 +57,13 @@ func TestReadinessFollowsTheLifecycle(t *testing.T) {
 		body   string
 	}{
 		{"before start", func() {}, 503,
-			`{"status":"unhealthy","reason":"lifecycle: starting","checks":{"config":"ok","lifecycle":"starting"},"version":"dev"}` + "\n"},
-		{"started", a.Start, 200, `{"status":"healthy","checks":{"config":"ok"},"version":"dev"}` + "\n"},
-		{"started twice", a.Start, 200, `{"status":"healthy","checks":{"config":"ok"},"version":"dev"}` + "\n"},
+			`{"status":"unhealthy","reason":"lifecycle: starting","checks":{"config":"ok","lifecycle":"starting","store":"ok"},"version":"dev"}` + "\n"},
+		{"started", a.Start, 200, `{"status":"healthy","checks":{"config":"ok","store":"ok"},"version":"dev"}` + "\n"},
+		{"started twice", a.Start, 200, `{"status":"healthy","checks":{"config":"ok","store":"ok"},"version":"dev"}` + "\n"},
 		{"draining", a.Drain, 503,
-			`{"status":"unhealthy","reason":"lifecycle: shutting down","checks":{"config":"ok","lifecycle":"shutting down"},"version":"dev"}` + "\n"},
+			`{"status":"unhealthy","reason":"lifecycle: shutting down","checks":{"config":"ok","lifecycle":"shutting down","store":"ok"},"version":"dev"}` + "\n"},
 		{"start after drain", a.Start, 503,
-			`{"status":"unhealthy","reason":"lifecycle: shutting down","checks":{"config":"ok","lifecycle":"shutting down"},"version":"dev"}` + "\n"},
+			`{"status":"unhealthy","reason":"lifecycle: shutting down","checks":{"config":"ok","lifecycle":"shutting down","store":"ok"},"version":"dev"}` + "\n"},
 	}
 	for _, s := range steps {
 		s.do()
@@ -84,7 +84,7 @@ func TestReadinessFailsWhileTheDataDirIsUnwritable(t *testing.T) {
 	}
 	defer a.Close(context.Background())
 	a.Start()
-	if status, body := readiness(t, a.Handler()); status != 200 || body != `{"status":"healthy","checks":{"config":"ok"},"version":"v9"}`+"\n" {
+	if status, body := readiness(t, a.Handler()); status != 200 || body != `{"status":"healthy","checks":{"config":"ok","store":"ok"},"version":"v9"}`+"\n" {
 		t.Fatalf("ready = %d %s", status, body)
 	}
 	// The directory is replaced by a file: nothing can be created in it.

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -43,6 +44,7 @@ type shared struct {
 	rpms       *rpms            // each server's current rpm, read by its client's middleware
 	httpClient *http.Client     // for upstream clients; nil means each builds its own
 	health     *front.Health
+	store      *store.Store // the key store; nil without a data dir
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -57,6 +59,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		CustomAuthURL: cfg.General.CustomAuth,
 		PermitWeak:    s.env.PermitWeak,
 		Logger:        s.log,
+		Keys:          keyLookup(s.store),
 	})
 	if err != nil {
 		return nil, err
@@ -109,6 +112,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
 	g.front.RegisterREST(g.mux)
+	front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log}).Register(g.mux)
 	s.health.Register(g.mux)
 	return g, nil
 }

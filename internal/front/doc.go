@@ -1,6 +1,6 @@
 // Package front is the gateway's HTTP front: /mcp for both protocol eras, /{server}/mcp, the
 // legacy HTTP+SSE transport (/mcp/sse), the REST routes (/mcp-rest/tools/list and
-// /mcp-rest/tools/call) and the health endpoints.
+// /mcp-rest/tools/call), the key management routes (/key/*) and the health endpoints.
 //
 // The front owns everything era- and HTTP-specific; the core (internal/gateway) sees one
 // Operation and returns one Outcome. Decoding: operation builds the Operation with the caller's
@@ -187,6 +187,32 @@
 //     default 10 s; an unavailable authentication service is tolerated for
 //     SessionConfig.AuthUnavailableGrace, default 60 s.
 //   - REST tools/list: at most 8 servers listed at once per request.
+//   - /key/* bodies: 1 MiB; ids, aliases and list entries 256 bytes; lists, tool-permission
+//     and mcp_rpm_limit maps and keys per delete 1000 entries; metadata 64 KiB; duration
+//     100 years. Each is a 400 naming the field.
+//
+// Key management (Keys, keys.go and keysdecode.go): LiteLLM's /key/generate, /key/info,
+// /key/update, /key/list, /key/delete, /key/block and /key/unblock over internal/store.
+// Decisions:
+//
+//   - Only the master key (Caller.IsMaster) may call them; every other caller is 403. With
+//     custom_auth no identity is the master, so the routes answer 403 until roles are built.
+//   - Errors use LiteLLM's ProxyException shape {"error": {"message", "type", "param",
+//     "code"}} (code: the status as a string), not FastAPI's {"detail": ...}: it names the
+//     field (param) and is what LiteLLM's key routes answer for their own checks. The routes
+//     authenticate themselves, so a refusal there has the same shape.
+//   - Bodies are decoded strictly: one JSON object, nothing after it, keys matched exactly
+//     (encoding/json alone would take "KEY_ALIAS" for key_alias), unknown fields refused with
+//     the list of known ones. LiteLLM fields mcpgw has no use for (models, max_budget, ...)
+//     are therefore 400, not silently dropped.
+//   - /key/update: a field present replaces the stored value (null clears it), a field absent
+//     is kept; object_permission is replaced whole (a merge could not remove an entry). The
+//     store reads, changes and writes the key in one transaction.
+//   - /key/list: page and size (at most 100) over keys oldest first; tokens by default,
+//     key objects with return_full_object=true (never secrets); unknown query parameters are
+//     400 like unknown body fields.
+//   - A key is referred to by its secret (sk-...) or its token (the hex SHA-256); answers
+//     carry the token, and only /key/generate's answer carries the secret.
 //
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,

@@ -40,6 +40,9 @@ type Config struct {
 	// NegativeCacheSize bounds the remembered refusals; zero means DefaultNegativeCacheSize,
 	// negative disables the cache.
 	NegativeCacheSize int
+	// Keys finds keys from the key store; nil means only the master key is known. Unused with a
+	// webhook, which decides every key.
+	Keys KeyLookup
 }
 
 // Authenticator establishes the caller of each request; it is safe for concurrent use.
@@ -54,13 +57,15 @@ type Authenticator struct {
 	calls        chan struct{} // one token per webhook call in flight
 	refused      *negCache     // recent 401/403 answers by credential digest
 	busyLogged   atomic.Int64  // when "webhook busy" was last logged at WARN (unix ns)
+	keys         KeyLookup     // nil: no key store
+	now          func() time.Time
 }
 
 // New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see
 // WeakKeyReason) unless cfg.PermitWeak, and a custom_auth that is not an http(s) URL. Error
 // messages never contain the key or the webhook URL.
 func New(cfg Config) (*Authenticator, error) {
-	a := &Authenticator{timeout: cfg.Timeout, log: cfg.Logger}
+	a := &Authenticator{timeout: cfg.Timeout, log: cfg.Logger, keys: cfg.Keys, now: time.Now}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -125,8 +130,9 @@ func webhookClient(c *http.Client) *http.Client {
 // Order: an open gateway (no master key and no webhook, only possible with PermitWeak) admits
 // every request as proxy_admin; a request without a credential is refused with 401; with a
 // webhook configured the webhook decides every key, the master key included, and its identity
-// governs; without one the master key is recognised locally and any other key is refused with
-// 401.
+// governs; without one the master key is recognised locally and any other key is looked up in
+// the key store (Config.Keys): unknown, blocked or expired keys are refused with 401, and
+// without a store every other key is refused with 401.
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, method string) (*Caller, error) {
 	key, _ := Credential(r)
 	var digest [sha256.Size]byte
@@ -145,6 +151,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 		// Comparing fixed-size digests in constant time leaks neither content nor length.
 		if a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1 {
 			return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
+		}
+		if a.keys != nil {
+			return a.storeKey(ctx, keyHash)
 		}
 		return nil, errInvalid()
 	}

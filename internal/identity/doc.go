@@ -1,5 +1,5 @@
 // Package identity establishes who is calling the gateway: the master key, the custom_auth
-// webhook, or (only with LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true and neither
+// webhook, a key from the key store (Config.Keys), or (only with LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY=true and neither
 // configured) an open gateway. The result is a Caller: bindings (user, team, org, end user, key
 // hash) and the object_permission lists that internal/policy interprets. A Caller never holds
 // the raw key.
@@ -85,6 +85,16 @@
 //   - Nothing the webhook sends (body, status text) and no key appears in an error or a log line;
 //     errors are fixed texts, transport failures are logged by class (timeout, network error
 //     (dial)), and the webhook URL is not logged (it may hold a secret in its query).
+//   - Store keys: without a webhook, a key that is not the master key is looked up by its hex
+//     SHA-256 through Config.Keys (the store and its short-lived cache live behind that
+//     function, so this package imports no store). No such key (never issued or deleted), a
+//     blocked key and an expired key (Expires not after now) are each 401 with
+//     Bearer error="invalid_token" and a message saying which, so an operator can tell them
+//     apart; a lookup failure is 503, never "allow". A valid key is a Caller with the key's
+//     user, team and organisation and its object_permission lists, normalised as a webhook
+//     identity's are (empty entries and lists dropped), so internal/policy applies the same
+//     rules to both. The master key is compared first and never reaches the store. With a
+//     webhook the store is not consulted: the webhook decides every key.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity

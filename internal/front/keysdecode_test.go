@@ -1,0 +1,120 @@
+package front
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/store"
+)
+
+func TestDecodeGenerate(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	nk, err := decodeGenerate([]byte(`{"key_alias":"a","duration":"30d","user_id":"u","team_id":"t",
+		"organization_id":"o","metadata":{ "x" : 1 },"rpm_limit":5,"max_parallel_requests":2,"mcp_rpm_limit":{"fx":3},
+		"object_permission":{"mcp_servers":["fx",""],"mcp_access_groups":[],"mcp_tool_permissions":{"fx":["t1"],"y":[]},
+		"mcp_toolsets":["ts"],"blocked_tools":["b"]}}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nk.Alias != "a" || nk.UserID != "u" || nk.TeamID != "t" || nk.OrganizationID != "o" ||
+		string(nk.Metadata) != `{"x":1}` || *nk.RPMLimit != 5 || *nk.MaxParallelRequests != 2 || nk.MCPRPMLimit["fx"] != 3 ||
+		!nk.Expires.Equal(now.Add(30*24*time.Hour)) || len(nk.Permission.MCPServers) != 1 ||
+		nk.Permission.MCPAccessGroups != nil || len(nk.Permission.MCPToolPermissions) != 1 ||
+		nk.Permission.MCPToolsets[0] != "ts" || nk.Permission.BlockedTools[0] != "b" {
+		t.Fatalf("decoded %+v", nk)
+	}
+	for _, d := range []struct {
+		in   string
+		want time.Duration
+	}{{"1s", time.Second}, {"15m", 15 * time.Minute}, {"1h", time.Hour}, {"2w", 14 * 24 * time.Hour}, {"1mo", 30 * 24 * time.Hour}} {
+		if got, err := parseDuration(d.in); err != nil || got != d.want {
+			t.Errorf("parseDuration(%q) = %v, %v", d.in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "0d", "-1d", "+1d", "1", "d", "1y", "1.5h", "99999999999999d", " 1d"} {
+		if _, err := parseDuration(bad); err == nil {
+			t.Errorf("parseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func TestTokenOf(t *testing.T) {
+	if got, _ := tokenOf("key", "sk-abc"); got != store.Hash("sk-abc") {
+		t.Fatal("an sk- key is not hashed")
+	}
+	tok := store.Hash("sk-abc")
+	if got, _ := tokenOf("key", tok); got != tok {
+		t.Fatal("a token is not taken as is")
+	}
+	for _, bad := range []string{"abc", strings.ToUpper(tok), tok[:63] + "g"} {
+		if _, err := tokenOf("key", bad); err == nil {
+			t.Errorf("tokenOf(%q) accepted", bad)
+		}
+	}
+}
+
+// checkDecoded asserts what every decoder promises: an error is a badRequest with a message,
+// and a success is within the documented bounds.
+func checkDecoded(t *testing.T, err error) {
+	t.Helper()
+	var br *badRequest
+	if err != nil && (!errors.As(err, &br) || br.msg == "") {
+		t.Fatalf("error %v (%T) is not a badRequest", err, err)
+	}
+}
+
+func FuzzDecodeGenerate(f *testing.F) {
+	for _, s := range []string{`{}`, `{"key_alias":"a","duration":"1h"}`, `{"metadata":{"a":[1,2]}}`,
+		`{"object_permission":{"mcp_tool_permissions":{"s":["t"]}}}`, `{"mcp_rpm_limit":{"s":1}}`, `{"rpm_limit":1e3}`,
+		`{"key_alias":null}`, `[1]`, `{"a":1}`, `{} x`} {
+		f.Add([]byte(s))
+	}
+	now := time.Unix(0, 0)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		nk, err := decodeGenerate(body, now)
+		checkDecoded(t, err)
+		if err != nil {
+			return
+		}
+		if len(nk.Alias) > maxIDLen || len(nk.Metadata) > maxMetadataBytes || len(nk.Permission.MCPServers) > maxListLen ||
+			(nk.RPMLimit != nil && *nk.RPMLimit < 0) || (nk.Expires != nil && !nk.Expires.After(now)) {
+			t.Fatalf("out of bounds: %+v", nk)
+		}
+		if nk.Metadata != nil && !json.Valid(nk.Metadata) {
+			t.Fatalf("metadata %q is not JSON", nk.Metadata)
+		}
+		if _, err := json.Marshal(nk.Permission); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func FuzzDecodeKeyRefs(f *testing.F) {
+	for _, s := range []string{`{"key":"sk-a"}`, `{"key":"sk-a","key_alias":"x","duration":null}`, `{"keys":["sk-a","sk-a"]}`, `{"key":""}`, `{"keys":null}`, `{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		tok, err := decodeKeyRef(body)
+		checkDecoded(t, err)
+		if err == nil && len(tok) != 64 {
+			t.Fatalf("token %q", tok)
+		}
+		if tok, change, err := decodeUpdate(body, time.Unix(0, 0)); err == nil {
+			var k store.Key
+			change(&k)
+			if len(tok) != 64 || len(k.Alias) > maxIDLen {
+				t.Fatalf("update: %q %+v", tok, k)
+			}
+		} else {
+			checkDecoded(t, err)
+		}
+		toks, err := decodeDelete(body)
+		checkDecoded(t, err)
+		if err == nil && (len(toks) == 0 || len(toks) > maxListLen) {
+			t.Fatalf("tokens %v", toks)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"sync"
+	"time"
+)
+
+// Key lookup cache defaults.
+const (
+	// DefaultCacheTTL is how long a lookup (found or not) is reused on one replica.
+	DefaultCacheTTL = time.Second
+	// DefaultCacheSize bounds the cached lookups.
+	DefaultCacheSize = 10_000
+)
+
+type cacheEntry struct {
+	key   Key
+	found bool
+	at    time.Time
+}
+
+// keyCache remembers recent lookups by token for ttl; at most size entries: when full, an
+// arbitrary entry makes room (O(1)); an expired entry is ignored when read and replaced when
+// its token is looked up again.
+type keyCache struct {
+	ttl  time.Duration
+	size int
+	mu   sync.Mutex
+	m    map[string]cacheEntry
+}
+
+func newKeyCache(size int, ttl time.Duration) *keyCache {
+	if ttl == 0 {
+		ttl = DefaultCacheTTL
+	}
+	if size <= 0 {
+		size = DefaultCacheSize
+	}
+	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry)}
+}
+
+func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
+	if c.ttl < 0 {
+		return cacheEntry{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[token]
+	if !ok || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
+		return cacheEntry{}, false
+	}
+	return e, true
+}
+
+func (c *keyCache) put(token string, e cacheEntry, now time.Time) {
+	if c.ttl < 0 {
+		return
+	}
+	e.at = now
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[token]; !ok && len(c.m) >= c.size {
+		for t := range c.m { // one arbitrary entry: map iteration starts anywhere
+			delete(c.m, t)
+			break
+		}
+	}
+	c.m[token] = e
+}
+
+func (c *keyCache) forget(token string) {
+	c.mu.Lock()
+	delete(c.m, token)
+	c.mu.Unlock()
+}

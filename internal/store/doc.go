@@ -1,0 +1,35 @@
+// Package store is the gateway's persistent state: today the virtual keys minted by the
+// /key/* management API. It is one database/sql store over the embedded SQLite file
+// <data-dir>/mcpgw.db (modernc.org/sqlite: pure Go, so CGO_ENABLED=0 builds keep working).
+//
+// Design decisions:
+//
+//   - Schema and migrations: versioned SQL files embedded in the binary (migrations/sqlite),
+//     applied at start by goose's Provider API (no global registry). The schema uses only
+//     portable types (TEXT, BIGINT unix milliseconds, BOOLEAN, JSON kept as TEXT) and the
+//     queries use $n placeholders, which SQLite and Postgres both read, so a Postgres dialect
+//     is a second migrations directory and a driver (pgx/v5/stdlib) behind the same queries;
+//     it is not built yet, and the gateway refuses to start with DATABASE_URL set rather
+//     than silently using SQLite.
+//   - SQLite settings: WAL journal (readers never wait for the writer), busy_timeout 5 s (a
+//     write waits for the write lock instead of failing), BEGIN IMMEDIATE transactions (a
+//     read-then-write transaction cannot deadlock on lock upgrade).
+//   - Only a hash of each key is stored: the hex SHA-256 of the secret, which is also the
+//     key's id ("token", as LiteLLM calls it; LiteLLM stores a SHA-256 hash too). A secret
+//     is "sk-" and 256 random bits, so a fast unsalted hash cannot be reversed by search; a
+//     slow KDF (bcrypt, argon2) would protect nothing more and would cost CPU on every
+//     authenticated request. The secret is returned once by Generate and never kept.
+//   - Every write runs in one transaction; a failure (a duplicate key_alias, one missing key
+//     of several to delete) rolls it back, so bad input never leaves a partial write.
+//     key_alias is UNIQUE in the schema as well as checked first, so two replicas racing on
+//     one alias cannot both win.
+//   - Lookup (authentication) goes through a per-replica cache: a lookup, found or not, is
+//     reused for Options.CacheTTL (default 1 s) and at most Options.CacheSize entries (default
+//     10 000; when full an arbitrary entry is evicted). This replica's own writes (Generate,
+//     Update, Delete, SetBlocked) forget the token at once; another replica's change is seen within the
+//     TTL. Get (the management API) always reads the database.
+//   - object_permission is stored with all five of LiteLLM's fields (mcp_servers,
+//     mcp_access_groups, mcp_tool_permissions, mcp_toolsets, blocked_tools); the gateway's
+//     policy enforces the first three today. rpm_limit, max_parallel_requests and
+//     mcp_rpm_limit are stored for the limits work and not enforced yet.
+package store

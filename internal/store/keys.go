@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// KeyPrefix starts every generated key, as LiteLLM's do.
+const KeyPrefix = "sk-"
+
+// Permission is a key's object_permission, with LiteLLM's field names.
+type Permission struct {
+	MCPServers         []string            `json:"mcp_servers,omitempty"`
+	MCPAccessGroups    []string            `json:"mcp_access_groups,omitempty"`
+	MCPToolPermissions map[string][]string `json:"mcp_tool_permissions,omitempty"`
+	MCPToolsets        []string            `json:"mcp_toolsets,omitempty"`
+	BlockedTools       []string            `json:"blocked_tools,omitempty"`
+}
+
+// Key is one stored key: everything but its secret.
+type Key struct {
+	// Token is the hex SHA-256 of the secret: the key's id.
+	Token string
+	// KeyName is "sk-...<last 4>", for display.
+	KeyName             string
+	Alias               string
+	UserID              string
+	TeamID              string
+	OrganizationID      string
+	Metadata            json.RawMessage // a JSON object
+	Permission          Permission
+	Expires             *time.Time // nil: never
+	Blocked             bool
+	RPMLimit            *int64
+	MaxParallelRequests *int64
+	MCPRPMLimit         map[string]int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// NewKey is what Generate stores; the zero value is a key without limits, expiry or permissions.
+type NewKey struct {
+	Alias               string
+	UserID              string
+	TeamID              string
+	OrganizationID      string
+	Metadata            json.RawMessage // nil or a JSON object
+	Permission          Permission
+	Expires             *time.Time
+	RPMLimit            *int64
+	MaxParallelRequests *int64
+	MCPRPMLimit         map[string]int64
+}
+
+// Hash returns the token of secret: its hex SHA-256.
+func Hash(secret string) string {
+	d := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(d[:])
+}
+
+// newSecret returns KeyPrefix and 256 random bits, base64url.
+func newSecret() string {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // never fails (crypto/rand)
+	return KeyPrefix + base64.RawURLEncoding.EncodeToString(raw)
+}
+
+const keyColumns = `token, key_name, key_alias, user_id, team_id, organization_id, metadata,
+	object_permission, expires, blocked, rpm_limit, max_parallel_requests, mcp_rpm_limit, created_at, updated_at`
+
+// Generate stores a new key and returns its secret (shown once; only its hash is kept) and the
+// stored key. A key_alias already in use is ErrDuplicateAlias and nothing is written.
+func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
+	secret := newSecret()
+	now := s.now().UTC().Truncate(time.Millisecond)
+	k := Key{
+		Token: Hash(secret), KeyName: KeyPrefix + "..." + secret[len(secret)-4:],
+		Alias: nk.Alias, UserID: nk.UserID, TeamID: nk.TeamID, OrganizationID: nk.OrganizationID,
+		Metadata: nk.Metadata, Permission: nk.Permission, Expires: nk.Expires,
+		RPMLimit: nk.RPMLimit, MaxParallelRequests: nk.MaxParallelRequests, MCPRPMLimit: nk.MCPRPMLimit,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if len(k.Metadata) == 0 {
+		k.Metadata = json.RawMessage("{}")
+	}
+	if k.Expires != nil {
+		e := k.Expires.UTC().Truncate(time.Millisecond)
+		k.Expires = &e
+	}
+	perm, err := json.Marshal(k.Permission)
+	if err != nil {
+		return "", Key{}, fmt.Errorf("store: object_permission: %w", err)
+	}
+	limits, err := json.Marshal(k.MCPRPMLimit)
+	if err != nil {
+		return "", Key{}, fmt.Errorf("store: mcp_rpm_limit: %w", err)
+	}
+	if k.MCPRPMLimit == nil {
+		limits = []byte("{}")
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if k.Alias != "" {
+			if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
+				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			k.Token, k.KeyName, nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata),
+			string(perm), millis(k.Expires), false, k.RPMLimit, k.MaxParallelRequests, string(limits),
+			now.UnixMilli(), now.UnixMilli())
+		return err
+	})
+	if err != nil {
+		return "", Key{}, err
+	}
+	s.cache.forget(k.Token) // a refusal remembered for this secret no longer holds
+	return secret, k, nil
+}
+
+func boolErr(b bool, err error) error {
+	if b {
+		return err
+	}
+	return nil
+}
+
+func aliasTaken(ctx context.Context, tx *sql.Tx, alias string) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM keys WHERE key_alias = $1`, alias).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: checking key_alias: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Get returns the key with token (ErrNotFound when none), read from the database.
+func (s *Store) Get(ctx context.Context, token string) (Key, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token)
+	k, err := scanKey(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("store: reading a key: %w", err)
+	}
+	return k, nil
+}
+
+// Lookup returns the key with token for authentication, through this replica's short-lived
+// cache (see Options.CacheTTL); found is false for no such key.
+func (s *Store) Lookup(ctx context.Context, token string) (k Key, found bool, err error) {
+	now := s.now()
+	if e, ok := s.cache.get(token, now); ok {
+		return e.key, e.found, nil
+	}
+	k, err = s.Get(ctx, token)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.cache.put(token, cacheEntry{}, now)
+		return Key{}, false, nil
+	case err != nil:
+		return Key{}, false, err
+	}
+	s.cache.put(token, cacheEntry{key: k, found: true}, now)
+	return k, true, nil
+}
+
+// Delete removes every key in tokens, all or none: when one does not exist the answer is
+// ErrNotFound (wrapped with how many were missing) and nothing is deleted.
+func (s *Store) Delete(ctx context.Context, tokens []string) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		missing := 0
+		for _, t := range tokens {
+			res, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE token = $1`, t)
+			if err != nil {
+				return fmt.Errorf("store: deleting a key: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				missing++
+			}
+		}
+		if missing > 0 {
+			return fmt.Errorf("%w: %d of %d keys do not exist", ErrNotFound, missing, len(tokens))
+		}
+		return nil
+	})
+	for _, t := range tokens {
+		s.cache.forget(t)
+	}
+	return err
+}
+
+// SetBlocked blocks or unblocks the key with token and returns it as stored.
+func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key, error) {
+	var k Key
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE keys SET blocked = $1, updated_at = $2 WHERE token = $3`,
+			blocked, s.now().UnixMilli(), token)
+		if err != nil {
+			return fmt.Errorf("store: blocking a key: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
+		return err
+	})
+	s.cache.forget(token)
+	return k, err
+}
+
+// inTx runs f in a transaction, committed only when f succeeds.
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return uniqueAlias(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return uniqueAlias(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}
+
+// uniqueAlias turns the schema's own key_alias uniqueness failure (a race the check before the
+// write did not see) into ErrDuplicateAlias.
+func uniqueAlias(err error) error {
+	if strings.Contains(err.Error(), "UNIQUE") && strings.Contains(err.Error(), "key_alias") {
+		return ErrDuplicateAlias
+	}
+	return err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanKey(r scanner) (Key, error) {
+	var (
+		k                    Key
+		alias                sql.NullString
+		meta, perm, limits   string
+		expires, rpm, maxPar sql.NullInt64
+		created, updated     int64
+	)
+	if err := r.Scan(&k.Token, &k.KeyName, &alias, &k.UserID, &k.TeamID, &k.OrganizationID, &meta, &perm,
+		&expires, &k.Blocked, &rpm, &maxPar, &limits, &created, &updated); err != nil {
+		return Key{}, err
+	}
+	k.Alias = alias.String
+	k.Metadata = json.RawMessage(meta)
+	if err := json.Unmarshal([]byte(perm), &k.Permission); err != nil {
+		return Key{}, fmt.Errorf("object_permission: %w", err)
+	}
+	if err := json.Unmarshal([]byte(limits), &k.MCPRPMLimit); err != nil {
+		return Key{}, fmt.Errorf("mcp_rpm_limit: %w", err)
+	}
+	if len(k.MCPRPMLimit) == 0 {
+		k.MCPRPMLimit = nil
+	}
+	if expires.Valid {
+		t := time.UnixMilli(expires.Int64).UTC()
+		k.Expires = &t
+	}
+	if rpm.Valid {
+		k.RPMLimit = &rpm.Int64
+	}
+	if maxPar.Valid {
+		k.MaxParallelRequests = &maxPar.Int64
+	}
+	k.CreatedAt, k.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	return k, nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func millis(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}

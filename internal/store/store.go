@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// FileName is the SQLite database's name inside the data dir.
+const FileName = "mcpgw.db"
+
+// busyTimeout is how long a statement waits for SQLite's write lock before failing.
+const busyTimeout = 5 * time.Second
+
+//go:embed migrations/sqlite/*.sql
+var sqliteMigrations embed.FS
+
+// Errors the store returns; callers match them with errors.Is.
+var (
+	// ErrNotFound: no key has that token.
+	ErrNotFound = errors.New("key not found")
+	// ErrDuplicateAlias: another key already has that key_alias.
+	ErrDuplicateAlias = errors.New("key_alias already in use")
+)
+
+// Store is the gateway's persistent state (keys); it is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	cache *keyCache
+	now   func() time.Time
+}
+
+// Options tunes a Store; the zero value is the documented defaults.
+type Options struct {
+	// CacheTTL is how long a key lookup is reused on this replica (default DefaultCacheTTL;
+	// negative disables the cache).
+	CacheTTL time.Duration
+	// CacheSize bounds the cached lookups (default DefaultCacheSize).
+	CacheSize int
+	// Logger receives the migration log; nil discards it.
+	Logger *slog.Logger
+}
+
+// OpenSQLite opens (creating when missing) the SQLite database FileName in dir, in WAL mode
+// with a busy timeout, and applies every pending migration.
+func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
+	path := filepath.Join(dir, FileName)
+	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+		path, busyTimeout.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := migrate(ctx, db, opts.Logger); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
+}
+
+// migrate applies the embedded SQLite migrations not yet applied.
+func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	fsys, err := fs.Sub(sqliteMigrations, "migrations/sqlite")
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("store: applying migrations: %w", err)
+	}
+	for _, r := range results {
+		log.Info("store migration applied", "version", r.Source.Version, "file", r.Source.Path)
+	}
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }

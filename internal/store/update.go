@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Update changes the key with token by change, in one transaction: the key is read, changed
+// and written back whole, so concurrent updates never mix. A key_alias another key has is
+// ErrDuplicateAlias; a missing key is ErrNotFound; either way nothing is written. The token,
+// key_name, blocked and created_at are not changed.
+func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Key, error) {
+	var k Key
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("store: reading a key: %w", err)
+		}
+		oldAlias := k.Alias
+		change(&k)
+		k.Token = token
+		if k.Alias != "" && k.Alias != oldAlias {
+			if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
+				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
+			}
+		}
+		if len(k.Metadata) == 0 {
+			k.Metadata = json.RawMessage("{}")
+		}
+		if k.Expires != nil {
+			e := k.Expires.UTC().Truncate(time.Millisecond)
+			k.Expires = &e
+		}
+		k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		perm, _ := json.Marshal(k.Permission)
+		limits := []byte("{}")
+		if k.MCPRPMLimit != nil {
+			limits, _ = json.Marshal(k.MCPRPMLimit)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE keys SET key_alias = $1, user_id = $2, team_id = $3,
+			organization_id = $4, metadata = $5, object_permission = $6, expires = $7, rpm_limit = $8,
+			max_parallel_requests = $9, mcp_rpm_limit = $10, updated_at = $11 WHERE token = $12`,
+			nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata), string(perm),
+			millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token)
+		if err != nil {
+			return fmt.Errorf("store: updating a key: %w", err)
+		}
+		return nil
+	})
+	s.cache.forget(token)
+	if err != nil {
+		return Key{}, err
+	}
+	return k, nil
+}
+
+// ListQuery selects keys for List; empty filters match every key.
+type ListQuery struct {
+	UserID, TeamID, OrganizationID, Alias string
+	// Offset and Limit page the keys, oldest first (then by token).
+	Offset, Limit int
+}
+
+// List returns one page of the keys matching q and how many match in all.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]Key, int, error) {
+	var where []string
+	var args []any
+	for _, f := range [...]struct{ col, val string }{
+		{"user_id", q.UserID}, {"team_id", q.TeamID}, {"organization_id", q.OrganizationID}, {"key_alias", q.Alias},
+	} {
+		if f.val != "" {
+			args = append(args, f.val)
+			where = append(where, fmt.Sprintf("%s = $%d", f.col, len(args)))
+		}
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM keys`+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: counting keys: %w", err)
+	}
+	args = append(args, q.Limit, q.Offset)
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM keys%s ORDER BY created_at, token LIMIT $%d OFFSET $%d`,
+		keyColumns, cond, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: listing keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
+	}
+	return out, total, nil
+}
