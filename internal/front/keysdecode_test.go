@@ -15,7 +15,7 @@ func TestDecodeGenerate(t *testing.T) {
 	nk, err := decodeGenerate([]byte(`{"key_alias":"a","duration":"30d","user_id":"u","team_id":"t",
 		"organization_id":"o","metadata":{ "x" : 1 },"rpm_limit":5,"max_parallel_requests":2,"mcp_rpm_limit":{"fx":3},
 		"object_permission":{"mcp_servers":["fx",""],"mcp_access_groups":[],"mcp_tool_permissions":{"fx":["t1"],"y":[]},
-		"mcp_toolsets":["ts"],"blocked_tools":["b"]}}`), now)
+		"mcp_toolsets":[],"blocked_tools":null}}`), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +23,16 @@ func TestDecodeGenerate(t *testing.T) {
 		string(nk.Metadata) != `{"x":1}` || *nk.RPMLimit != 5 || *nk.MaxParallelRequests != 2 || nk.MCPRPMLimit["fx"] != 3 ||
 		!nk.Expires.Equal(now.Add(30*24*time.Hour)) || len(nk.Permission.MCPServers) != 1 ||
 		nk.Permission.MCPAccessGroups != nil || len(nk.Permission.MCPToolPermissions) != 1 ||
-		nk.Permission.MCPToolsets[0] != "ts" || nk.Permission.BlockedTools[0] != "b" {
+		nk.Permission.MCPToolsets != nil || nk.Permission.BlockedTools != nil {
 		t.Fatalf("decoded %+v", nk)
+	}
+	// Permissions the gateway does not enforce yet are refused, never stored.
+	for _, f := range []string{"mcp_toolsets", "blocked_tools"} {
+		_, err := decodeGenerate([]byte(`{"object_permission":{"`+f+`":["x"]}}`), now)
+		var br *badRequest
+		if !errors.As(err, &br) || !strings.Contains(err.Error(), "not enforced") {
+			t.Errorf("object_permission.%s set: %v, want a 400 saying it is not enforced", f, err)
+		}
 	}
 	for _, d := range []struct {
 		in   string

@@ -30,6 +30,7 @@
 //     TTL. Get (the management API) always reads the database.
 //   - object_permission is stored with all five of LiteLLM's fields (mcp_servers,
 //     mcp_access_groups, mcp_tool_permissions, mcp_toolsets, blocked_tools); the gateway's
-//     policy enforces the first three today. rpm_limit, max_parallel_requests and
+//     policy enforces the first three today, and the management API refuses a non-empty
+//     mcp_toolsets or blocked_tools until they are enforced. rpm_limit, max_parallel_requests and
 //     mcp_rpm_limit are stored for the limits work and not enforced yet.
 package store
