@@ -340,3 +340,25 @@ func TestFollowWithoutAGETStream(t *testing.T) {
 		t.Fatalf("the GET was asked %d times, want once", got)
 	}
 }
+
+// A follow of a streamable HTTP session ends (ErrFollowEnded) when its GET
+// stream, once open, is ended by the upstream: it would hear nothing more.
+func TestFollowEndsWhenTheGETStreamDrops(t *testing.T) {
+	p := newSDKPeer(t, false)
+	c := newClient(t, Config{Name: "up", URL: p.http.URL, ProtocolVersion: "2025-11-25"})
+	fctx, release, err := c.FollowContext(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	waitFor(t, 3*time.Second, "no GET stream for the follower", func() bool { return p.gets.Load() == 1 })
+	p.http.CloseClientConnections()
+	select {
+	case <-fctx.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the follow outlived its GET stream")
+	}
+	if !errors.Is(context.Cause(fctx), ErrFollowEnded) {
+		t.Fatalf("cause %v, want ErrFollowEnded", context.Cause(fctx))
+	}
+}
