@@ -80,7 +80,12 @@
 //     modern upstream whose capabilities cover part of the filter; a followed session on each
 //     legacy one, set up with its stream open, and its resources/subscribe) is opened and
 //     established (a modern upstream has sent its own acknowledgement) within the listing
-//     timeout before the caller's acknowledgement is sent. A listen that cannot be set up
+//     timeout before the caller's acknowledgement is sent. Listens sharing a legacy upstream
+//     session (same credentials) share its subscription to a URI: the first sends
+//     resources/subscribe, bounded by the listing timeout and not by its own listen (others may
+//     wait for it), and the others wait for that answer; a refusal fails every one of them, and
+//     the last to leave unsubscribes (so does a subscribe that timed out: the upstream may have
+//     made it). A listen that cannot be set up
 //     closes what it opened and is refused, unacknowledged. A listen asking for nothing opens
 //     nothing and stays open until the caller leaves. Upstream listeners count against the
 //     caller's capacity (Config.MaxListenersPerCaller, default 64, per replica), keyed by its

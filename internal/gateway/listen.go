@@ -126,9 +126,61 @@ func (f *Filter) wants(method string, params json.RawMessage) bool {
 type hub struct {
 	mu   sync.Mutex
 	subs map[string]map[*hubSub]struct{}
-	// upstreamSubs counts the listens that need a legacy upstream session
-	// subscribed to a URI (server, credentials, URI).
-	upstreamSubs map[string]int
+	// upstreamSubs holds the legacy upstream sessions' subscriptions to a
+	// URI, by server, credentials and URI, while a listen needs them.
+	upstreamSubs map[string]*upstreamSub
+}
+
+// upstreamSub is one legacy upstream session's subscription to a URI,
+// shared by the listens that need it.
+type upstreamSub struct {
+	n     int           // the listens holding it
+	ready chan struct{} // closed once the upstream answered the subscribe
+	err   error         // the upstream's refusal, set (under hub.mu) before ready closes
+}
+
+// holdSub takes a hold on the subscription for key, creating it when there
+// is none (first: the caller subscribes upstream and reports the outcome
+// with failSub or by closing ready).
+func (h *hub) holdSub(key string) (e *upstreamSub, first bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e = h.upstreamSubs[key]; e == nil {
+		if h.upstreamSubs == nil {
+			h.upstreamSubs = map[string]*upstreamSub{}
+		}
+		e = &upstreamSub{ready: make(chan struct{})}
+		h.upstreamSubs[key] = e
+		first = true
+	}
+	e.n++
+	return e, first
+}
+
+// failSub records that the upstream refused e's subscribe: the next listen
+// to need the URI subscribes again, and those waiting on e fail.
+func (h *hub) failSub(key string, e *upstreamSub, err error) {
+	h.mu.Lock()
+	e.err = err
+	if h.upstreamSubs[key] == e {
+		delete(h.upstreamSubs, key)
+	}
+	h.mu.Unlock()
+	close(e.ready)
+}
+
+// releaseSub lets go of a hold on e; it reports whether it was the last
+// hold on a subscription the upstream made (so it is to be undone).
+func (h *hub) releaseSub(key string, e *upstreamSub) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e.n--; e.n > 0 {
+		return false
+	}
+	if h.upstreamSubs[key] == e {
+		delete(h.upstreamSubs, key)
+	}
+	return e.err == nil
 }
 
 type hubSub struct {
@@ -238,64 +290,73 @@ func (g *Gateway) honour(ctx context.Context, op *Operation, servers []string, i
 
 // legacySubscribe subscribes a legacy upstream session to uri until
 // unsubscribe is called. Listens with the same credentials share the
-// upstream session, so subscriptions are counted: the first subscribes, the
-// last to call unsubscribe unsubscribes upstream (within a short bound). The
-// error is the upstream's refusal of the first subscribe (nothing is held
-// then).
+// upstream session, so subscriptions are shared: the first listen
+// subscribes, within the listing timeout, and the others wait for that
+// outcome (or their own end); the last to call unsubscribe unsubscribes
+// upstream (within a short bound). The error is the upstream's refusal of
+// the subscribe, for every listen that waited on it (nothing is held then).
 func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.Options, uri string) (unsubscribe func(), err error) {
 	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 	params = append(params, '}')
 	key := s.Name + "\x00" + upstream.CredentialKey(opts) + "\x00" + uri
-	g.hub.mu.Lock()
-	if g.hub.upstreamSubs == nil {
-		g.hub.upstreamSubs = map[string]int{}
-	}
-	g.hub.upstreamSubs[key]++
-	first := g.hub.upstreamSubs[key] == 1
-	g.hub.mu.Unlock()
-	release := func() bool {
-		g.hub.mu.Lock()
-		defer g.hub.mu.Unlock()
-		g.hub.upstreamSubs[key]--
-		if g.hub.upstreamSubs[key] > 0 {
-			return false
-		}
-		delete(g.hub.upstreamSubs, key)
-		return true
-	}
+	e, first := g.hub.holdSub(key)
 	send := func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = s.Client.Call(uctx, mcp.MethodResourcesUnsubscribe, params, opts)
 	}
-	if first {
-		if _, err := s.Client.Call(ctx, mcp.MethodResourcesSubscribe, params, opts); err != nil {
-			last := release()
-			if ctx.Err() == nil {
-				g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
-			} else if last {
-				// The listen ended while the subscribe was in flight: the
-				// upstream may have subscribed all the same.
-				send()
-			}
-			return nil, fmt.Errorf("resources/subscribe on %s: %w", s.Name, err)
-		}
-	}
 	var once sync.Once
 	unsubscribe = func() {
 		once.Do(func() {
 			defer g.recovered("legacy unsubscribe", nil)
-			if release() { // else another listen still follows this URI on that session
+			if g.hub.releaseSub(key, e) { // else another listen still follows this URI on that session
 				send()
 			}
 		})
 	}
-	if err := ctx.Err(); err != nil {
+	if first {
+		err = g.subscribeUpstream(ctx, s, opts, params, send)
+		if err != nil {
+			g.hub.failSub(key, e, err)
+		} else {
+			close(e.ready)
+		}
+	} else {
+		select {
+		case <-e.ready:
+			err = e.err
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err == nil {
 		// The listen ended while the subscribe was answered: undo it.
+		err = ctx.Err()
+	}
+	if err != nil {
 		unsubscribe()
 		return nil, fmt.Errorf("resources/subscribe on %s: %w", s.Name, err)
 	}
 	return unsubscribe, nil
+}
+
+// subscribeUpstream sends the resources/subscribe a shared subscription
+// starts with, bounded by the listing timeout but not by the listen that
+// sends it (other listens may be waiting for its outcome). A subscribe
+// that timed out is undone (send): the upstream may have subscribed all
+// the same.
+func (g *Gateway) subscribeUpstream(ctx context.Context, s *Server, opts upstream.Options, params []byte, send func()) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.ListTimeout)
+	defer cancel()
+	_, err := s.Client.Call(sctx, mcp.MethodResourcesSubscribe, params, opts)
+	if err == nil {
+		return nil
+	}
+	g.cfg.Logger.Warn("upstream refused resources/subscribe", "server", s.Name, "fault", string(upstream.Classify(err).Fault))
+	if sctx.Err() != nil {
+		send()
+	}
+	return err
 }
 
 // infos asks each server what it is, concurrently, each under the listing

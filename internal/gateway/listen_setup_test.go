@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -491,4 +493,31 @@ func TestListenTellsOneChangeAnnouncedTwiceOnce(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// A legacy upstream whose GET stream cannot be opened (503) cannot be
+// followed: the listen is refused unacknowledged rather than acknowledged
+// deaf to that upstream's changes.
+func TestListenRefusedWhenALegacyStreamFails(t *testing.T) {
+	fake := fakemcp.New(t, fakemcp.Opts{Legacy: true, Caps: `{"tools":{"listChanged":true}}`})
+	target, _ := url.Parse(fake.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		r.URL.Path = target.Path
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second}, upSpec{name: "old", fake: fake, url: front.URL})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acked := false
+	out := listenRaw(g, ctx, Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen}, json.RawMessage(`{"toolsListChanged":true}`),
+		func(json.RawMessage) { acked = true }, func(string, json.RawMessage) {})
+	if acked || out.Err == nil {
+		t.Fatalf("acked=%v outcome %+v: want an unacknowledged error", acked, out)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,4 +148,85 @@ func TestLegacySubscribeEndedInFlightUnsubscribes(t *testing.T) {
 		}
 	}
 	t.Fatalf("a listen that ended during its subscribe left the upstream subscribed: %v", seen)
+}
+
+// A listen that joins a URI whose first upstream subscribe is still in
+// flight waits for its outcome: when the upstream refuses it, the joiner
+// fails too and holds nothing.
+func TestLegacySubscribeJoinerSharesTheRefusal(t *testing.T) {
+	var subs atomic.Int32
+	gate := make(chan struct{})
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Handlers: map[string]fakemcp.Handler{
+		mcp.MethodResourcesSubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			subs.Add(1)
+			<-gate
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "busy")
+		},
+		mcp.MethodResourcesUnsubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			return json.RawMessage(`{}`), nil
+		},
+	}})
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before the fake server closes
+	g := newTestGateway(t, Config{}, upSpec{name: "fs", fake: up})
+	s := g.servers["fs"]
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := g.legacySubscribe(context.Background(), s, upstream.Options{}, "file:///x")
+		firstErr <- err
+	}()
+	for deadline := time.Now().Add(2 * time.Second); subs.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream never saw resources/subscribe")
+		}
+	}
+	secondErr := make(chan error, 1)
+	go func() {
+		end, err := g.legacySubscribe(context.Background(), s, upstream.Options{}, "file:///x")
+		if err == nil {
+			end()
+		}
+		secondErr <- err
+	}()
+	select {
+	case err := <-secondErr:
+		t.Fatalf("the joiner was answered (%v) before the upstream answered the subscribe", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	open()
+	if err := <-firstErr; err == nil {
+		t.Fatal("the refused subscribe succeeded")
+	}
+	if err := <-secondErr; err == nil {
+		t.Fatal("the joiner was told it is subscribed; the upstream refused the only subscribe")
+	}
+	g.hub.mu.Lock()
+	left := len(g.hub.upstreamSubs)
+	g.hub.mu.Unlock()
+	if left != 0 || subs.Load() != 1 {
+		t.Fatalf("after the refusal: %d subscriptions held, %d upstream subscribes (want 0, 1)", left, subs.Load())
+	}
+}
+
+// The upstream subscribe a listen's set-up sends is bounded by the listing
+// timeout, not the (longer) request timeout.
+func TestLegacySubscribeBoundedByListTimeout(t *testing.T) {
+	gate := make(chan struct{})
+	up := fakemcp.New(t, fakemcp.Opts{Legacy: true, Handlers: map[string]fakemcp.Handler{
+		mcp.MethodResourcesSubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			<-gate
+			return json.RawMessage(`{}`), nil
+		},
+		mcp.MethodResourcesUnsubscribe: func(json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			return json.RawMessage(`{}`), nil
+		},
+	}})
+	t.Cleanup(func() { close(gate) }) // before the fake server closes
+	g := newTestGateway(t, Config{ListTimeout: 300 * time.Millisecond}, upSpec{name: "fs", fake: up})
+	start := time.Now()
+	_, err := g.legacySubscribe(context.Background(), g.servers["fs"], upstream.Options{}, "file:///x")
+	if took := time.Since(start); err == nil || took > 3*time.Second {
+		t.Fatalf("a hanging subscribe: err=%v after %v, want a failure within the 300 ms listing timeout", err, took)
+	}
 }

@@ -306,17 +306,6 @@ func namedParams(k1, v1, k2 string, raw json.RawMessage) json.RawMessage {
 	return append(b, '}')
 }
 
-// WatchCredentials runs until ctx ends, renewing a minted credential before
-// it expires even when no request needs it, and reports renewals that fail
-// or narrow the granted scopes. Owners of long-lived streams call it. It
-// returns at once for a static credential.
-func (c *Client) WatchCredentials(ctx context.Context, report func(auth.Problem)) {
-	if c.deps.creds.mint == nil {
-		return
-	}
-	c.deps.creds.mint.Watch(ctx, report)
-}
-
 // Close ends every session (DELETE for HTTP sessions, stopping stdio
 // children), including those being set up and those of ephemeral operations
 // in flight, and refuses further operations.

@@ -169,7 +169,17 @@
 //     kept until the session ends, because its downstream session hears
 //     what it sends outside requests (log lines, list changes) through the
 //     hub without following it. An upstream that answers the GET with 405
-//     or without a stream is not asked again on that session.
+//     or without a stream (a 2xx that is not an event stream) offers none:
+//     it is not asked again on that session, and a follow of it is
+//     established without a channel (it holds the session; what the
+//     upstream sends on its POST answers still reaches followers), since
+//     refusing it would refuse every legacy caller's stream for a server
+//     that is working as the protocol allows. A GET that fails (a
+//     connection error, 401, 503, 500, …; a 401 on a minted token is
+//     refreshed and retried once) is no such answer: the follow waiting
+//     for it is refused (FollowContext returns ErrFollowEnded carrying the
+//     failure, so a listen is never acknowledged deaf), and the next
+//     follow tries the GET again.
 //   - A legacy HTTP+SSE session is its connection, which the upstream
 //     counts as a listener for as long as it is open. A session that was
 //     followed is therefore ended (not kept idle in the pool) when its last
@@ -186,9 +196,11 @@
 //     holds is released (the upstream ended it, Close) or the channel that
 //     carried its notifications ended by the upstream's doing (the GET
 //     stream closed, the HTTP+SSE connection dropped, the stdio child
-//     died): what the upstream sends outside requests no longer reaches
-//     it, so whoever serves a listen from it ends that listen rather than
-//     keep a silent one. Re-following opens the channel again.
+//     died, or the GET that was to open it failed after FollowContext
+//     stopped waiting for its answer): what the upstream sends outside
+//     requests no longer reaches it, so whoever serves a listen from it
+//     ends that listen rather than keep a silent one. Re-following opens
+//     the channel again.
 //   - A minted (OAuth2 client_credentials) credential is renewed
 //     proactively while anything follows the upstream (one watcher per
 //     Client, started by the first follower and stopped with the last), at
@@ -271,7 +283,8 @@
 //     credentials cannot be carried to another host.
 //   - A minted (OAuth2) credential refused with 401 is refreshed once and the
 //     request retried once, on every transport: for legacy HTTP+SSE both the
-//     stream's GET and each POST.
+//     stream's GET and each POST, for streamable HTTP each POST and the
+//     GET stream.
 //   - A stdio child that dies fails its pending requests as unreachable and is
 //     restarted on the next use, with exponential backoff (250 ms doubling to
 //     30 s) so a crashing server is not respawned in a loop. Only exits the

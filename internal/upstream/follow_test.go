@@ -266,3 +266,99 @@ func TestFollowEndsWhenTheSSEConnectionDrops(t *testing.T) {
 		t.Fatalf("cause %v, want ErrFollowEnded", context.Cause(fctx))
 	}
 }
+
+// A follow whose GET stream fails to open (here a 503) is refused, not
+// acknowledged deaf: FollowContext fails with ErrFollowEnded carrying the
+// failure, and the next follow opens the stream and hears a list change.
+func TestFollowRefusedWhenTheGETStreamFails(t *testing.T) {
+	p := newSDKPeer(t, false)
+	var failed atomic.Bool
+	inner := p.http.Config.Handler
+	p.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && failed.CompareAndSwap(false, true) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	var n notes
+	c := newClient(t, Config{Name: "up", URL: p.http.URL, ProtocolVersion: "2025-11-25", OnNotification: n.add})
+	ctx := context.Background()
+	if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{}`), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	fctx, release, err := c.FollowContext(ctx, Options{})
+	if err == nil {
+		release()
+		t.Fatalf("a follow whose GET stream was answered 503 was established (live=%v)", fctx.Err() == nil)
+	}
+	var se *StatusError
+	if !errors.Is(err, ErrFollowEnded) || !errors.As(err, &se) || se.Status != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v, want ErrFollowEnded carrying the 503", err)
+	}
+	fctx, release, err = c.FollowContext(ctx, Options{})
+	if err != nil {
+		t.Fatalf("a follow after the failed GET: %v", err)
+	}
+	defer release()
+	waitFor(t, 3*time.Second, "no GET stream for the second follower", func() bool { return p.gets.Load() == 1 })
+	p.change("added")
+	waitFor(t, 5*time.Second, "the list change did not reach the second follower", func() bool {
+		return n.count(mcp.NotifToolsListChanged) == 1
+	})
+	if fctx.Err() != nil {
+		t.Fatalf("the follow ended: %v", context.Cause(fctx))
+	}
+}
+
+// A follow of a session whose upstream offers no GET stream (405) is
+// established without one: the upstream sends nothing outside requests
+// there, so there is no channel to lose, and the GET is not asked again.
+func TestFollowWithoutAGETStream(t *testing.T) {
+	p := newSDKPeer(t, false)
+	var asked atomic.Int32
+	inner := p.http.Config.Handler
+	p.http.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			asked.Add(1)
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	c := newClient(t, Config{Name: "up", URL: p.http.URL, ProtocolVersion: "2025-11-25"})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		fctx, release, err := c.FollowContext(ctx, Options{})
+		if err != nil {
+			t.Fatalf("follow %d of a session without a GET stream: %v", i, err)
+		}
+		stays(t, 300*time.Millisecond, "the follow ended", func() bool { return fctx.Err() == nil })
+		release()
+	}
+	if got := asked.Load(); got != 1 {
+		t.Fatalf("the GET was asked %d times, want once", got)
+	}
+}
+
+// A follow of a streamable HTTP session ends (ErrFollowEnded) when its GET
+// stream, once open, is ended by the upstream: it would hear nothing more.
+func TestFollowEndsWhenTheGETStreamDrops(t *testing.T) {
+	p := newSDKPeer(t, false)
+	c := newClient(t, Config{Name: "up", URL: p.http.URL, ProtocolVersion: "2025-11-25"})
+	fctx, release, err := c.FollowContext(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	waitFor(t, 3*time.Second, "no GET stream for the follower", func() bool { return p.gets.Load() == 1 })
+	p.http.CloseClientConnections()
+	select {
+	case <-fctx.Done():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the follow outlived its GET stream")
+	}
+	if !errors.Is(context.Cause(fctx), ErrFollowEnded) {
+		t.Fatalf("cause %v, want ErrFollowEnded", context.Cause(fctx))
+	}
+}

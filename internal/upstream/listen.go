@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/mcpgw/mcpgw/internal/mcp"
-	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // ErrNotModern is returned by Listen for an upstream that speaks a legacy
@@ -18,7 +17,9 @@ var ErrNotModern = errors.New("upstream speaks a legacy revision: no subscriptio
 // filter (the SubscriptionFilter object) and hands every event to onEvent,
 // the upstream's own acknowledgement included, until ctx ends (then it
 // returns nil) or the upstream ends the stream. No per-request timeout
-// applies.
+// applies. A minted credential is renewed only while someone follows the
+// upstream (FollowContext): the caller holds a follow for as long as the
+// listen lasts, and ends the listen with it when the credential is lost.
 func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts Options, onEvent func(method string, params json.RawMessage)) error {
 	info, err := c.Info(ctx, opts)
 	if err != nil {
@@ -33,19 +34,6 @@ func (c *Client) Listen(ctx context.Context, filter json.RawMessage, opts Option
 	}
 	in.Notify = onEvent
 	opts.Interactions = in
-	// A minted credential is renewed while the listen lasts; a renewal that
-	// fails or narrows the scopes is reported, since this stream outlives
-	// any one request.
-	watch, stopWatch := context.WithCancel(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		defer c.recoverPanic("credential watch", nil)
-		c.WatchCredentials(watch, func(p auth.Problem) {
-			c.cfg.Logger.Warn("credential renewal problem on a long-lived upstream listen", "problem", p.Kind.String())
-		})
-	}()
-	defer func() { stopWatch(); <-watched }()
 	params := []byte(`{"notifications":`)
 	params = append(append(params, filter...), '}')
 	_, err = c.Call(ctx, mcp.MethodSubscriptionsListen, params, opts)

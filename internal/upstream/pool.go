@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -179,7 +180,10 @@ var ErrFollowEnded = errors.New("the followed upstream session ended")
 // proactively while anyone follows. The returned context ends when ctx does,
 // at release, when the session or its notification channel ends (cause
 // ErrFollowEnded) or when the credential is lost (cause
-// ErrCredentialLost). Owners of downstream sessions, listens and
+// ErrCredentialLost). When the channel fails to open (the GET stream's
+// request failed), FollowContext fails with ErrFollowEnded carrying that
+// failure instead; an upstream that offers no GET stream (405) is followed
+// without one. Owners of downstream sessions, listens and
 // subscriptions that follow an upstream call it, and end what they serve
 // with that context.
 func (c *Client) FollowContext(ctx context.Context, opts Options) (context.Context, func(), error) {
@@ -188,6 +192,13 @@ func (c *Client) FollowContext(ctx context.Context, opts Options) (context.Conte
 		return nil, nil, err
 	}
 	lost, unfollow, standing := s.follow(ctx)
+	if lost != nil && lost.Err() != nil {
+		// The channel did not open (the GET stream failed): a follow now
+		// would hear nothing.
+		unfollow()
+		c.unuse(s)
+		return nil, nil, followFailed(context.Cause(lost))
+	}
 	c.mu.Lock()
 	s.pool.followers++
 	s.pool.endIdle = false
@@ -221,6 +232,15 @@ func (c *Client) FollowContext(ctx context.Context, opts Options) (context.Conte
 		})
 	}
 	return fctx, release, nil
+}
+
+// followFailed is the error of a follow whose channel failed to open: an
+// ErrFollowEnded, carrying the failure when there is one.
+func followFailed(cause error) error {
+	if cause == nil || errors.Is(cause, ErrFollowEnded) || errors.Is(cause, context.Canceled) {
+		return ErrFollowEnded
+	}
+	return fmt.Errorf("%w: %w", ErrFollowEnded, cause)
 }
 
 // session returns the ready session for these options, creating it (and

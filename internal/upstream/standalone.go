@@ -40,11 +40,18 @@ type standalone struct {
 type getStream struct {
 	cancel context.CancelFunc
 	opened chan struct{} // closed once the upstream answered the GET
-	// lost ends when the stream, once open, ended by the upstream's doing
-	// (not by linger or close).
+	// lost ends when the GET failed (before opened closes: its cause is
+	// the failure), or when the stream, once open, ended by the upstream's
+	// doing (not by linger or close). It never ends for an upstream that
+	// answered without a stream (405): it offers none to lose.
 	lost context.Context
-	lose context.CancelFunc
+	lose context.CancelCauseFunc
+
+	answerOnce sync.Once
 }
+
+// answered closes opened, once.
+func (gs *getStream) answered() { gs.answerOnce.Do(func() { close(gs.opened) }) }
 
 // track registers a call in flight, so that a request arriving on the GET
 // stream can reach the caller that can answer it, and holds that stream
@@ -91,8 +98,8 @@ func (t *httpTransport) follow(ctx context.Context) (context.Context, func()) {
 		t.side.linger = nil
 	}
 	gs := t.side.cur
-	if gs == nil {
-		gs = t.startStreamLocked()
+	if gs == nil || gs.lost.Err() != nil {
+		gs = t.startStreamLocked() // none, or one that just failed: try again
 	}
 	t.side.mu.Unlock()
 	// Return once the upstream has answered the GET, so a request it sends
@@ -127,13 +134,13 @@ func (t *httpTransport) keepHold(ctx context.Context) {
 // startStreamLocked starts reading a new GET stream; t.side.mu is held.
 func (t *httpTransport) startStreamLocked() *getStream {
 	life, cancel := context.WithCancel(context.Background())
-	lost, lose := context.WithCancel(context.Background())
+	lost, lose := context.WithCancelCause(context.Background())
 	gs := &getStream{cancel: cancel, opened: make(chan struct{}), lost: lost, lose: lose}
 	t.side.cur = gs
 	t.side.readers.Add(1)
 	go func() {
 		defer t.side.readers.Done()
-		var open, refused bool
+		var refused bool
 		defer func() {
 			t.side.mu.Lock()
 			if t.side.cur == gs {
@@ -145,13 +152,14 @@ func (t *httpTransport) startStreamLocked() *getStream {
 			}
 			t.side.refused = t.side.refused || refused
 			t.side.mu.Unlock()
-			if open && life.Err() == nil {
-				lose() // ended by the upstream, not by us
+			if !refused && life.Err() == nil {
+				lose(ErrFollowEnded) // ended by the upstream, not by us
 			}
+			gs.answered() // also after a panic
 			cancel()
 		}()
 		defer t.env.recoverPanic("upstream GET stream", nil)
-		open, refused = t.readStandalone(life, gs.opened)
+		refused = t.readStandalone(life, gs)
 	}()
 	return gs
 }
@@ -193,32 +201,22 @@ func (t *httpTransport) stopStandalone() {
 	t.side.readers.Wait()
 }
 
-// readStandalone reads the GET stream until ctx ends or the upstream ends
-// it; opened is closed once the upstream has answered the GET, whatever it
-// answered. It reports whether the stream was open, and whether the upstream
-// answered without one (it offers none).
-func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct{}) (open, refused bool) {
-	var once sync.Once
-	answered := func() { once.Do(func() { close(opened) }) }
-	defer answered()
-	req, _, err := t.newRequest(ctx, http.MethodGet, nil)
-	if err != nil {
-		return
-	}
-	resp, err := t.do(req)
-	answered()
-	if err != nil {
+// readStandalone opens the GET stream and reads it until ctx ends or the
+// upstream ends it; gs.opened is closed once the upstream has answered the
+// GET, whatever it answered, and after gs.lose when the GET failed. It
+// reports whether the upstream answered without a stream (it offers none).
+func (t *httpTransport) readStandalone(ctx context.Context, gs *getStream) (refused bool) {
+	resp, refused, err := t.openStandalone(ctx)
+	if err != nil && ctx.Err() == nil {
 		t.env.log.Debug("upstream GET stream not opened", "err", causeText(err))
-		return
+		gs.lose(err)
+	}
+	gs.answered()
+	if resp == nil {
+		return refused
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-		t.env.log.Debug("upstream offers no GET stream", "status", resp.StatusCode)
-		refused = resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 == 2
-		return false, refused
-	}
 	t.env.log.Debug("upstream GET stream open")
-	open = true
 	var serving sync.WaitGroup
 	defer serving.Wait()
 	br := t.env.budgetReader(ctx, resp.Body)
@@ -262,6 +260,43 @@ func (t *httpTransport) readStandalone(ctx context.Context, opened chan<- struct
 			serving.Add(1)
 			target.serveAsync(tctx, ctx, m, t.send, serving.Done)
 		}
+	}
+}
+
+// openStandalone sends the GET that opens the stream. It returns the
+// stream's response; or refused when the upstream answered without one
+// (405, or a 2xx that is not an event stream: it offers none); or why the
+// GET failed. A minted token refused with 401 is refreshed and the GET
+// retried once, as for every request.
+func (t *httpTransport) openStandalone(ctx context.Context) (resp *http.Response, refused bool, err error) {
+	for retried := false; ; retried = true {
+		req, minted, err := t.newRequest(ctx, http.MethodGet, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		resp, err := t.do(req)
+		if err != nil {
+			return nil, false, err
+		}
+		if resp.StatusCode == http.StatusOK && mediaType(resp) == "text/event-stream" {
+			return resp, false, nil
+		}
+		if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode/100 == 2 {
+			resp.Body.Close()
+			t.env.log.Debug("upstream offers no GET stream", "status", resp.StatusCode)
+			return nil, true, nil
+		}
+		br := t.env.answerReader(ctx, resp.Body) // an error body is buffered
+		resp.Body = budgetBody{br, resp.Body}
+		err = t.checkStatus(resp, outgoing{}, minted)
+		resp.Body.Close()
+		br.releaseHeld()
+		var se *StatusError
+		if !retried && errors.As(err, &se) && se.Status == http.StatusUnauthorized && se.minted != "" {
+			t.d.creds.refused(se.minted)
+			continue
+		}
+		return nil, false, err
 	}
 }
 
