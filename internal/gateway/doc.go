@@ -106,9 +106,11 @@
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
 //     one goroutine per listen fetches views and emits, after the acknowledgement. After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
-//     one change announced by several upstreams (servers sharing a backend) is told once;
-//     refreshing every server's view on each announcement was rejected: with lists that are not
-//     cacheable it would cost one upstream fetch per followed server per change per listen.
+//     one change announced by several upstreams (servers sharing a backend) is told once, and
+//     when a change is told the caller's views of that kind on its other followed servers are
+//     refreshed first, so an announcement arriving later for the same change finds nothing new.
+//     That refresh costs one fetch per followed server per change told (shared among listens by
+//     the catalog), which is why it is done when a change is told, never per announcement.
 //     Many listens comparing one server's view after one change share the catalog's upstream
 //     walk (see internal/catalog). A modern upstream's list change makes the cached lists
 //     stale from the listen that heard it (each listen hears it on its own upstream listen); a

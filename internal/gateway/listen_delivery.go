@@ -244,6 +244,7 @@ func (d *delivery) run() {
 		}
 		for k, servers := range changed {
 			if len(servers) > 0 && d.viewChanged(k, servers) {
+				d.refreshOthers(k, servers)
 				d.send(listKinds[k].notification, json.RawMessage(`{}`))
 			}
 		}
@@ -302,6 +303,36 @@ func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
 		}
 	}
 	return changed
+}
+
+// refreshOthers refreshes, concurrently, the caller's view of kind on every
+// followed server not in told, before a change is told: a change another
+// upstream announces a moment later (servers sharing a backend) is then
+// already in the caller's view and is not told twice. It runs only when a
+// change is told, and the catalog shares each fetch among the listens
+// making it.
+func (d *delivery) refreshOthers(kind int, told map[string]bool) {
+	d.mu.Lock()
+	var others []string
+	for key := range d.views {
+		if key.kind == kind && !told[key.server] {
+			others = append(others, key.server)
+		}
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, server := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer d.g.recovered("listen view", d.cancel)
+			now := d.view(server, kind)
+			d.mu.Lock()
+			d.views[viewKey{server, kind}] = now
+			d.mu.Unlock()
+		}()
+	}
+	wg.Wait()
 }
 
 // send emits one event unless the listen has ended.

@@ -452,8 +452,18 @@ func TestPersistentListenSetsUpAgain(t *testing.T) {
 }
 
 // One change announced by two upstreams a moment apart (two servers sharing a
-// backend) is told once: delivery waits listChangeSettle before comparing.
+// backend) is told once: delivery waits listChangeSettle before comparing,
+// and refreshes the other servers' views before telling a change, so an
+// announcement arriving after the settle finds nothing new.
 func TestListenTellsOneChangeAnnouncedTwiceOnce(t *testing.T) {
+	for _, gap := range []time.Duration{25 * time.Millisecond, 3 * listChangeSettle} {
+		t.Run(gap.String(), func(t *testing.T) { tellsOnce(t, gap) })
+	}
+}
+
+// tellsOnce announces one change on two upstreams gap apart and expects one
+// list change told.
+func tellsOnce(t *testing.T, gap time.Duration) {
 	var tools atomic.Value
 	tools.Store([]string{"change_tools"})
 	names := func() []string { return tools.Load().([]string) }
@@ -476,7 +486,7 @@ func TestListenTellsOneChangeAnnouncedTwiceOnce(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the check after the acknowledgement is done
 	tools.Store([]string{"change_tools", "added"})
 	ua.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
-	time.Sleep(25 * time.Millisecond)
+	time.Sleep(gap)
 	ub.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	select {
 	case m := <-events:
