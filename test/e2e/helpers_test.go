@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,11 +31,14 @@ const testKey = "sk-gateway-test-key-0123"
 type gatewayUnderTest struct {
 	url string
 	app *app.App
+	// stop shuts the gateway down (as `serve` does on SIGTERM), at most
+	// once; the test's end calls it too.
+	stop func()
 }
 
 // startGateway serves the gateway for yaml, read with env, on a loopback
 // port with the server and listener `mcpgw serve` uses; it stops at the end
-// of the test.
+// of the test, or earlier through stop.
 func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnderTest {
 	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
@@ -53,14 +57,19 @@ func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnde
 	srv.Listener = admit.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
 	srv.Start()
 	a.Start()
-	t.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	return &gatewayUnderTest{url: srv.URL, app: a}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			a.Drain()
+			srv.CloseClientConnections()
+			srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.Close(ctx)
+		})
+	}
+	t.Cleanup(stop)
+	return &gatewayUnderTest{url: srv.URL, app: a, stop: stop}
 }
 
 // loadConfig loads yaml from a file, as serve does, with lookup for the environment.

@@ -3,18 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/mcpgw/mcpgw/internal/admit"
-	"github.com/mcpgw/mcpgw/internal/app"
 )
 
 // seedTwoServers are the accesses whose config has the second server.
@@ -118,38 +110,12 @@ func seedEnv(access string) map[string]string {
 }
 
 // startSeedGateway serves the gateway as startGateway does and also returns
-// stop, which shuts it down (as `serve` does on SIGTERM) before the end of
-// the test, as the seed's owned_proxy does when its block ends.
+// stop, which shuts it down before the end of the test, as the seed's
+// owned_proxy does when its block ends.
 func startSeedGateway(t *testing.T, yaml string, env map[string]string) (gw *gatewayUnderTest, stop func()) {
 	t.Helper()
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	cfg := loadConfig(t, yaml, lookup)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("MCPGW_TEST_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Listener = admit.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
-	srv.Start()
-	a.Start()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			a.Drain()
-			srv.CloseClientConnections()
-			srv.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = a.Close(ctx)
-		})
-	}
-	t.Cleanup(stop)
-	return &gatewayUnderTest{url: srv.URL, app: a}, stop
+	gw = startGateway(t, yaml, env)
+	return gw, gw.stop
 }
 
 // applySeedConfig changes the running gateway's config to yaml, as a config
