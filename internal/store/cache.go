@@ -13,13 +13,17 @@ const (
 	DefaultCacheSize = 10_000
 )
 
+// keyCacheKey is the cache key of the key with token; other kinds of rows (teams, users, ...)
+// are cached under "<kind>:<id>" the same way, so one invalidation message format serves all.
+func keyCacheKey(token string) string { return "key:" + token }
+
 type cacheEntry struct {
-	key   Key
+	val   any // the row found (a Key, ...); nil when found is false
 	found bool
 	at    time.Time
 }
 
-// keyCache remembers recent lookups by token for ttl; at most size entries: when full, an
+// keyCache remembers recent lookups by cache key for ttl; at most size entries: when full, an
 // arbitrary entry makes room (O(1)); an expired entry is ignored when read and replaced when
 // its token is looked up again.
 type keyCache struct {

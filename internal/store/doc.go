@@ -4,7 +4,7 @@
 //
 // Design decisions:
 //
-//   - Schema and migrations: versioned SQL files embedded in the binary (migrations/sqlite),
+//   - Schema and migrations: versioned SQL files embedded in the binary (migrations/, one set for both dialects),
 //     applied at start by goose's Provider API (no global registry). The schema uses only
 //     portable types (TEXT, BIGINT unix milliseconds, BOOLEAN, JSON kept as TEXT) and the
 //     queries use $n placeholders, which SQLite and Postgres both read, so a Postgres dialect

@@ -107,7 +107,7 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 	if k.MCPRPMLimit == nil {
 		limits = []byte("{}")
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *tx) error {
 		if k.Alias != "" {
 			if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
 				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
@@ -118,12 +118,12 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 			k.Token, k.KeyName, nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata),
 			string(perm), millis(k.Expires), false, k.RPMLimit, k.MaxParallelRequests, string(limits),
 			now.UnixMilli(), now.UnixMilli())
+		tx.touch(keyCacheKey(k.Token)) // a refusal remembered for this secret no longer holds
 		return err
 	})
 	if err != nil {
 		return "", Key{}, err
 	}
-	s.cache.forget(k.Token) // a refusal remembered for this secret no longer holds
 	return secret, k, nil
 }
 
@@ -134,7 +134,7 @@ func boolErr(b bool, err error) error {
 	return nil
 }
 
-func aliasTaken(ctx context.Context, tx *sql.Tx, alias string) (bool, error) {
+func aliasTaken(ctx context.Context, tx *tx, alias string) (bool, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM keys WHERE key_alias = $1`, alias).Scan(&n); err != nil {
 		return false, fmt.Errorf("store: checking key_alias: %w", err)
@@ -159,27 +159,29 @@ func (s *Store) Get(ctx context.Context, token string) (Key, error) {
 // cache (see Options.CacheTTL); found is false for no such key.
 func (s *Store) Lookup(ctx context.Context, token string) (k Key, found bool, err error) {
 	now := s.now()
-	if e, ok := s.cache.get(token, now); ok {
-		return e.key, e.found, nil
+	if e, ok := s.cache.get(keyCacheKey(token), now); ok {
+		k, _ = e.val.(Key)
+		return k, e.found, nil
 	}
 	k, err = s.Get(ctx, token)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		s.cache.put(token, cacheEntry{}, now)
+		s.cache.put(keyCacheKey(token), cacheEntry{}, now)
 		return Key{}, false, nil
 	case err != nil:
 		return Key{}, false, err
 	}
-	s.cache.put(token, cacheEntry{key: k, found: true}, now)
+	s.cache.put(keyCacheKey(token), cacheEntry{val: k, found: true}, now)
 	return k, true, nil
 }
 
 // Delete removes every key in tokens, all or none: when one does not exist the answer is
 // ErrNotFound (wrapped with how many were missing) and nothing is deleted.
 func (s *Store) Delete(ctx context.Context, tokens []string) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *tx) error {
 		missing := 0
 		for _, t := range tokens {
+			tx.touch(keyCacheKey(t))
 			res, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE token = $1`, t)
 			if err != nil {
 				return fmt.Errorf("store: deleting a key: %w", err)
@@ -193,16 +195,14 @@ func (s *Store) Delete(ctx context.Context, tokens []string) error {
 		}
 		return nil
 	})
-	for _, t := range tokens {
-		s.cache.forget(t)
-	}
 	return err
 }
 
 // SetBlocked blocks or unblocks the key with token and returns it as stored.
 func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key, error) {
 	var k Key
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *tx) error {
+		tx.touch(keyCacheKey(token))
 		res, err := tx.ExecContext(ctx, `UPDATE keys SET blocked = $1, updated_at = $2 WHERE token = $3`,
 			blocked, s.now().UnixMilli(), token)
 		if err != nil {
@@ -214,24 +214,7 @@ func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key
 		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
 		return err
 	})
-	s.cache.forget(token)
 	return k, err
-}
-
-// inTx runs f in a transaction, committed only when f succeeds.
-func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return uniqueAlias(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return uniqueAlias(fmt.Errorf("store: commit: %w", err))
-	}
-	return nil
 }
 
 // uniqueAlias turns the schema's own key_alias uniqueness failure (a race the check before the

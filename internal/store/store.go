@@ -21,8 +21,8 @@ const FileName = "mcpgw.db"
 // busyTimeout is how long a statement waits for SQLite's write lock before failing.
 const busyTimeout = 5 * time.Second
 
-//go:embed migrations/sqlite/*.sql
-var sqliteMigrations embed.FS
+//go:embed migrations/*.sql
+var migrations embed.FS
 
 // Errors the store returns; callers match them with errors.Is.
 var (
@@ -71,9 +71,9 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 	return &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
 }
 
-// migrate applies the embedded SQLite migrations not yet applied.
+// migrate applies the embedded migrations not yet applied.
 func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
-	fsys, err := fs.Sub(sqliteMigrations, "migrations/sqlite")
+	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -104,3 +104,35 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// tx is one write transaction; the lookups it changed are forgotten once it commits.
+type tx struct {
+	*sql.Tx
+	changed []string // cache keys (see cacheKey) of rows this transaction wrote
+}
+
+// touch records that the transaction wrote the rows cached under keys.
+func (t *tx) touch(keys ...string) { t.changed = append(t.changed, keys...) }
+
+// inTx runs f in a transaction, committed only when f succeeds; the lookups f touched are
+// forgotten on this replica whether or not it commits.
+func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	t := &tx{Tx: sqlTx}
+	defer func() {
+		for _, k := range t.changed {
+			s.cache.forget(k)
+		}
+	}()
+	if err := f(t); err != nil {
+		_ = sqlTx.Rollback()
+		return uniqueAlias(err)
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return uniqueAlias(fmt.Errorf("store: commit: %w", err))
+	}
+	return nil
+}

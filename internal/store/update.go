@@ -16,7 +16,8 @@ import (
 // key_name, blocked and created_at are not changed.
 func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Key, error) {
 	var k Key
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *tx) error {
+		tx.touch(keyCacheKey(token))
 		var err error
 		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -56,7 +57,6 @@ func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Ke
 		}
 		return nil
 	})
-	s.cache.forget(token)
 	if err != nil {
 		return Key{}, err
 	}
