@@ -11,15 +11,7 @@ import (
 	"time"
 )
 
-func open(t *testing.T, opts Options) *Store {
-	t.Helper()
-	s, err := OpenSQLite(context.Background(), t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
+func open(t *testing.T, opts Options) *Store { return openSQLiteForTest(t, opts) }
 
 func TestGenerateStoresOnlyTheHash(t *testing.T) {
 	dir := t.TempDir()
