@@ -89,7 +89,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		closeClients(context.Background(), s.log, created)
 		return nil, err
 	}
-	pol := policy.New(reg.policyServers())
+	pol := policy.New(reg.policyServers(), policy.Options{Separator: s.env.Separator,
+		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
+		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
+		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
 	gw := gateway.New(gateway.Config{
