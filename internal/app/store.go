@@ -43,14 +43,14 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 	if st == nil {
 		return nil
 	}
-	return func(ctx context.Context, hash string) (identity.StoredKey, bool, error) {
+	return func(ctx context.Context, hash, _ string) (identity.StoredKey, bool, error) {
 		k, found, err := st.Lookup(ctx, hash)
 		if err != nil || !found {
 			return identity.StoredKey{}, found, err
 		}
 		out := identity.StoredKey{UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
 			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
-			ToolPermissions: k.Permission.MCPToolPermissions, Blocked: k.Blocked}
+			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked}
 		if k.Expires != nil {
 			out.Expires = *k.Expires
 		}

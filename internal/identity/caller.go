@@ -5,8 +5,17 @@ import (
 	"strings"
 )
 
-// RoleProxyAdmin is the role of the master key (LiteLLM's LitellmUserRoles.PROXY_ADMIN).
-const RoleProxyAdmin = "proxy_admin"
+// LiteLLM's user roles (LitellmUserRoles).
+const (
+	// RoleProxyAdmin manages everything; it is the master key's role.
+	RoleProxyAdmin = "proxy_admin"
+	// RoleProxyAdminViewer reads everything and changes nothing.
+	RoleProxyAdminViewer = "proxy_admin_viewer"
+	// RoleInternalUser manages their own keys.
+	RoleInternalUser = "internal_user"
+	// RoleInternalUserViewer reads their own keys.
+	RoleInternalUserViewer = "internal_user_viewer"
+)
 
 // MasterUserID is the user id of the master key (LiteLLM's litellm_proxy_admin_name default).
 const MasterUserID = "default_user_id"
