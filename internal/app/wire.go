@@ -68,7 +68,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		s.log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
 			"client_timeout", s.env.ClientTimeout.String(), "http_write_timeout", w.String())
 	}
-	reg := newRegistry(cfg.Servers)
+	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
 	var created []*upstream.Client
 	for _, sv := range reg.servers {
@@ -109,6 +109,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
+		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
 		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
 	})

@@ -262,6 +262,9 @@ func DefaultHTTPLimits() HTTPLimits {
 type LiteLLMSettings struct {
 	// DefaultMCPSamplingModel names a Models entry, or is empty.
 	DefaultMCPSamplingModel string
+	// MCPAliases (mcp_aliases) maps extra names to servers (by name, id or alias); a scoped
+	// URL or x-mcp-servers may use them. Every target names a server.
+	MCPAliases map[string]string
 }
 
 // Model is one entry of model_list.

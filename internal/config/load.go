@@ -363,6 +363,8 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 				s.DefaultMCPSamplingModel = strings.TrimSpace(v)
 				at = e.v
 			}
+		case "mcp_aliases":
+			s.MCPAliases, l.aliasNodes = l.strMap(e.v, sec+"."+e.key)
 		default:
 			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}

@@ -15,7 +15,7 @@ var (
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
 		"mcp_allow_all_keys_respects_mcp_scope"}
-	litellmKeys    = []string{"default_mcp_sampling_model"}
+	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}
 	serverKeys     = []string{"server_id", "alias", "description", "url", "transport", "command", "args",

@@ -26,7 +26,8 @@
 // level's blocked_tools names it (bare, or prefixed by the server's alias, name or id and the
 // tool separator).
 //
-// Then a request scope (a scoped URL or x-mcp-servers: names, ids, aliases or access groups)
+// Then a request scope (server names the front resolved from a scoped URL, x-mcp-servers and
+// x-mcp-access-groups, or names, ids, aliases and access groups)
 // narrows the result; it never grants, and an unknown scope entry matches nothing.
 //
 // Design decisions:
