@@ -113,6 +113,9 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
 			}
 		}
+		if err := checkRefs(ctx, tx, k.TeamID, k.OrganizationID); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			k.Token, k.KeyName, nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata),

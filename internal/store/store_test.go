@@ -22,6 +22,9 @@ func TestGenerateStoresOnlyTheHash(t *testing.T) {
 	}
 	rpm := int64(10)
 	exp := time.Now().Add(time.Hour)
+	if _, err := s.CreateTeam(ctx, Team{TeamID: "t"}); err != nil {
+		t.Fatal(err)
+	}
 	secret, k, err := s.Generate(ctx, NewKey{Alias: "a", UserID: "u", TeamID: "t", Metadata: json.RawMessage(`{"x":1}`),
 		Permission: Permission{MCPServers: []string{"fx"}, MCPToolPermissions: map[string][]string{"fx": {"echo"}}},
 		Expires:    &exp, RPMLimit: &rpm, MCPRPMLimit: map[string]int64{"fx": 5}})

@@ -26,13 +26,16 @@ func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Ke
 		if err != nil {
 			return fmt.Errorf("store: reading a key: %w", err)
 		}
-		oldAlias := k.Alias
+		oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
 		change(&k)
 		k.Token = token
 		if k.Alias != "" && k.Alias != oldAlias {
 			if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
 				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
 			}
+		}
+		if err := checkRefs(ctx, tx, changed(k.TeamID, oldTeam), changed(k.OrganizationID, oldOrg)); err != nil {
+			return err
 		}
 		if len(k.Metadata) == 0 {
 			k.Metadata = json.RawMessage("{}")
@@ -109,4 +112,13 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Key, int, error) {
 		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
 	}
 	return out, total, nil
+}
+
+// changed is id when it differs from old, else "" (a reference kept as it was is not checked
+// again: a key may predate the teams table).
+func changed(id, old string) string {
+	if id == old {
+		return ""
+	}
+	return id
 }

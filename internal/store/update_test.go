@@ -11,6 +11,9 @@ func TestUpdateChangesOnlyWhatItIsToldAndChecksTheAlias(t *testing.T) {
 	ctx := context.Background()
 	_, a, _ := s.Generate(ctx, NewKey{Alias: "a", UserID: "u", Permission: Permission{MCPServers: []string{"fx"}}})
 	_, _, _ = s.Generate(ctx, NewKey{Alias: "b"})
+	if _, err := s.CreateTeam(ctx, Team{TeamID: "t"}); err != nil {
+		t.Fatal(err)
+	}
 	got, err := s.Update(ctx, a.Token, func(k *Key) { k.TeamID = "t"; k.Permission.MCPServers = []string{"other"} })
 	if err != nil {
 		t.Fatal(err)
