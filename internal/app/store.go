@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -36,24 +35,4 @@ func openStore(cfg *config.Config, o options) (*store.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 	defer cancel()
 	return store.OpenSQLite(ctx, o.dataDir, store.Options{Logger: o.log})
-}
-
-// keyLookup is the authenticator's view of the store (nil without one).
-func keyLookup(st *store.Store) identity.KeyLookup {
-	if st == nil {
-		return nil
-	}
-	return func(ctx context.Context, hash, _ string) (identity.StoredKey, bool, error) {
-		k, found, err := st.Lookup(ctx, hash)
-		if err != nil || !found {
-			return identity.StoredKey{}, found, err
-		}
-		out := identity.StoredKey{UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
-			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
-			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked}
-		if k.Expires != nil {
-			out.Expires = *k.Expires
-		}
-		return out, true, nil
-	}
 }
