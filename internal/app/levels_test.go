@@ -20,14 +20,26 @@ func TestKeyLookupResolvesLevels(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	perm := func(servers ...string) store.Permission { return store.Permission{MCPServers: servers} }
-	mustDo(t, func() error { _, err := st.CreateOrganization(ctx, store.Organization{OrganizationID: "o1", Alias: "o1", Permission: perm("a", "b")}); return err })
-	mustDo(t, func() error { _, err := st.CreateOrganization(ctx, store.Organization{OrganizationID: "o2", Alias: "o2", Permission: perm("b")}); return err })
-	mustDo(t, func() error { _, err := st.CreateTeam(ctx, store.Team{TeamID: "t", OrganizationID: "o1", Permission: perm("a")}); return err })
+	mustDo(t, func() error {
+		_, err := st.CreateOrganization(ctx, store.Organization{OrganizationID: "o1", Alias: "o1", Permission: perm("a", "b")})
+		return err
+	})
+	mustDo(t, func() error {
+		_, err := st.CreateOrganization(ctx, store.Organization{OrganizationID: "o2", Alias: "o2", Permission: perm("b")})
+		return err
+	})
+	mustDo(t, func() error {
+		_, err := st.CreateTeam(ctx, store.Team{TeamID: "t", OrganizationID: "o1", Permission: perm("a")})
+		return err
+	})
 	mustDo(t, func() error {
 		_, err := st.CreateUser(ctx, store.User{UserID: "u", Role: store.UserRoleProxyAdminViewer, Permission: perm("c")})
 		return err
 	})
-	mustDo(t, func() error { _, err := st.CreateEndUser(ctx, store.EndUser{UserID: "bob", Permission: perm("d")}); return err })
+	mustDo(t, func() error {
+		_, err := st.CreateEndUser(ctx, store.EndUser{UserID: "bob", Permission: perm("d")})
+		return err
+	})
 	mustDo(t, func() error { _, err := st.CreateEndUser(ctx, store.EndUser{UserID: "eve", Blocked: true}); return err })
 	secret, _, err := st.Generate(ctx, store.NewKey{TeamID: "t", UserID: "u", OrganizationID: "o2",
 		Permission: store.Permission{MCPServers: []string{"a"}, BlockedTools: []string{"rm"}}})
