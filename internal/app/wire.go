@@ -116,7 +116,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
 	g.front.RegisterREST(g.mux)
-	front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log}).Register(g.mux)
+	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
+	keys.Register(g.mux)
+	keys.RegisterDirectory(g.mux)
 	s.health.Register(g.mux)
 	return g, nil
 }

@@ -128,7 +128,7 @@ func (k *Keys) admin(next func(http.ResponseWriter, *http.Request, []byte)) http
 			return
 		}
 		var body []byte
-		if r.Method == http.MethodPost {
+		if r.Method != http.MethodGet {
 			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxKeyBody))
 			if err != nil {
 				keyError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "",
@@ -140,13 +140,16 @@ func (k *Keys) admin(next func(http.ResponseWriter, *http.Request, []byte)) http
 	}
 }
 
-// fail answers err: a badRequest is 400, an unknown key 404, a duplicate alias 400, anything
-// else 500 (logged; the store's text is not shown).
+// fail answers err: a badRequest is 400, a store.RefError as failRef says, an unknown key
+// 404, a duplicate alias 400, anything else 500 (logged; the store's text is not shown).
 func (k *Keys) fail(ctx context.Context, w http.ResponseWriter, err error) {
 	var br *badRequest
+	var re *store.RefError
 	switch {
 	case errors.As(err, &br):
 		keyError(w, http.StatusBadRequest, "invalid_request_error", br.param, br.msg)
+	case errors.As(err, &re):
+		failRef(w, re)
 	case errors.Is(err, store.ErrDuplicateAlias):
 		keyError(w, http.StatusBadRequest, "invalid_request_error", "key_alias",
 			"key_alias already in use: key aliases must be unique")
