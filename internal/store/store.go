@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -17,6 +18,9 @@ import (
 
 // FileName is the SQLite database's name inside the data dir.
 const FileName = "mcpgw.db"
+
+// uriPathEscaper escapes what ends or changes a file: URI's path.
+var uriPathEscaper = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F")
 
 // busyTimeout is how long a statement waits for SQLite's write lock before failing.
 const busyTimeout = 5 * time.Second
@@ -54,8 +58,10 @@ type Options struct {
 // with a busy timeout, and applies every pending migration.
 func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 	path := filepath.Join(dir, FileName)
+	// The path is escaped: in a file: URI a '#' or '?' in a directory name would otherwise
+	// end the path, and the store would open another file.
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
-		path, busyTimeout.Milliseconds())
+		uriPathEscaper.Replace(path), busyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

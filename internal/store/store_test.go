@@ -192,3 +192,28 @@ func TestSchemaRefusesADuplicateAlias(t *testing.T) {
 		t.Fatalf("direct insert of a taken alias: %v", err)
 	}
 }
+
+// TestOpenSQLiteEscapesThePath: a data dir whose name holds '#', '?' or '%' opens the
+// database inside it, not a file named by the part of the path before that character.
+func TestOpenSQLiteEscapesThePath(t *testing.T) {
+	base := t.TempDir()
+	ctx := context.Background()
+	for _, name := range []string{"a#b", "c?d", "e%20f"} {
+		dir := filepath.Join(base, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenSQLite(ctx, dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(base)
+	if len(entries) != 3 {
+		t.Fatalf("files beside the data dirs: %v", entries)
+	}
+}
