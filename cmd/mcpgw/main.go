@@ -4,11 +4,17 @@
 //
 //	mcpgw serve --config FILE [--host HOST] [--port PORT] [--log-level LEVEL] [--data-dir DIR]
 //	mcpgw check --config FILE
+//	mcpgw key create|list|revoke [--url URL] [--master-key-env NAME] ...
 //	mcpgw version
 //
 // check prints every problem serve would stop at (the file's, the master key rule, the
 // environment, each upstream's settings) and, beyond that, stdio commands it cannot find; it
 // starts nothing and contacts no upstream.
+//
+// key manages virtual keys through a running gateway's /key/* API (the same API curl would
+// call; no direct database access), authenticated by the master key read from an environment
+// variable (LITELLM_MASTER_KEY, or the one --master-key-env names): a key given as a flag value
+// would be left in shell history and in every process listing.
 package main
 
 import (

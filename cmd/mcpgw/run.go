@@ -26,6 +26,7 @@ const (
 const usageText = `usage:
   mcpgw serve --config FILE [--host HOST] [--port PORT] [--log-level LEVEL] [--data-dir DIR]
   mcpgw check --config FILE
+  mcpgw key create|list|revoke [flags]   (mcpgw key help for the flags)
   mcpgw version
 `
 
@@ -41,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookupEnv
 		return runServe(ctx, args[1:], stderr, lookupEnv)
 	case "check":
 		return runCheck(args[1:], stdout, stderr, lookupEnv)
+	case "key":
+		return runKey(ctx, args[1:], stdout, stderr, lookupEnv)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "mcpgw %s\n", buildVersion())
 		return exitOK

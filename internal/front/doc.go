@@ -212,7 +212,16 @@
 //     key objects with return_full_object=true (never secrets); unknown query parameters are
 //     400 like unknown body fields.
 //   - A key is referred to by its secret (sk-...) or its token (the hex SHA-256); answers
-//     carry the token, and only /key/generate's answer carries the secret.
+//     carry the token, and only /key/generate's and /key/regenerate's answers carry a secret.
+//   - /key/regenerate (keysregenerate.go; also LiteLLM's POST /key/{key}/regenerate, the body
+//     then optional, the key named twice only if the same): a new secret for the same key, in
+//     one store transaction, with any /key/update field applied. The token changes with the
+//     secret (it is its hash), so the answer carries the new token as "token" and, as LiteLLM
+//     names it there, "token_id". new_key (a caller-chosen secret) is refused: every secret is
+//     256 random bits, which is what makes an unsalted SHA-256 safe to store. new_master_key is
+//     refused: the master key lives in the config file. A secret in the path is replaced by its
+//     token before authentication, so neither the custom_auth webhook (sent the path) nor a
+//     refusal message ever holds it.
 //
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,

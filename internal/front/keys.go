@@ -25,7 +25,8 @@ type KeysConfig struct {
 }
 
 // Keys serves LiteLLM's key management routes: POST /key/generate, GET /key/info,
-// POST /key/update, GET /key/list, POST /key/delete, POST /key/block and POST /key/unblock.
+// POST /key/update, GET /key/list, POST /key/delete, POST /key/block, POST /key/unblock and
+// POST /key/regenerate (also as POST /key/{key}/regenerate).
 // Only the master key may call them.
 type Keys struct {
 	cfg KeysConfig
@@ -51,6 +52,8 @@ func (k *Keys) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /key/delete", k.admin(k.delete))
 	mux.HandleFunc("POST /key/block", k.admin(k.block(true)))
 	mux.HandleFunc("POST /key/unblock", k.admin(k.block(false)))
+	mux.HandleFunc("POST /key/regenerate", k.admin(k.regenerate))
+	mux.HandleFunc("POST /key/{key}/regenerate", hideKeyInPath("/key/", "/regenerate", k.admin(k.regenerate)))
 }
 
 // keyJSON is a stored key as LiteLLM answers it; the secret appears only in /key/generate's

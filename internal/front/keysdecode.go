@@ -312,7 +312,13 @@ func decodeUpdate(body []byte, now time.Time) (string, func(*store.Key), error) 
 	if err != nil {
 		return "", nil, err
 	}
-	change := func(k *store.Key) {
+	return token, keyChange(m, nk), nil
+}
+
+// keyChange returns the change a decoded /key/update or /key/regenerate body makes: every
+// field present in m is set from nk (null clears it); the others are kept.
+func keyChange(m map[string]json.RawMessage, nk store.NewKey) func(*store.Key) {
+	return func(k *store.Key) {
 		for name := range m {
 			switch name {
 			case "key_alias":
@@ -338,7 +344,6 @@ func decodeUpdate(body []byte, now time.Time) (string, func(*store.Key), error) 
 			}
 		}
 	}
-	return token, change, nil
 }
 
 // listParams are /key/list's query parameters.

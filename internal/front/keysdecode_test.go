@@ -130,3 +130,28 @@ func FuzzDecodeKeyRefs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeRegenerate(f *testing.F) {
+	for _, s := range []struct{ body, path string }{{`{"key":"sk-a"}`, ""}, {``, "sk-a"}, {`{}`, store.Hash("sk-a")},
+		{`{"key":"sk-a","key_alias":"x","duration":"1d","metadata":{"a":1}}`, ""}, {`{"key":"sk-a"}`, "sk-b"},
+		{`{"key":"sk-a","new_key":"sk-b"}`, ""}, {`{"new_master_key":null,"key":"sk-a"}`, ""}, {`{"key":null}`, ""}, {`[`, "x"}} {
+		f.Add([]byte(s.body), s.path)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, path string) {
+		tok, change, err := decodeRegenerate(body, path, time.Unix(0, 0))
+		checkDecoded(t, err)
+		if err != nil {
+			return
+		}
+		k := store.Key{Token: "x"}
+		change(&k)
+		if len(tok) != 64 || len(k.Alias) > maxIDLen || k.Token != "x" {
+			t.Fatalf("regenerate: %q %+v", tok, k)
+		}
+		if path != "" {
+			if want, _ := tokenOf("key", path); tok != want {
+				t.Fatalf("token %q is not the path's key %q", tok, path)
+			}
+		}
+	})
+}

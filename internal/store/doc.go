@@ -33,4 +33,8 @@
 //     policy enforces the first three today, and the management API refuses a non-empty
 //     mcp_toolsets or blocked_tools until they are enforced. rpm_limit, max_parallel_requests and
 //     mcp_rpm_limit are stored for the limits work and not enforced yet.
+//   - Regenerate changes a key's primary key (its token is the hash of the secret) in place, in
+//     the transaction that applies the caller's other changes, and records both the old and the
+//     new token as touched: the old secret's cached lookup is forgotten on commit, and a
+//     "not found" cached for the new token (a guess before it existed) cannot outlive it.
 package store

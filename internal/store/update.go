@@ -17,51 +17,57 @@ import (
 func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Key, error) {
 	var k Key
 	err := s.inTx(ctx, func(tx *tx) error {
-		tx.touch(keyCacheKey(token))
 		var err error
-		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("store: reading a key: %w", err)
-		}
-		oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
-		change(&k)
-		k.Token = token
-		if k.Alias != "" && k.Alias != oldAlias {
-			if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
-				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
-			}
-		}
-		if err := checkRefs(ctx, tx, changed(k.TeamID, oldTeam), changed(k.OrganizationID, oldOrg)); err != nil {
-			return err
-		}
-		if len(k.Metadata) == 0 {
-			k.Metadata = json.RawMessage("{}")
-		}
-		if k.Expires != nil {
-			e := k.Expires.UTC().Truncate(time.Millisecond)
-			k.Expires = &e
-		}
-		k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-		perm, _ := json.Marshal(k.Permission)
-		limits := []byte("{}")
-		if k.MCPRPMLimit != nil {
-			limits, _ = json.Marshal(k.MCPRPMLimit)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE keys SET key_alias = $1, user_id = $2, team_id = $3,
-			organization_id = $4, metadata = $5, object_permission = $6, expires = $7, rpm_limit = $8,
-			max_parallel_requests = $9, mcp_rpm_limit = $10, updated_at = $11 WHERE token = $12`,
-			nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata), string(perm),
-			millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token)
-		if err != nil {
-			return fmt.Errorf("store: updating a key: %w", err)
-		}
-		return nil
+		k, err = s.updateTx(ctx, tx, token, change)
+		return err
 	})
 	if err != nil {
 		return Key{}, err
+	}
+	return k, nil
+}
+
+// updateTx is Update inside tx: it reads the key with token, applies change and writes it back.
+func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(*Key)) (Key, error) {
+	tx.touch(keyCacheKey(token))
+	k, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrNotFound
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("store: reading a key: %w", err)
+	}
+	oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
+	change(&k)
+	k.Token = token
+	if k.Alias != "" && k.Alias != oldAlias {
+		if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
+			return Key{}, errors.Join(err, boolErr(taken, ErrDuplicateAlias))
+		}
+	}
+	if err := checkRefs(ctx, tx, changed(k.TeamID, oldTeam), changed(k.OrganizationID, oldOrg)); err != nil {
+		return Key{}, err
+	}
+	if len(k.Metadata) == 0 {
+		k.Metadata = json.RawMessage("{}")
+	}
+	if k.Expires != nil {
+		e := k.Expires.UTC().Truncate(time.Millisecond)
+		k.Expires = &e
+	}
+	k.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	perm, _ := json.Marshal(k.Permission)
+	limits := []byte("{}")
+	if k.MCPRPMLimit != nil {
+		limits, _ = json.Marshal(k.MCPRPMLimit)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE keys SET key_alias = $1, user_id = $2, team_id = $3,
+		organization_id = $4, metadata = $5, object_permission = $6, expires = $7, rpm_limit = $8,
+		max_parallel_requests = $9, mcp_rpm_limit = $10, updated_at = $11 WHERE token = $12`,
+		nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata), string(perm),
+		millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token)
+	if err != nil {
+		return Key{}, fmt.Errorf("store: updating a key: %w", err)
 	}
 	return k, nil
 }
