@@ -3,7 +3,9 @@ package front
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/store"
@@ -13,37 +15,40 @@ import (
 // mux. They share the key routes' guard (admin: the master key only), error shape, body bound
 // and store.
 func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
-	for path, h := range map[string]func(http.ResponseWriter, *http.Request, []byte){
-		"POST /team/new":           k.teamNew,
-		"POST /team/update":        k.teamUpdate,
-		"POST /team/delete":        k.teamDelete,
-		"GET /team/info":           k.teamInfo,
-		"GET /team/list":           k.teamList,
-		"POST /team/member_add":    k.teamMemberAdd,
-		"POST /team/member_delete": k.teamMemberDelete,
+	for path, route := range map[string]struct {
+		need access
+		h    func(http.ResponseWriter, *http.Request, []byte)
+	}{
+		"POST /team/new":           {adminOnly, k.teamNew},
+		"POST /team/update":        {perResource, k.teamUpdate},
+		"POST /team/delete":        {adminOnly, k.teamDelete},
+		"GET /team/info":           {perResource, k.teamInfo},
+		"GET /team/list":           {perResource, k.teamList},
+		"POST /team/member_add":    {perResource, k.teamMemberAdd},
+		"POST /team/member_delete": {perResource, k.teamMemberDelete},
 
-		"POST /organization/new":      k.orgNew,
-		"PATCH /organization/update":  k.orgUpdate,
-		"POST /organization/update":   k.orgUpdate,
-		"DELETE /organization/delete": k.orgDelete,
-		"POST /organization/delete":   k.orgDelete,
-		"GET /organization/info":      k.orgInfo,
-		"GET /organization/list":      k.orgList,
+		"POST /organization/new":      {adminOnly, k.orgNew},
+		"PATCH /organization/update":  {adminOnly, k.orgUpdate},
+		"POST /organization/update":   {adminOnly, k.orgUpdate},
+		"DELETE /organization/delete": {adminOnly, k.orgDelete},
+		"POST /organization/delete":   {adminOnly, k.orgDelete},
+		"GET /organization/info":      {viewerRead, k.orgInfo},
+		"GET /organization/list":      {viewerRead, k.orgList},
 
-		"POST /user/new":    k.userNew,
-		"POST /user/update": k.userUpdate,
-		"POST /user/delete": k.userDelete,
-		"GET /user/info":    k.userInfo,
-		"GET /user/list":    k.userList,
+		"POST /user/new":    {adminOnly, k.userNew},
+		"POST /user/update": {adminOnly, k.userUpdate},
+		"POST /user/delete": {adminOnly, k.userDelete},
+		"GET /user/info":    {perResource, k.userInfo},
+		"GET /user/list":    {viewerRead, k.userList},
 	} {
-		mux.HandleFunc(path, k.admin(h))
+		mux.HandleFunc(path, k.managed(route.need, route.h))
 	}
 	for _, prefix := range []string{"/customer", "/end_user"} {
-		mux.HandleFunc("POST "+prefix+"/new", k.admin(k.endUserNew))
-		mux.HandleFunc("POST "+prefix+"/update", k.admin(k.endUserUpdate))
-		mux.HandleFunc("POST "+prefix+"/delete", k.admin(k.endUserDelete))
-		mux.HandleFunc("GET "+prefix+"/info", k.admin(k.endUserInfo))
-		mux.HandleFunc("GET "+prefix+"/list", k.admin(k.endUserList))
+		mux.HandleFunc("POST "+prefix+"/new", k.managed(adminOnly, k.endUserNew))
+		mux.HandleFunc("POST "+prefix+"/update", k.managed(adminOnly, k.endUserUpdate))
+		mux.HandleFunc("POST "+prefix+"/delete", k.managed(adminOnly, k.endUserDelete))
+		mux.HandleFunc("GET "+prefix+"/info", k.managed(viewerRead, k.endUserInfo))
+		mux.HandleFunc("GET "+prefix+"/list", k.managed(viewerRead, k.endUserList))
 	}
 }
 
@@ -135,6 +140,9 @@ func (k *Keys) teamNew(w http.ResponseWriter, r *http.Request, body []byte) {
 
 func (k *Keys) teamUpdate(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, change, err := decodeTeamUpdate(body)
+	if err == nil && !k.allowTeamChange(w, r, id, change) {
+		return
+	}
 	var t store.Team
 	if err == nil {
 		t, err = k.cfg.Store.UpdateTeam(r.Context(), id, change)
@@ -152,6 +160,12 @@ func (k *Keys) teamDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 
 func (k *Keys) teamInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	id, err := requiredParam(r.URL.Query(), "team_id")
+	if err == nil {
+		ok, err := managerOf(r).mayTeam(r.Context(), false, id)
+		if !k.allow(w, r, ok, err, "read this team") {
+			return
+		}
+	}
 	var t store.Team
 	if err == nil {
 		t, err = k.cfg.Store.GetTeam(r.Context(), id)
@@ -166,16 +180,30 @@ func (k *Keys) teamInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 func (k *Keys) teamList(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q := r.URL.Query()
 	offset, limit, _, err := decodeQuery(q, []string{"organization_id", "user_id", "page", "size"})
+	user := q.Get("user_id")
+	if m := managerOf(r); err == nil && !m.viewer() {
+		if m.caller.UserID == "" || user != "" && user != m.caller.UserID {
+			forbid(w, "your role lets you list only the teams you are a member of")
+			return
+		}
+		user = m.caller.UserID
+	}
 	var teams []store.Team
 	if err == nil {
 		teams, err = k.cfg.Store.ListTeams(r.Context(), store.TeamQuery{OrganizationID: q.Get("organization_id"),
-			UserID: q.Get("user_id"), Offset: offset, Limit: limit})
+			UserID: user, Offset: offset, Limit: limit})
 	}
 	k.answer(w, r, teamsToJSON(teams), err)
 }
 
 func (k *Keys) teamMemberAdd(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, members, err := decodeMemberAdd(body)
+	if err == nil {
+		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
+		if !k.allow(w, r, ok, err, "change this team's members") {
+			return
+		}
+	}
 	var t store.Team
 	if err == nil {
 		t, err = k.cfg.Store.AddTeamMembers(r.Context(), id, members)
@@ -185,9 +213,42 @@ func (k *Keys) teamMemberAdd(w http.ResponseWriter, r *http.Request, body []byte
 
 func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, user, err := decodeMemberDelete(body)
+	if err == nil {
+		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
+		if !k.allow(w, r, ok, err, "change this team's members") {
+			return
+		}
+	}
 	var t store.Team
 	if err == nil {
 		t, err = k.cfg.Store.RemoveTeamMembers(r.Context(), id, []string{user})
 	}
 	k.answer(w, r, teamToJSON(t), err)
+}
+
+// allowTeamChange checks that the caller may change team id: the proxy admin anything; the
+// team's admins only its alias and metadata (its permissions, limits, organisation and blocked
+// flag would widen what its own keys reach).
+func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string, change func(*store.Team)) bool {
+	m := managerOf(r)
+	if m.admin() {
+		return true
+	}
+	ok, err := m.mayTeam(r.Context(), true, id)
+	if !k.allow(w, r, ok, err, "change this team") {
+		return false
+	}
+	cur, err := k.cfg.Store.GetTeam(r.Context(), id)
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return false
+	}
+	next := cur
+	change(&next)
+	if !reflect.DeepEqual(cur.Permission, next.Permission) || cur.OrganizationID != next.OrganizationID || cur.Blocked != next.Blocked ||
+		!eqPtr(cur.RPMLimit, next.RPMLimit) || !eqPtr(cur.MaxParallelRequests, next.MaxParallelRequests) || !maps.Equal(cur.MCPRPMLimit, next.MCPRPMLimit) {
+		forbid(w, "a team admin may change the team's alias, metadata and members; its object_permission, limits, organization_id and blocked are the proxy admin's")
+		return false
+	}
+	return true
 }

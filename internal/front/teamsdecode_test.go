@@ -44,7 +44,7 @@ func TestDirectoryDecodersRefuseBadInput(t *testing.T) {
 		{"team/new", `{"blocked":"yes"}`, "blocked", "want true or false"},
 		{"team/new", `{"rpm_limit":-1}`, "rpm_limit", "non-negative"},
 		{"team/new", `{"metadata":[]}`, "metadata", "want a JSON object"},
-		{"team/new", `{"object_permission":{"mcp_toolsets":["x"]}}`, "object_permission.mcp_toolsets", "not enforced"},
+		{"team/new", `{"object_permission":{"mcp_toolsets":["x"]}}`, "object_permission.mcp_toolsets", "not supported"},
 		{"team/new", `{"object_permission":{"mcp_server":["x"]}}`, "mcp_server", "unknown field"},
 		{"team/new", `{"members_with_roles":[{"user_id":"a","role":"owner"}]}`, "role", "admin or user"},
 		{"team/new", `{"members_with_roles":[{"user_id":"a","role":"user"},{"user_id":"a","role":"admin"}]}`, "members_with_roles", "twice"},

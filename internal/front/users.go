@@ -65,7 +65,16 @@ func (k *Keys) userDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 // userInfo answers LiteLLM's /user/info shape: user_id, user_info, the user's first keys and
 // their team memberships.
 func (k *Keys) userInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
-	id, err := requiredParam(r.URL.Query(), "user_id")
+	m := managerOf(r)
+	q := r.URL.Query()
+	if !q.Has("user_id") && m.caller.UserID != "" && !m.caller.IsMaster {
+		q.Set("user_id", m.caller.UserID) // without user_id: the caller's own, as LiteLLM answers
+	}
+	id, err := requiredParam(q, "user_id")
+	if err == nil && !m.mayUser(id) {
+		forbid(w, "your role lets you read only your own user")
+		return
+	}
 	var u store.User
 	if err == nil {
 		u, err = k.cfg.Store.GetUser(r.Context(), id)
