@@ -65,7 +65,10 @@ func TestStoreKeys(t *testing.T) {
 func TestWebhookDecidesEvenWithAStore(t *testing.T) {
 	called := false
 	a, err := New(Config{MasterKey: strongKey, CustomAuthURL: "http://127.0.0.1:1/auth", Timeout: time.Second,
-		Keys: func(context.Context, string, string) (StoredKey, bool, error) { called = true; return StoredKey{}, true, nil }})
+		Keys: func(context.Context, string, string) (StoredKey, bool, error) {
+			called = true
+			return StoredKey{}, true, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
