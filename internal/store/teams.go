@@ -197,8 +197,8 @@ type TeamQuery struct {
 
 // ListTeams returns one page of the teams matching q (oldest first) with their members.
 func (s *Store) ListTeams(ctx context.Context, q TeamQuery) ([]Team, error) {
-	cond, args := ` WHERE ($1 = '' OR organization_id = $1)
-		AND ($2 = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
+	cond, args := ` WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
+		AND (CAST($2 AS TEXT) = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+teamColumns+` FROM teams`+cond+
 		` ORDER BY created_at, team_id LIMIT $3 OFFSET $4`, append(args, q.Limit, q.Offset)...)
 	if err != nil {
