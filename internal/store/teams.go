@@ -68,7 +68,7 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 			t.TeamID, nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission),
 			t.Blocked, t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), now.UnixMilli(), now.UnixMilli())
 		if err != nil {
-			return uniqueViolation(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
+			return uniqueRefused(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
 		}
 		if err := addMembers(ctx, tx, s.nowMillis(), t.TeamID, members); err != nil {
@@ -151,7 +151,7 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 			nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission), t.Blocked,
 			t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), t.UpdatedAt.UnixMilli(), id)
 		if err != nil {
-			return uniqueViolation(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
+			return uniqueRefused(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
 		}
 		t.Members, err = teamMembers(ctx, tx, id)
