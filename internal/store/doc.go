@@ -37,4 +37,22 @@
 //     the transaction that applies the caller's other changes, and records both the old and the
 //     new token as touched: the old secret's cached lookup is forgotten on commit, and a
 //     "not found" cached for the new token (a guess before it existed) cannot outlive it.
+//   - Organisations, teams (with team_members: user, role admin|user), users and end users
+//     (LiteLLM's customers) live beside the keys (migrations/00002), each with the same
+//     object_permission. Referential rules are kept by the store inside each write's
+//     transaction rather than by FOREIGN KEY constraints ("" means "none" in the id columns,
+//     and keys written before 00002 carry team ids no table held): a key's, team's or user's
+//     team_id/organization_id must exist when set or changed (a RefError matching ErrForeign,
+//     naming the field); deleting a team or a user deletes its keys and memberships, as
+//     LiteLLM does; deleting an organisation that teams, users or keys still belong to is
+//     refused (ErrInUse; the API answers 409 Conflict: the request is well-formed, what is
+//     stored forbids it, and deleting a whole tree of teams and keys as a side effect would
+//     surprise). Against a concurrent writer on Postgres, a write that refers to a row
+//     first locks it (a no-op UPDATE, which SQLite's single writer makes redundant), and a
+//     delete removes the parent row before looking for its children, so a reference written
+//     meanwhile is either seen by the delete or refused. Every write touches the cache key
+//     of each row it changes ("team:", "org:", "user:", "enduser:" and the keys it deletes),
+//     and LookupTeam/LookupOrganization/LookupUser/LookupEndUser go through the same cache
+//     as Lookup (found or not, Options.CacheTTL, Options.CacheSize). Ids not given are random
+//     UUIDs; team_alias and organization_alias are UNIQUE like key_alias.
 package store

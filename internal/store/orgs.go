@@ -39,7 +39,7 @@ func (s *Store) CreateOrganization(ctx context.Context, o Organization) (Organiz
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO organizations (`+orgColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 			o.OrganizationID, o.Alias, string(o.Metadata), permissionText(o.Permission), now.UnixMilli(), now.UnixMilli())
-		return uniqueViolation(err, "organization_alias", "organization_alias",
+		return uniqueRefused(err, "organization_alias", "organization_alias",
 			"organization_alias '"+o.Alias+"' already in use: organization aliases must be unique")
 	})
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, id string, change func(*
 		_, err = tx.ExecContext(ctx, `UPDATE organizations SET organization_alias = $1, metadata = $2,
 			object_permission = $3, updated_at = $4 WHERE organization_id = $5`,
 			o.Alias, string(o.Metadata), permissionText(o.Permission), o.UpdatedAt.UnixMilli(), id)
-		return uniqueViolation(err, "organization_alias", "organization_alias",
+		return uniqueRefused(err, "organization_alias", "organization_alias",
 			"organization_alias '"+o.Alias+"' already in use: organization aliases must be unique")
 	})
 	if err != nil {

@@ -68,7 +68,7 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 			t.TeamID, nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission),
 			t.Blocked, t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), now.UnixMilli(), now.UnixMilli())
 		if err != nil {
-			return uniqueViolation(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
+			return uniqueRefused(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
 		}
 		if err := addMembers(ctx, tx, s.nowMillis(), t.TeamID, members); err != nil {
@@ -151,7 +151,7 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 			nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission), t.Blocked,
 			t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), t.UpdatedAt.UnixMilli(), id)
 		if err != nil {
-			return uniqueViolation(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
+			return uniqueRefused(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
 		}
 		t.Members, err = teamMembers(ctx, tx, id)
@@ -197,8 +197,8 @@ type TeamQuery struct {
 
 // ListTeams returns one page of the teams matching q (oldest first) with their members.
 func (s *Store) ListTeams(ctx context.Context, q TeamQuery) ([]Team, error) {
-	cond, args := ` WHERE ($1 = '' OR organization_id = $1)
-		AND ($2 = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
+	cond, args := ` WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
+		AND (CAST($2 AS TEXT) = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+teamColumns+` FROM teams`+cond+
 		` ORDER BY created_at, team_id LIMIT $3 OFFSET $4`, append(args, q.Limit, q.Offset)...)
 	if err != nil {

@@ -97,9 +97,9 @@ func exists(ctx context.Context, tx *tx, query string, args ...any) (bool, error
 	return n > 0, nil
 }
 
-// uniqueViolation turns the schema's own uniqueness failure on col (a race the check before
+// uniqueRefused turns the schema's own uniqueness failure on col (a race the check before
 // the write did not see) into a RefError naming field; other errors are returned as they are.
-func uniqueViolation(err error, col, field, msg string) error {
+func uniqueRefused(err error, col, field, msg string) error {
 	if err == nil {
 		return nil
 	}

@@ -176,7 +176,7 @@ func (s *Store) DeleteUsers(ctx context.Context, ids []string) error {
 // ListUsers returns one page of the users (oldest first), of one organisation when orgID is
 // set, without their memberships.
 func (s *Store) ListUsers(ctx context.Context, orgID string, offset, limit int) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE ($1 = '' OR organization_id = $1)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
 		ORDER BY created_at, user_id LIMIT $2 OFFSET $3`, orgID, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("store: listing users: %w", err)
