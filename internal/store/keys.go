@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -163,15 +162,16 @@ func (s *Store) Lookup(ctx context.Context, token string) (k Key, found bool, er
 		k, _ = e.val.(Key)
 		return k, e.found, nil
 	}
+	gen := s.cache.generation()
 	k, err = s.Get(ctx, token)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		s.cache.put(keyCacheKey(token), cacheEntry{}, now)
+		s.cache.put(keyCacheKey(token), cacheEntry{gen: gen}, now)
 		return Key{}, false, nil
 	case err != nil:
 		return Key{}, false, err
 	}
-	s.cache.put(keyCacheKey(token), cacheEntry{val: k, found: true}, now)
+	s.cache.put(keyCacheKey(token), cacheEntry{val: k, found: true, gen: gen}, now)
 	return k, true, nil
 }
 
@@ -220,7 +220,7 @@ func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key
 // uniqueAlias turns the schema's own key_alias uniqueness failure (a race the check before the
 // write did not see) into ErrDuplicateAlias.
 func uniqueAlias(err error) error {
-	if strings.Contains(err.Error(), "UNIQUE") && strings.Contains(err.Error(), "key_alias") {
+	if uniqueViolation(err, "keys", "key_alias") {
 		return ErrDuplicateAlias
 	}
 	return err
