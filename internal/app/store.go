@@ -30,7 +30,7 @@ func openStore(cfg *config.Config, o options) (*store.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 	defer cancel()
 	if url = strings.TrimSpace(url); url != "" {
-		st, err := store.OpenPostgres(ctx, url, store.Options{Logger: o.log})
+		st, err := store.OpenPostgres(ctx, url, store.Options{Logger: o.log, CacheTTL: o.cacheTTL})
 		if err != nil {
 			return nil, fmt.Errorf("opening the Postgres store (general_settings.database_url / DATABASE_URL): %w", err)
 		}
@@ -39,8 +39,12 @@ func openStore(cfg *config.Config, o options) (*store.Store, error) {
 	if o.dataDir == "" {
 		return nil, nil
 	}
-	return store.OpenSQLite(ctx, o.dataDir, store.Options{Logger: o.log})
+	return store.OpenSQLite(ctx, o.dataDir, store.Options{Logger: o.log, CacheTTL: o.cacheTTL})
 }
+
+// WithStoreCacheTTL reuses a key lookup for ttl on this replica instead of
+// store.DefaultCacheTTL (negative: no cache).
+func WithStoreCacheTTL(ttl time.Duration) Option { return func(o *options) { o.cacheTTL = ttl } }
 
 // keyLookup is the authenticator's view of the store (nil without one).
 func keyLookup(st *store.Store) identity.KeyLookup {
