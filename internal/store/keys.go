@@ -156,23 +156,12 @@ func (s *Store) Get(ctx context.Context, token string) (Key, error) {
 
 // Lookup returns the key with token for authentication, through this replica's short-lived
 // cache (see Options.CacheTTL); found is false for no such key.
-func (s *Store) Lookup(ctx context.Context, token string) (k Key, found bool, err error) {
-	now := s.now()
-	if e, ok := s.cache.get(keyCacheKey(token), now); ok {
-		k, _ = e.val.(Key)
-		return k, e.found, nil
-	}
-	gen := s.cache.generation()
-	k, err = s.Get(ctx, token)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		s.cache.put(keyCacheKey(token), cacheEntry{gen: gen}, now)
-		return Key{}, false, nil
-	case err != nil:
-		return Key{}, false, err
-	}
-	s.cache.put(keyCacheKey(token), cacheEntry{val: k, found: true, gen: gen}, now)
-	return k, true, nil
+func (s *Store) Lookup(ctx context.Context, token string) (Key, bool, error) {
+	v, found, err := s.lookupCached(ctx, keyCacheKey(token), func(ctx context.Context) (any, error) {
+		return s.Get(ctx, token)
+	})
+	k, _ := v.(Key)
+	return k, found, err
 }
 
 // Delete removes every key in tokens, all or none: when one does not exist the answer is

@@ -36,6 +36,7 @@ type listener struct {
 	cfg   *pgx.ConnConfig
 	cache *keyCache
 	log   *slog.Logger
+	apply func(payload string) // applies one notification to cache
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -48,15 +49,24 @@ type listener struct {
 // startListener connects and LISTENs (failing when it cannot), then serves notifications in
 // a goroutine until stop.
 func startListener(ctx context.Context, cfg *pgx.ConnConfig, cache *keyCache, log *slog.Logger) (*listener, error) {
-	l := &listener{cfg: cfg, cache: cache, log: log, done: make(chan struct{})}
-	conn, err := l.connect(ctx)
-	if err != nil {
+	l := &listener{cfg: cfg, cache: cache, log: log}
+	l.apply = func(payload string) { applyPayload(cache, payload) }
+	if err := l.start(ctx); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	l.cancel = cancel
-	go l.run(runCtx, conn)
 	return l, nil
+}
+
+// start connects and starts the goroutine.
+func (l *listener) start(ctx context.Context) error {
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel, l.done = cancel, make(chan struct{})
+	go l.run(runCtx, conn)
+	return nil
 }
 
 // stop ends the goroutine and closes its connection; it returns once both are done.
@@ -84,9 +94,18 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// run serves conn until it fails, then reconnects with backoff, until ctx ends.
+// run serves conn until it fails, then reconnects with backoff, until ctx ends. A panic
+// outside serving (which recovers its own) ends it with the cache off for good, since nothing
+// would forget other replicas' writes any more.
 func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 	defer close(l.done)
+	defer func() {
+		if v := recover(); v != nil {
+			l.cache.reset(true)
+			l.log.Error("recovered from a panic; the lookup cache is off", append([]any{"in", "store invalidation listener"},
+				panics.Attrs(v)...)...)
+		}
+	}()
 	backoff := listenMinBackoff
 	for {
 		err := l.serveSafely(ctx, conn)
@@ -135,7 +154,7 @@ func (l *listener) serve(ctx context.Context, conn *pgx.Conn) error {
 		cancel()
 		switch {
 		case err == nil:
-			applyPayload(l.cache, n.Payload)
+			l.apply(n.Payload)
 			continue
 		case ctx.Err() != nil:
 			return ctx.Err()

@@ -1,15 +1,18 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/mcpgw/mcpgw/internal/store/pgtest"
@@ -331,4 +334,71 @@ func TestCacheDropsALookupThatRacedAnInvalidation(t *testing.T) {
 	if _, ok := c.get("key:b", now); !ok {
 		t.Fatal("the cache stays off after being turned back on")
 	}
+}
+
+// TestListenerRecoversFromAPanic: a panic while applying a notification is logged without its
+// value, the connection is replaced (the cache cleared) and later notifications are applied.
+func TestListenerRecoversFromAPanic(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openPostgresAt(t, url, Options{CacheTTL: time.Hour}) // migrates; its db sends the notifications
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	cache := newKeyCache(10, time.Hour)
+	l := &listener{cfg: cfg, cache: cache, log: slog.New(slog.NewTextHandler(&logs, nil))}
+	l.apply = func(p string) {
+		if p == `["boom"]` {
+			panic("payload sk-secret")
+		}
+		applyPayload(cache, p)
+	}
+	if err := l.start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer l.stop()
+	notify := func(payload string) {
+		t.Helper()
+		if _, err := s.db.Exec(`SELECT pg_notify($1, $2)`, notifyChannel, payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notify(`["boom"]`)
+	for deadline := time.Now().Add(10 * time.Second); l.connects.Load() < 2 || l.pid.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the listener did not reconnect after a panic")
+		}
+	}
+	cache.put("key:a", cacheEntry{found: true}, time.Now())
+	notify(`["key:a"]`)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := cache.get("key:a", time.Now()); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a notification after the panic was not applied")
+		}
+	}
+	if out := logs.String(); !strings.Contains(out, "recovered from a panic") || strings.Contains(out, "sk-secret") {
+		t.Fatalf("log: %s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

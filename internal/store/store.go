@@ -124,6 +124,27 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// lookupCached returns the row cached under cacheKey ("<kind>:<id>"), or reads it with read
+// (ErrNotFound: no such row) and caches the answer, found or not, unless an invalidation
+// happened while it read (see keyCache). Every cached lookup of a row goes through here.
+func (s *Store) lookupCached(ctx context.Context, cacheKey string, read func(context.Context) (any, error)) (any, bool, error) {
+	now := s.now()
+	if e, ok := s.cache.get(cacheKey, now); ok {
+		return e.val, e.found, nil
+	}
+	gen := s.cache.generation()
+	v, err := read(ctx)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.cache.put(cacheKey, cacheEntry{gen: gen}, now)
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	s.cache.put(cacheKey, cacheEntry{val: v, found: true, gen: gen}, now)
+	return v, true, nil
+}
+
 // tx is one write transaction; the lookups it changed are forgotten once it commits.
 type tx struct {
 	*sql.Tx

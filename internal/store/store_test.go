@@ -11,6 +11,7 @@ import (
 	"time"
 )
 
+// open opens a fresh SQLite store; tests on every backend get theirs from forEachBackend.
 func open(t *testing.T, opts Options) *Store { return openSQLiteForTest(t, opts) }
 
 func TestGenerateStoresOnlyTheHash(t *testing.T) {
