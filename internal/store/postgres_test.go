@@ -89,6 +89,7 @@ func TestGenerateStoresEveryField(t *testing.T) {
 		ctx := context.Background()
 		rpm, par := int64(10), int64(3)
 		exp := time.Now().Add(time.Hour)
+		withRefs(t, s, []string{"o"}, []string{"t"})
 		_, k, err := s.Generate(ctx, NewKey{Alias: "a", UserID: "u", TeamID: "t", OrganizationID: "o",
 			Metadata:   json.RawMessage(`{"x":1}`),
 			Permission: Permission{MCPServers: []string{"fx"}, MCPAccessGroups: []string{"g"}, MCPToolPermissions: map[string][]string{"fx": {"echo"}}},
