@@ -3,8 +3,10 @@
 # then runs go vet, the unreachable-code check (scripts/deadcode.sh) and the race-enabled test
 # suite. Runs unattended on a fresh machine. Every Node-based step and test runs on the one pinned
 # Node.js in test/node (scripts/node.sh), whatever Node the machine has: the machine's npm is used
-# only to fetch it (as root, without npm, Debian's npm is installed for that). Every step prints
-# how long it took.
+# only to fetch it (as root, without npm, Debian's npm is installed for that). The store's Postgres
+# tests run against a throwaway cluster (scripts/postgres.sh; as root, without Postgres, Debian's
+# postgresql is installed for that), stopped when the script exits. Every step prints how long it
+# took.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -12,6 +14,8 @@ ROOT=$PWD
 GO_SDK_VERSION=v1.8.0 # keep in step with go.mod and internal/testpeers
 # shellcheck source=node.sh
 source "$ROOT/scripts/node.sh"
+# shellcheck source=postgres.sh
+source "$ROOT/scripts/postgres.sh"
 
 step() {
 	local name=$1
@@ -33,6 +37,7 @@ echo "node: $(command -v node) $(node --version), npm: $(npm --version), MCPGW_N
 step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
 step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
+step "throwaway postgres (MCPGW_TEST_DATABASE_URL)" start_test_postgres
 
 export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...

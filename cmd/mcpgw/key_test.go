@@ -104,6 +104,18 @@ func TestKeyCommands(t *testing.T) {
 	base := startServe(t, "general_settings:\n  master_key: "+cliMasterKey+"\nmcp_servers:\n  fx:\n    url: "+fixture+
 		"\n  other:\n    url: "+fixture+"\n")
 	env := map[string]string{"MCPGW_URL": base, "LITELLM_MASTER_KEY": cliMasterKey}
+	// A key's team must exist: create it through the API the CLI uses.
+	req, _ := http.NewRequest(http.MethodPost, base+"/team/new", strings.NewReader(`{"team_id":"team-a"}`))
+	req.Header.Set("Authorization", "Bearer "+cliMasterKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/team/new = %d", resp.StatusCode)
+	}
 
 	code, out, errOut := cli(t, env, "key", "create", "--alias", "cli-app", "--servers", "fx", "--duration", "1h",
 		"--team-id", "team-a", "--user-id", "alice")

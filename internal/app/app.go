@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
 
@@ -52,6 +53,7 @@ type options struct {
 	version    string
 	hub        notify.Hub
 	httpClient *http.Client
+	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
 }
 
 // WithLookupEnv reads the environment through f instead of os.LookupEnv.

@@ -20,15 +20,46 @@ type registry struct {
 	servers []config.Server
 	byName  map[string]int
 	routes  map[string]string // route key → server name; see config.Routes
+	aliases map[string]string // litellm_settings.mcp_aliases: alias → server name
+	groups  map[string][]string
 }
 
-// newRegistry holds servers (names are unique, as config.Load guarantees).
-func newRegistry(servers []config.Server) *registry {
-	r := &registry{servers: slices.Clone(servers), byName: make(map[string]int, len(servers)), routes: config.Routes(servers)}
+// newRegistry holds servers (names are unique, as config.Load guarantees) and the
+// mcp_aliases naming them (targets resolve, as config.Load guarantees).
+func newRegistry(servers []config.Server, aliases map[string]string) *registry {
+	r := &registry{servers: slices.Clone(servers), byName: make(map[string]int, len(servers)), routes: config.Routes(servers),
+		aliases: make(map[string]string, len(aliases)), groups: make(map[string][]string)}
 	for i, s := range r.servers {
 		r.byName[s.Name] = i
+		for _, g := range s.AccessGroups {
+			if g != "" && !slices.Contains(r.groups[g], s.Name) {
+				r.groups[g] = append(r.groups[g], s.Name)
+			}
+		}
+	}
+	for alias, target := range aliases {
+		if name, ok := r.routes[target]; ok {
+			r.aliases[alias] = name
+		}
 	}
 	return r
+}
+
+// expand returns the servers a narrowing entry (a scoped URL's or x-mcp-servers' item) names:
+// the one server it is the name, id or alias of, else the one an mcp_aliases entry maps it
+// to, else every server of the access group it names (group is then true); ok is false when
+// it names nothing.
+func (r *registry) expand(entry string) (servers []string, group, ok bool) {
+	if name, ok := r.routes[entry]; ok {
+		return []string{name}, false, true
+	}
+	if name, ok := r.aliases[entry]; ok {
+		return []string{name}, false, true
+	}
+	if names, ok := r.groups[entry]; ok {
+		return slices.Clone(names), true, true
+	}
+	return nil, false, false
 }
 
 // server returns the server named name.

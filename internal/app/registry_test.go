@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ func TestRegistryResolvePrecedence(t *testing.T) {
 		{Name: "b", ServerID: "id-b", Alias: "id-a"},
 		{Name: "c", ServerID: "a", Alias: "shared"},
 		{Name: "d", ServerID: "id-d", Alias: "shared"},
-	})
+	}, nil)
 	tests := []struct {
 		key, want string
 		ok        bool
@@ -43,7 +44,7 @@ func TestRegistryViews(t *testing.T) {
 		AccessGroups: []string{"g"}, AllowAllKeys: true, AllowedTools: []string{"read"}, DisallowedTools: []string{"rm"},
 		ExtraHeaders: []string{"X-Team"}, AllowElicitation: true, AuthType: "oauth_delegate",
 	}
-	reg := newRegistry([]config.Server{s})
+	reg := newRegistry([]config.Server{s}, nil)
 	c := &upstream.Client{}
 	clients := map[string]*upstream.Client{"fs": c}
 
@@ -129,5 +130,35 @@ func TestConnectionIdentity(t *testing.T) {
 				t.Errorf("sameConnection = %v, want %v", got, tt.same)
 			}
 		})
+	}
+}
+
+func TestRegistryExpand(t *testing.T) {
+	reg := newRegistry([]config.Server{
+		{Name: "a", ServerID: "id-a", AccessGroups: []string{"dev", "ops"}},
+		{Name: "b", ServerID: "b", Alias: "Bee", AccessGroups: []string{"dev"}},
+		{Name: "c", ServerID: "c", AccessGroups: []string{"a"}}, // a group named like a server
+	}, map[string]string{"gh": "Bee", "a": "b", "broken": "nope"})
+	tests := []struct {
+		entry string
+		want  []string
+		group bool
+		ok    bool
+	}{
+		{"a", []string{"a"}, false, true},       // a server name wins over an alias and a group
+		{"id-a", []string{"a"}, false, true},    // server_id
+		{"Bee", []string{"b"}, false, true},     // alias
+		{"gh", []string{"b"}, false, true},      // mcp_aliases entry, through the target's alias
+		{"dev", []string{"a", "b"}, true, true}, // access group, config order
+		{"ops", []string{"a"}, true, true},
+		{"broken", nil, false, false}, // an alias whose target is gone names nothing
+		{"", nil, false, false},
+		{"nope", nil, false, false},
+	}
+	for _, tt := range tests {
+		got, group, ok := reg.expand(tt.entry)
+		if !slices.Equal(got, tt.want) || group != tt.group || ok != tt.ok {
+			t.Errorf("expand(%q) = %v, %v, %v; want %v, %v, %v", tt.entry, got, group, ok, tt.want, tt.group, tt.ok)
+		}
 	}
 }

@@ -2,12 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -17,43 +16,31 @@ const databaseURLEnv = "DATABASE_URL"
 // storeOpenTimeout bounds opening the store and applying its migrations at start.
 const storeOpenTimeout = 30 * time.Second
 
-// openStore opens the key store in dataDir (nil without a data dir). A database URL
-// (general_settings.database_url or DATABASE_URL) is refused: only the embedded SQLite store
-// is built, and silently using it instead of the database the operator named would split
-// replicas' keys.
+// openStore opens the key store: Postgres when a database URL is set
+// (general_settings.database_url, else DATABASE_URL), otherwise SQLite in dataDir (nil
+// without a data dir). A URL that does not parse or a database that does not answer fails the
+// start: silently using SQLite instead of the database the operator named would split
+// replicas' keys. The error never contains the URL's password.
 func openStore(cfg *config.Config, o options) (*store.Store, error) {
 	url := cfg.General.DatabaseURL.Reveal()
-	if url == "" {
+	if strings.TrimSpace(url) == "" {
 		url, _ = o.lookupEnv(databaseURLEnv)
 	}
-	if strings.TrimSpace(url) != "" {
-		return nil, errors.New("store: general_settings.database_url / DATABASE_URL is set, but Postgres support is not built yet; " +
-			"unset it to use the embedded SQLite store under --data-dir")
+	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+	defer cancel()
+	if url = strings.TrimSpace(url); url != "" {
+		st, err := store.OpenPostgres(ctx, url, store.Options{Logger: o.log, CacheTTL: o.cacheTTL})
+		if err != nil {
+			return nil, fmt.Errorf("opening the Postgres store (general_settings.database_url / DATABASE_URL): %w", err)
+		}
+		return st, nil
 	}
 	if o.dataDir == "" {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
-	defer cancel()
-	return store.OpenSQLite(ctx, o.dataDir, store.Options{Logger: o.log})
+	return store.OpenSQLite(ctx, o.dataDir, store.Options{Logger: o.log, CacheTTL: o.cacheTTL})
 }
 
-// keyLookup is the authenticator's view of the store (nil without one).
-func keyLookup(st *store.Store) identity.KeyLookup {
-	if st == nil {
-		return nil
-	}
-	return func(ctx context.Context, hash string) (identity.StoredKey, bool, error) {
-		k, found, err := st.Lookup(ctx, hash)
-		if err != nil || !found {
-			return identity.StoredKey{}, found, err
-		}
-		out := identity.StoredKey{UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
-			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
-			ToolPermissions: k.Permission.MCPToolPermissions, Blocked: k.Blocked}
-		if k.Expires != nil {
-			out.Expires = *k.Expires
-		}
-		return out, true, nil
-	}
-}
+// WithStoreCacheTTL reuses a key lookup for ttl on this replica instead of
+// store.DefaultCacheTTL (negative: no cache).
+func WithStoreCacheTTL(ttl time.Duration) Option { return func(o *options) { o.cacheTTL = ttl } }

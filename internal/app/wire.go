@@ -68,7 +68,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		s.log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
 			"client_timeout", s.env.ClientTimeout.String(), "http_write_timeout", w.String())
 	}
-	reg := newRegistry(cfg.Servers)
+	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
 	var created []*upstream.Client
 	for _, sv := range reg.servers {
@@ -89,7 +89,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		closeClients(context.Background(), s.log, created)
 		return nil, err
 	}
-	pol := policy.New(reg.policyServers())
+	pol := policy.New(reg.policyServers(), policy.Options{Separator: s.env.Separator,
+		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
+		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
+		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
 	gw := gateway.New(gateway.Config{
@@ -106,13 +109,16 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
+		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
 		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
 	g.front.RegisterREST(g.mux)
-	front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log}).Register(g.mux)
+	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
+	keys.Register(g.mux)
+	keys.RegisterDirectory(g.mux)
 	s.health.Register(g.mux)
 	return g, nil
 }

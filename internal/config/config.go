@@ -209,6 +209,15 @@ type GeneralSettings struct {
 	// MaxListenersPerCaller bounds the upstream listeners one caller holds at once across its
 	// subscriptions (max_listeners_per_caller); defaults to DefaultMaxListenersPerCaller.
 	MaxListenersPerCaller int
+	// RequireKeyMCPAccessDefined (require_key_mcp_access_defined): a key with no mcp_servers
+	// and no mcp_access_groups of its own gets no server instead of inheriting its team's.
+	RequireKeyMCPAccessDefined bool
+	// RequireEndUserMCPAccessDefined (require_end_user_mcp_access_defined): an end user
+	// (x-litellm-end-user-id) without lists of its own gets no server.
+	RequireEndUserMCPAccessDefined bool
+	// MCPAllowAllKeysRespectsScope (mcp_allow_all_keys_respects_mcp_scope): allow_all_keys
+	// servers are not added for a key whose own lists are set.
+	MCPAllowAllKeysRespectsScope bool
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.
@@ -253,6 +262,9 @@ func DefaultHTTPLimits() HTTPLimits {
 type LiteLLMSettings struct {
 	// DefaultMCPSamplingModel names a Models entry, or is empty.
 	DefaultMCPSamplingModel string
+	// MCPAliases (mcp_aliases) maps extra names to servers (by name, id or alias); a scoped
+	// URL or x-mcp-servers may use them. Every target names a server.
+	MCPAliases map[string]string
 }
 
 // Model is one entry of model_list.

@@ -204,6 +204,12 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.DatabaseURL = Secret(s)
 		case "store_model_in_db":
 			g.StoreModelInDB, _ = l.boolean(e.v, field)
+		case "require_key_mcp_access_defined":
+			g.RequireKeyMCPAccessDefined, _ = l.boolean(e.v, field)
+		case "require_end_user_mcp_access_defined":
+			g.RequireEndUserMCPAccessDefined, _ = l.boolean(e.v, field)
+		case "mcp_allow_all_keys_respects_mcp_scope":
+			g.MCPAllowAllKeysRespectsScope, _ = l.boolean(e.v, field)
 		case "mcp_scoped_prefix":
 			if b, ok := l.boolean(e.v, field); ok {
 				g.MCPScopedPrefix = b
@@ -357,6 +363,8 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 				s.DefaultMCPSamplingModel = strings.TrimSpace(v)
 				at = e.v
 			}
+		case "mcp_aliases":
+			s.MCPAliases, l.aliasNodes = l.strMap(e.v, sec+"."+e.key)
 		default:
 			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}

@@ -13,8 +13,9 @@ var (
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
-		"max_listeners_per_caller"}
-	litellmKeys    = []string{"default_mcp_sampling_model"}
+		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
+		"mcp_allow_all_keys_respects_mcp_scope"}
+	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}
 	serverKeys     = []string{"server_id", "alias", "description", "url", "transport", "command", "args",

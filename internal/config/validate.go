@@ -210,6 +210,24 @@ func (l *loader) validate(cfg *Config, serversKey, samplingNode *yaml.Node) {
 			l.errorf(samplingNode, "litellm_settings.default_mcp_sampling_model %q names no model_name in model_list", m)
 		}
 	}
+	l.checkAliases(cfg)
+}
+
+// checkAliases refuses an mcp_aliases entry whose target names no server, and warns when an
+// alias is itself a server's name, id or alias (the server wins).
+func (l *loader) checkAliases(cfg *Config) {
+	routes := Routes(cfg.Servers)
+	for alias, target := range cfg.LiteLLM.MCPAliases {
+		node := l.aliasNodes[alias]
+		switch _, ok := routes[target]; {
+		case strings.TrimSpace(alias) == "":
+			l.errorf(node, "litellm_settings.mcp_aliases has an empty alias")
+		case !ok:
+			l.errorf(node, "litellm_settings.mcp_aliases.%s names %q, which is no server's name, server_id or alias", alias, target)
+		case routes[alias] != "":
+			l.warnf(node, "litellm_settings.mcp_aliases.%s is already a server's name, server_id or alias; that server wins", alias)
+		}
+	}
 }
 
 // checkRoutes refuses duplicate server ids and warns when a server_id or alias shadows another

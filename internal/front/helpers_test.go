@@ -104,7 +104,7 @@ func newTestFront(t *testing.T, spec frontSpec) *testFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(gateway.Config{Servers: servers, Policy: policy.New(pols),
+	g := gateway.New(gateway.Config{Servers: servers, Policy: policy.New(pols, policy.Options{}),
 		Catalog: catalog.New(catalog.Config{Servers: cats, Sealer: sealer}),
 		Info:    mcp.Implementation{Name: "mcpgw", Version: "test"}, Advertised: []string{mcp.V20260728, mcp.V20251125}})
 	gwRef.Lock()

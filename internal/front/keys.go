@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -45,15 +44,15 @@ func NewKeys(cfg KeysConfig) *Keys {
 
 // Register adds the key routes to mux.
 func (k *Keys) Register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /key/generate", k.admin(k.generate))
-	mux.HandleFunc("GET /key/info", k.admin(k.info))
-	mux.HandleFunc("POST /key/update", k.admin(k.update))
-	mux.HandleFunc("GET /key/list", k.admin(k.list))
-	mux.HandleFunc("POST /key/delete", k.admin(k.delete))
-	mux.HandleFunc("POST /key/block", k.admin(k.block(true)))
-	mux.HandleFunc("POST /key/unblock", k.admin(k.block(false)))
-	mux.HandleFunc("POST /key/regenerate", k.admin(k.regenerate))
-	mux.HandleFunc("POST /key/{key}/regenerate", hideKeyInPath("/key/", "/regenerate", k.admin(k.regenerate)))
+	mux.HandleFunc("POST /key/generate", k.managed(perResource, k.generate))
+	mux.HandleFunc("GET /key/info", k.managed(perResource, k.info))
+	mux.HandleFunc("POST /key/update", k.managed(perResource, k.update))
+	mux.HandleFunc("GET /key/list", k.managed(perResource, k.list))
+	mux.HandleFunc("POST /key/delete", k.managed(perResource, k.delete))
+	mux.HandleFunc("POST /key/block", k.managed(perResource, k.block(true)))
+	mux.HandleFunc("POST /key/unblock", k.managed(perResource, k.block(false)))
+	mux.HandleFunc("POST /key/regenerate", k.managed(perResource, k.regenerate))
+	mux.HandleFunc("POST /key/{key}/regenerate", hideKeyInPath("/key/", "/regenerate", k.managed(perResource, k.regenerate)))
 }
 
 // keyJSON is a stored key as LiteLLM answers it; the secret appears only in /key/generate's
@@ -103,53 +102,16 @@ func keyError(w http.ResponseWriter, status int, typ, param, msg string) {
 		"message": msg, "type": typ, "param": p, "code": strconv.Itoa(status)}})
 }
 
-// admin authenticates the caller (the management routes' own error shape) and lets only the
-// master key through: 403 otherwise. Without a store every route is 503.
-func (k *Keys) admin(next func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		caller, err := k.cfg.Auth.Authenticate(r.Context(), r, r.URL.Path)
-		if err != nil {
-			var ae *identity.Error
-			status, msg := http.StatusUnauthorized, "authentication required"
-			if errors.As(err, &ae) {
-				status, msg = ae.Status, ae.Message
-				if ae.Challenge != "" {
-					w.Header().Set("WWW-Authenticate", ae.Challenge)
-				}
-			}
-			keyError(w, status, "auth_error", "", msg)
-			return
-		}
-		if !caller.IsMaster {
-			keyError(w, http.StatusForbidden, "auth_error", "",
-				"only the proxy admin (the master key) may call "+r.URL.Path)
-			return
-		}
-		if k.cfg.Store == nil {
-			keyError(w, http.StatusServiceUnavailable, "internal_server_error", "",
-				"no key store: the gateway was started without a data dir")
-			return
-		}
-		var body []byte
-		if r.Method == http.MethodPost {
-			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxKeyBody))
-			if err != nil {
-				keyError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "",
-					"request body unreadable or larger than 1 MiB")
-				return
-			}
-		}
-		next(w, r, body)
-	}
-}
-
-// fail answers err: a badRequest is 400, an unknown key 404, a duplicate alias 400, anything
-// else 500 (logged; the store's text is not shown).
+// fail answers err: a badRequest is 400, a store.RefError as failRef says, an unknown key
+// 404, a duplicate alias 400, anything else 500 (logged; the store's text is not shown).
 func (k *Keys) fail(ctx context.Context, w http.ResponseWriter, err error) {
 	var br *badRequest
+	var re *store.RefError
 	switch {
 	case errors.As(err, &br):
 		keyError(w, http.StatusBadRequest, "invalid_request_error", br.param, br.msg)
+	case errors.As(err, &re):
+		failRef(w, re)
 	case errors.Is(err, store.ErrDuplicateAlias):
 		keyError(w, http.StatusBadRequest, "invalid_request_error", "key_alias",
 			"key_alias already in use: key aliases must be unique")
@@ -166,6 +128,19 @@ func (k *Keys) generate(w http.ResponseWriter, r *http.Request, body []byte) {
 	if err != nil {
 		k.fail(r.Context(), w, err)
 		return
+	}
+	if m := managerOf(r); !m.admin() {
+		if nk.UserID == "" {
+			nk.UserID = m.caller.UserID // a key a user makes is theirs, unless they name another
+		}
+		if nk.RPMLimit != nil || nk.MaxParallelRequests != nil || nk.MCPRPMLimit != nil {
+			forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests or mcp_rpm_limit")
+			return
+		}
+		ok, err := m.mayKey(r.Context(), true, nk.UserID, nk.TeamID)
+		if !k.allow(w, r, ok, err, "create a key for that user or team") {
+			return
+		}
 	}
 	secret, stored, err := k.cfg.Store.Generate(r.Context(), nk)
 	if err != nil {
@@ -193,14 +168,25 @@ func (k *Keys) info(w http.ResponseWriter, r *http.Request, _ []byte) {
 		k.fail(r.Context(), w, err)
 		return
 	}
+	ok, err := managerOf(r).mayKey(r.Context(), false, stored.UserID, stored.TeamID)
+	if !k.allow(w, r, ok, err, "read this key") {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"key": token, "info": toJSON(stored)})
 }
 
 func (k *Keys) delete(w http.ResponseWriter, r *http.Request, body []byte) {
 	tokens, err := decodeDelete(body)
-	if err == nil {
-		err = k.cfg.Store.Delete(r.Context(), tokens)
+	if err != nil {
+		k.fail(r.Context(), w, err)
+		return
 	}
+	for _, t := range tokens {
+		if !k.allowKeyChange(w, r, t, nil) {
+			return
+		}
+	}
+	err = k.cfg.Store.Delete(r.Context(), tokens)
 	if err != nil {
 		k.fail(r.Context(), w, err)
 		return
@@ -213,6 +199,9 @@ func (k *Keys) block(blocked bool) func(http.ResponseWriter, *http.Request, []by
 		token, err := decodeKeyRef(body)
 		if err != nil {
 			k.fail(r.Context(), w, err)
+			return
+		}
+		if !k.allowKeyChange(w, r, token, nil) {
 			return
 		}
 		stored, err := k.cfg.Store.SetBlocked(r.Context(), token, blocked)
@@ -230,6 +219,9 @@ func (k *Keys) update(w http.ResponseWriter, r *http.Request, body []byte) {
 		k.fail(r.Context(), w, err)
 		return
 	}
+	if !k.allowKeyChange(w, r, token, change) {
+		return
+	}
 	stored, err := k.cfg.Store.Update(r.Context(), token, change)
 	if err != nil {
 		k.fail(r.Context(), w, err)
@@ -242,6 +234,9 @@ func (k *Keys) list(w http.ResponseWriter, r *http.Request, _ []byte) {
 	q, page, full, err := decodeList(r.URL.Query())
 	if err != nil {
 		k.fail(r.Context(), w, err)
+		return
+	}
+	if !k.scopeKeyList(w, r, &q) {
 		return
 	}
 	keys, total, err := k.cfg.Store.List(r.Context(), q)
@@ -259,4 +254,26 @@ func (k *Keys) list(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": out, "total_count": total, "current_page": page,
 		"total_pages": (total + q.Limit - 1) / q.Limit})
+}
+
+// scopeKeyList narrows a /key/list query to what the caller may read: everything for the proxy
+// admin and proxy_admin_viewer; a team's keys for that team's admins (team_id given); otherwise
+// the caller's own keys (another user_id is refused).
+func (k *Keys) scopeKeyList(w http.ResponseWriter, r *http.Request, q *store.ListQuery) bool {
+	m := managerOf(r)
+	if m.viewer() {
+		return true
+	}
+	if q.TeamID != "" {
+		role, err := m.teamRole(r.Context(), q.TeamID)
+		if role == store.TeamRoleAdmin || err != nil {
+			return k.allow(w, r, true, err, "")
+		}
+	}
+	if m.caller.UserID == "" || !m.ownsKeys(false) || q.UserID != "" && q.UserID != m.caller.UserID {
+		forbid(w, "your role lets you list only your own keys (or, as a team admin, your team's with team_id)")
+		return false
+	}
+	q.UserID = m.caller.UserID
+	return true
 }

@@ -152,12 +152,10 @@ func decodePermission(v json.RawMessage) (store.Permission, error) {
 			return p, err
 		}
 	}
-	// A permission the gateway would store but not enforce is refused:
-	// a key must never look more restricted than it is.
-	for name, set := range map[string][]string{"mcp_toolsets": p.MCPToolsets, "blocked_tools": p.BlockedTools} {
-		if len(set) > 0 {
-			return p, bad("object_permission."+name, "object_permission.%s is not enforced by this gateway yet, so it is refused rather than stored; use mcp_tool_permissions to allow only named tools", name)
-		}
+	// Toolsets need a toolset registry the gateway does not have; a permission it would store
+	// but not enforce is refused: a key must never look more restricted than it is.
+	if len(p.MCPToolsets) > 0 {
+		return p, bad("object_permission.mcp_toolsets", "object_permission.mcp_toolsets is not supported by this gateway (it has no toolset registry), so it is refused rather than stored; use mcp_tool_permissions to allow only named tools")
 	}
 	const tp = "object_permission.mcp_tool_permissions"
 	if v := m["mcp_tool_permissions"]; !isNull(v) {

@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +27,16 @@ func TestDecodeGenerate(t *testing.T) {
 		nk.Permission.MCPToolsets != nil || nk.Permission.BlockedTools != nil {
 		t.Fatalf("decoded %+v", nk)
 	}
-	// Permissions the gateway does not enforce yet are refused, never stored.
-	for _, f := range []string{"mcp_toolsets", "blocked_tools"} {
-		_, err := decodeGenerate([]byte(`{"object_permission":{"`+f+`":["x"]}}`), now)
-		var br *badRequest
-		if !errors.As(err, &br) || !strings.Contains(err.Error(), "not enforced") {
-			t.Errorf("object_permission.%s set: %v, want a 400 saying it is not enforced", f, err)
-		}
+	// Toolsets are refused, never stored: the gateway has no toolset registry to enforce them.
+	_, err = decodeGenerate([]byte(`{"object_permission":{"mcp_toolsets":["x"]}}`), now)
+	var br *badRequest
+	if !errors.As(err, &br) || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("object_permission.mcp_toolsets set: %v, want a 400 saying it is not supported", err)
+	}
+	// blocked_tools is enforced, so it is kept.
+	nk, err = decodeGenerate([]byte(`{"object_permission":{"blocked_tools":["fx-rm","drop",""]}}`), now)
+	if err != nil || !slices.Equal(nk.Permission.BlockedTools, []string{"fx-rm", "drop"}) {
+		t.Errorf("blocked_tools: %v %q", err, nk.Permission.BlockedTools)
 	}
 	for _, d := range []struct {
 		in   string

@@ -76,6 +76,9 @@ func (k *Keys) regenerate(w http.ResponseWriter, r *http.Request, body []byte) {
 		k.fail(r.Context(), w, err)
 		return
 	}
+	if !k.allowKeyChange(w, r, token, change) {
+		return
+	}
 	secret, stored, err := k.cfg.Store.Regenerate(r.Context(), token, change)
 	if err != nil {
 		k.fail(r.Context(), w, err)

@@ -29,7 +29,7 @@ type sink interface {
 // serveLegacy answers a POST of the handshake era on streamable HTTP.
 func (h *MCP) serveLegacy(req *request) {
 	w, r, msg := req.w, req.r, req.msg
-	scope := strings.Join(req.scope, ",")
+	scope := req.urlScope
 	if msg.Method == mcp.MethodInitialize && msg.Kind() == jsonrpc.KindRequest {
 		h.initialize(req, scope, func(id string) { w.Header().Set(mcp.HeaderSessionID, id) }, newReply(w, r))
 		return
@@ -292,9 +292,9 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 
 // serveLegacySession answers GET (the standalone stream) and DELETE (end
 // of session) on a legacy session, for the caller serve established.
-func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, scope []string) {
+func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, nar narrowing) {
 	sid := r.Header.Get(mcp.HeaderSessionID)
-	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), strings.Join(scope, ","))
+	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), nar.url)
 	if err != nil {
 		status := http.StatusNotFound
 		if errors.Is(err, errSessionForeign) {
@@ -325,7 +325,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 	// follow it (the gateway advertised listChanged at initialize); the
 	// stream opens once every upstream listener that takes is established.
 	_, keyInAuth := identity.Credential(r)
-	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: scope}, fault.Legacy, sess.claims.Version)
+	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: nar.scope, urlScope: nar.url}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
 	watch := h.watchAuth(r, caller)
 	ready, stop := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: watch, revoked: cancel, lost: cancel}) // a deaf stream ends: the client opens another

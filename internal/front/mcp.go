@@ -37,7 +37,11 @@ type MCPConfig struct {
 	ScopedPrefix bool
 	// Resolve maps a URL server segment (name, alias or id) to the server
 	// name; false means 404.
-	Resolve      func(segment string) (string, bool)
+	Resolve func(segment string) (string, bool)
+	// Expand maps a narrowing entry (a scoped URL item, an X-Mcp-Servers or
+	// X-Mcp-Access-Groups item) to the servers it names: one server (by name,
+	// id, alias or mcp_aliases) or an access group's; nil means Resolve alone.
+	Expand       func(entry string) (servers []string, group, ok bool)
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 	// Sessions bounds legacy sessions and long-lived streams.
@@ -102,7 +106,8 @@ type request struct {
 	msg       *jsonrpc.Message
 	caller    *identity.Caller
 	keyInAuth bool
-	scope     []string
+	scope     []string // the servers the request is narrowed to (nil: not narrowed)
+	urlScope  string   // the scoped URL's servers, joined: what a legacy session is bound to
 	unprefix  bool
 }
 
@@ -132,24 +137,20 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		writeRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s must be sent once", name))
 		return
 	}
-	var scope []string
-	if scoped {
-		name, ok := h.cfg.Resolve(segment)
-		if !ok {
-			writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server named %q", clip(segment)))
-			return
-		}
-		scope = []string{name}
+	nar, bad, ok := h.narrow(r, segment, scoped)
+	if !ok {
+		writeRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "no MCP server or access group named %q", clip(bad)))
+		return
 	}
 	if r.Method != http.MethodPost {
-		h.serveLegacySession(w, r, caller, scope)
+		h.serveLegacySession(w, r, caller, nar)
 		return
 	}
 	req, ok := h.readMessage(w, r, caller)
 	if !ok {
 		return
 	}
-	req.scope, req.unprefix = scope, scoped && !h.cfg.ScopedPrefix
+	req.scope, req.urlScope, req.unprefix = nar.scope, nar.url, nar.single && !h.cfg.ScopedPrefix
 	if req.msg.Method != mcp.MethodSubscriptionsListen {
 		// Upstream answers keep their share of the byte budget until this
 		// answer is written (a listen is a stream: its events are not held).

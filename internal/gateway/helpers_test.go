@@ -75,7 +75,7 @@ func newTestGateway(t *testing.T, cfg Config, ups ...upSpec) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Policy = policy.New(pols)
+	cfg.Policy = policy.New(pols, policy.Options{})
 	cfg.Catalog = catalog.New(catalog.Config{Servers: cats, Sealer: sealer, Logger: cfg.Logger})
 	if cfg.Info.Name == "" {
 		cfg.Info = testInfo

@@ -153,7 +153,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 			return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
 		}
 		if a.keys != nil {
-			return a.storeKey(ctx, keyHash)
+			return a.storeKey(ctx, keyHash, r.Header.Get(EndUserHeader))
 		}
 		return nil, errInvalid()
 	}

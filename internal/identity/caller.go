@@ -5,8 +5,17 @@ import (
 	"strings"
 )
 
-// RoleProxyAdmin is the role of the master key (LiteLLM's LitellmUserRoles.PROXY_ADMIN).
-const RoleProxyAdmin = "proxy_admin"
+// LiteLLM's user roles (LitellmUserRoles).
+const (
+	// RoleProxyAdmin manages everything; it is the master key's role.
+	RoleProxyAdmin = "proxy_admin"
+	// RoleProxyAdminViewer reads everything and changes nothing.
+	RoleProxyAdminViewer = "proxy_admin_viewer"
+	// RoleInternalUser manages their own keys.
+	RoleInternalUser = "internal_user"
+	// RoleInternalUserViewer reads their own keys.
+	RoleInternalUserViewer = "internal_user_viewer"
+)
 
 // MasterUserID is the user id of the master key (LiteLLM's litellm_proxy_admin_name default).
 const MasterUserID = "default_user_id"
@@ -36,6 +45,32 @@ type Caller struct {
 	// ToolPermissions is object_permission.mcp_tool_permissions {server id or name: [tool]}.
 	// A server without an entry (or with an empty list) has no tool restriction.
 	ToolPermissions map[string][]string
+	// BlockedTools is object_permission.blocked_tools: tools never allowed, by bare upstream
+	// name or by prefixed name ("<server><separator><tool>").
+	BlockedTools []string
+	// Grants are the object_permission of the caller's other levels (team, user, end user,
+	// organisation); each must allow what the caller's own lists allow. Nil for the master key
+	// and for webhook identities, whose webhook decides alone.
+	Grants []Grant
+}
+
+// Grant levels.
+const (
+	LevelTeam         = "team"
+	LevelUser         = "user"
+	LevelEndUser      = "end_user"
+	LevelOrganization = "organization"
+)
+
+// Grant is one level's object_permission; empty lists restrict nothing at that level.
+type Grant struct {
+	// Level names the level: LevelTeam, LevelUser, LevelEndUser or LevelOrganization.
+	Level string
+	// Servers, AccessGroups, ToolPermissions and BlockedTools mean what the Caller's fields do.
+	Servers         []string
+	AccessGroups    []string
+	ToolPermissions map[string][]string
+	BlockedTools    []string
 }
 
 // Binding returns a stable string naming the caller's user, team, org, end user and key hash,

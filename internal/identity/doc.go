@@ -93,8 +93,14 @@
 //     apart; a lookup failure is 503, never "allow". A valid key is a Caller with the key's
 //     user, team and organisation and its object_permission lists, normalised as a webhook
 //     identity's are (empty entries and lists dropped), so internal/policy applies the same
-//     rules to both. The master key is compared first and never reaches the store. With a
-//     webhook the store is not consulted: the webhook decides every key.
+//     rules to both. The lookup also resolves the key's other levels (team, user,
+//     organisation, and the end user named by x-litellm-end-user-id, at most 256 bytes) into
+//     Grants that policy intersects with the key's own lists, and the key's user's role; a
+//     blocked team or end user refuses the key with 403 (the key itself is valid, its use is
+//     not allowed). The end user is part of the caller's Binding, so sealed tokens and
+//     listens are bound to it. The master key is compared first and never reaches the store.
+//     With a webhook the store is not consulted: the webhook decides every key and every
+//     level.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity

@@ -2,19 +2,32 @@
 // are visible and which upstream tools on them are allowed. It is pure (no I/O) and immutable;
 // a config reload builds a new Policy.
 //
-// Server visibility (granted), first matching rule wins:
+// A caller has levels: its own lists (a store key's object_permission, or what a custom_auth
+// webhook answered) and, for store keys, Grants for its team, user, end user
+// (x-litellm-end-user-id) and organisation. Server visibility (granted), first matching rule
+// wins:
 //
 //  1. the master caller (IsMaster) sees every server;
-//  2. "no-mcp-servers" in the caller's Servers (or AccessGroups) denies every server, overriding
-//     access groups and allow_all_keys;
-//  3. allow_all_keys servers are visible to everyone else;
-//  4. a caller with no Servers and no AccessGroups sees every server;
-//  5. "all-proxy-mcpservers" in Servers grants every server;
-//  6. otherwise the union: a Servers entry grants the server it names (id, name or alias) and
-//     every server carrying it as an access group; an AccessGroups entry grants the servers in
-//     that group.
+//  2. "no-mcp-servers" in any level's mcp_servers (or mcp_access_groups) denies every server,
+//     overriding access groups and allow_all_keys;
+//  3. allow_all_keys servers are visible to everyone else (with
+//     mcp_allow_all_keys_respects_mcp_scope, only to callers whose own lists are empty);
+//  4. otherwise every level must grant the server. A level with no mcp_servers and no
+//     mcp_access_groups grants every server (so a key with empty lists inherits its team's),
+//     except the caller's own level under require_key_mcp_access_defined and the end user's
+//     under require_end_user_mcp_access_defined, which then grant none; "all-proxy-mcpservers"
+//     in mcp_servers grants every server; else a mcp_servers entry grants the server it names
+//     (id, name or alias) and every server carrying it as an access group, and a
+//     mcp_access_groups entry the servers in that group.
 //
-// Then a request scope (a scoped URL or x-mcp-servers: names, ids, aliases or access groups)
+// Lists are therefore intersected across levels, and the organisation (like every level) is a
+// ceiling. A tool is allowed when its server is visible, the server's allowed/disallowed_tools
+// admit it, every level's mcp_tool_permissions entry for the server (if any) lists it, and no
+// level's blocked_tools names it (bare, or prefixed by the server's alias, name or id and the
+// tool separator).
+//
+// Then a request scope (server names the front resolved from a scoped URL, x-mcp-servers and
+// x-mcp-access-groups, or names, ids, aliases and access groups)
 // narrows the result; it never grants, and an unknown scope entry matches nothing.
 //
 // Design decisions:
@@ -23,7 +36,11 @@
 //     otherwise visible. LiteLLM lets them grant implicitly (issues #21954, #33397), so a key
 //     limited to server a with tool rules for b could reach b. Rejected: copying that behaviour
 //     for compatibility; it is a privilege escalation.
-//   - Empty means unset, as in LiteLLM: a caller whose Servers and AccessGroups are both nil or
+//   - Levels intersect, including access groups: a team granting group "ops" and a key listing
+//     server alpha leave only alpha if it is in ops. Rejected: letting an access group at one
+//     level add servers another level does not grant, which is an implicit grant by another
+//     name.
+//   - Empty means unset, as in LiteLLM: a level whose Servers and AccessGroups are both nil or
 //     empty is unrestricted, and an empty ToolPermissions entry restricts nothing. The explicit
 //     deny is the NoServers sentinel. identity normalises webhook [] to nil, so both spellings
 //     agree. Rejected: "[] denies all", which would make LiteLLM configs and webhooks that send
@@ -51,6 +68,9 @@
 //     matches nothing (fail closed on an explicit but empty scope).
 //   - Lookup precedence is name, then id, then alias, as in config.Config.Server, so a server
 //     named x always wins over another whose id is x.
+//   - LiteLLM's sixth level, the agent (x-litellm-agent-id), has no counterpart: mcpgw has no
+//     agent registry, so the header is not read. Webhook identities carry no Grants: the
+//     webhook answers for every level at once.
 //   - A nil Caller sees nothing and may call nothing.
 //   - Server is the package's own type rather than config.Server, so the policy does not
 //     depend on the loader and can be built from DB rows too.

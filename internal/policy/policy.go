@@ -2,6 +2,7 @@ package policy
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/mcpgw/mcpgw/internal/identity"
 )
@@ -31,9 +32,28 @@ type Server struct {
 	DisallowedTools []string
 }
 
+// Options are the general_settings that change how levels combine; the zero value is LiteLLM's
+// defaults.
+type Options struct {
+	// Separator joins a server's prefix and a tool's name in prefixed tool names, which
+	// blocked_tools entries may use; "" means "-".
+	Separator string
+	// RequireKeyAccessDefined (require_key_mcp_access_defined): a caller whose own lists are
+	// empty gets no server instead of inheriting its other levels' servers.
+	RequireKeyAccessDefined bool
+	// RequireEndUserAccessDefined (require_end_user_mcp_access_defined): an end-user level
+	// without lists grants no server instead of restricting nothing.
+	RequireEndUserAccessDefined bool
+	// AllowAllKeysRespectsScope (mcp_allow_all_keys_respects_mcp_scope): allow_all_keys servers
+	// are not added for a caller whose own lists are set; it sees them only when its levels
+	// grant them.
+	AllowAllKeysRespectsScope bool
+}
+
 // Policy decides which servers and tools a caller may use; it is immutable and safe for
 // concurrent use.
 type Policy struct {
+	opts    Options
 	servers []Server
 	byName  map[string]int
 	byID    map[string]int
@@ -42,8 +62,12 @@ type Policy struct {
 
 // New returns the policy over servers, keeping their (config) order. The slice and its
 // contents are copied. When two servers share a name, id or alias the first one wins lookups.
-func New(servers []Server) *Policy {
+func New(servers []Server, opts Options) *Policy {
+	if opts.Separator == "" {
+		opts.Separator = "-"
+	}
 	p := &Policy{
+		opts:    opts,
 		servers: make([]Server, len(servers)),
 		byName:  make(map[string]int, len(servers)),
 		byID:    make(map[string]int, len(servers)),
@@ -90,7 +114,7 @@ func (p *Policy) Visible(c *identity.Caller, scope []string) []string {
 	var out []string
 	for i := range p.servers {
 		s := &p.servers[i]
-		if granted(c, s) && (scope == nil || p.inScope(i, scope)) {
+		if p.granted(c, s) && (scope == nil || p.inScope(i, scope)) {
 			out = append(out, s.Name)
 		}
 	}
@@ -99,16 +123,17 @@ func (p *Policy) Visible(c *identity.Caller, scope []string) []string {
 
 // ToolAllowed reports whether the caller may see/call upstream tool (bare name) on server (its
 // name, id or alias): the server must be visible to the caller; the server's disallowed_tools
-// must not list the tool and a non-empty allowed_tools must; and the caller's
-// mcp_tool_permissions entries for the server's id and for its name (absent or empty = no
-// restriction; both present = both must list the tool) must list it.
+// must not list the tool and a non-empty allowed_tools must; at every level (the caller's own
+// and each of its Grants) the mcp_tool_permissions entries for the server's id and for its
+// name (absent or empty = no restriction; both present = both must list the tool) must list
+// it; and no level's blocked_tools may name it.
 func (p *Policy) ToolAllowed(c *identity.Caller, server, tool string) bool {
 	i, ok := p.lookup(server)
 	if !ok || tool == "" {
 		return false
 	}
 	s := &p.servers[i]
-	if !granted(c, s) {
+	if !p.granted(c, s) {
 		return false
 	}
 	if slices.Contains(s.DisallowedTools, tool) {
@@ -117,45 +142,115 @@ func (p *Policy) ToolAllowed(c *identity.Caller, server, tool string) bool {
 	if len(s.AllowedTools) > 0 && !slices.Contains(s.AllowedTools, tool) {
 		return false
 	}
-	for _, key := range [...]string{s.ID, s.Name} {
-		if key == "" {
-			continue
-		}
-		if list := c.ToolPermissions[key]; len(list) > 0 && !slices.Contains(list, tool) {
+	if !toolPermitted(c.ToolPermissions, s, tool) || p.blocked(c.BlockedTools, s, tool) {
+		return false
+	}
+	for _, g := range c.Grants {
+		if !toolPermitted(g.ToolPermissions, s, tool) || p.blocked(g.BlockedTools, s, tool) {
 			return false
 		}
 	}
 	return true
 }
 
-// granted reports whether the caller's permissions make server s visible (scope aside).
-func granted(c *identity.Caller, s *Server) bool {
+// toolPermitted reports whether one level's mcp_tool_permissions let tool be used on s.
+func toolPermitted(perms map[string][]string, s *Server, tool string) bool {
+	for _, key := range [...]string{s.ID, s.Name} {
+		if key == "" {
+			continue
+		}
+		if list := perms[key]; len(list) > 0 && !slices.Contains(list, tool) {
+			return false
+		}
+	}
+	return true
+}
+
+// blocked reports whether a blocked_tools list names tool on s: by its bare name, or by its
+// prefixed name under any of the server's prefixes (alias, name, id; spaces as "_").
+func (p *Policy) blocked(list []string, s *Server, tool string) bool {
+	for _, e := range list {
+		if e == tool {
+			return true
+		}
+		prefix, bare, ok := strings.Cut(e, p.opts.Separator)
+		if !ok || bare != tool {
+			continue
+		}
+		for _, name := range [...]string{s.Alias, s.Name, s.ID} {
+			if name != "" && prefix == strings.ReplaceAll(name, " ", "_") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// granted reports whether the caller's levels make server s visible (scope aside): the master
+// caller sees everything; a deny sentinel at any level denies everything; allow_all_keys
+// servers are visible to every other caller (unless AllowAllKeysRespectsScope and the caller's
+// own lists are set); otherwise the caller's own lists and every Grant must each grant s.
+func (p *Policy) granted(c *identity.Caller, s *Server) bool {
 	switch {
 	case c == nil:
 		return false
 	case c.IsMaster:
 		return true
-	case slices.Contains(c.Servers, NoServers) || slices.Contains(c.AccessGroups, NoServers):
+	case denies(c):
 		return false
-	case s.AllowAllKeys:
-		return true
-	case len(c.Servers) == 0 && len(c.AccessGroups) == 0:
-		return true // no lists at all: every server
-	case slices.Contains(c.Servers, AllServers):
+	case s.AllowAllKeys && !(p.opts.AllowAllKeysRespectsScope && hasLists(c.Servers, c.AccessGroups)):
 		return true
 	}
-	for _, e := range c.Servers {
+	if !levelGrants(c.Servers, c.AccessGroups, s, p.opts.RequireKeyAccessDefined) {
+		return false
+	}
+	for _, g := range c.Grants {
+		required := p.opts.RequireEndUserAccessDefined && g.Level == identity.LevelEndUser
+		if !levelGrants(g.Servers, g.AccessGroups, s, required) {
+			return false
+		}
+	}
+	// No level's ToolPermissions is consulted: its keys restrict tools, never grant servers
+	// (LiteLLM issues #21954, #33397).
+	return true
+}
+
+// denies reports whether any level carries the NoServers sentinel.
+func denies(c *identity.Caller) bool {
+	if slices.Contains(c.Servers, NoServers) || slices.Contains(c.AccessGroups, NoServers) {
+		return true
+	}
+	for _, g := range c.Grants {
+		if slices.Contains(g.Servers, NoServers) || slices.Contains(g.AccessGroups, NoServers) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLists(servers, groups []string) bool { return len(servers) > 0 || len(groups) > 0 }
+
+// levelGrants reports whether one level's lists grant s: no lists grant every server (unless
+// required, when they grant none); AllServers in servers grants every server; otherwise a
+// servers entry grants the server it names and the servers in the access group it names, and
+// a groups entry the servers in that group.
+func levelGrants(servers, groups []string, s *Server, required bool) bool {
+	switch {
+	case !hasLists(servers, groups):
+		return !required
+	case slices.Contains(servers, AllServers):
+		return true
+	}
+	for _, e := range servers {
 		if names(s, e) || inGroup(s, e) {
 			return true
 		}
 	}
-	for _, g := range c.AccessGroups {
+	for _, g := range groups {
 		if inGroup(s, g) {
 			return true
 		}
 	}
-	// c.ToolPermissions is deliberately not consulted: its keys restrict tools, never grant
-	// servers (LiteLLM issues #21954, #33397).
 	return false
 }
 

@@ -20,7 +20,7 @@ func fixture() []Server {
 }
 
 func TestVisible(t *testing.T) {
-	p := New(fixture())
+	p := New(fixture(), Options{})
 	all := []string{"alpha", "beta", "gamma", "public", "delta"}
 	master := &identity.Caller{IsMaster: true, Role: identity.RoleProxyAdmin}
 	tests := []struct {
@@ -78,7 +78,7 @@ func TestVisible(t *testing.T) {
 }
 
 func TestToolAllowed(t *testing.T) {
-	p := New(fixture())
+	p := New(fixture(), Options{})
 	master := &identity.Caller{IsMaster: true}
 	open := &identity.Caller{}
 	perms := func(m map[string][]string) *identity.Caller { return &identity.Caller{ToolPermissions: m} }
@@ -138,7 +138,7 @@ func TestLookup(t *testing.T) {
 		Server{Name: "x", ID: "x-id"},
 		Server{Name: "y", ID: "x", Alias: "x-id"}, // id collides with x's name, alias with x's id
 	)
-	p := New(servers)
+	p := New(servers, Options{})
 	tests := []struct {
 		key      string
 		wantName string
@@ -168,7 +168,7 @@ func TestLookup(t *testing.T) {
 
 func TestImmutable(t *testing.T) {
 	servers := fixture()
-	p := New(servers)
+	p := New(servers, Options{})
 	servers[0].Name = "changed"
 	servers[0].AccessGroups[0] = "changed"
 	servers[2].DisallowedTools[0] = "changed"
@@ -185,7 +185,7 @@ func TestImmutable(t *testing.T) {
 }
 
 func TestEmptyPolicy(t *testing.T) {
-	p := New(nil)
+	p := New(nil, Options{})
 	if got := p.Visible(&identity.Caller{IsMaster: true}, nil); got != nil {
 		t.Errorf("Visible = %v", got)
 	}
@@ -203,7 +203,7 @@ func TestScopeSelectsOneServer(t *testing.T) {
 		{Name: "a", ID: "b"},
 		{Name: "c", ID: "c", Alias: "bid"},
 		{Name: "d", ID: "d", Alias: "a"},
-	})
+	}, Options{})
 	for _, tc := range []struct {
 		scope string
 		want  []string

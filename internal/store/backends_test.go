@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/store/pgtest"
 )
 
 // opener opens a fresh, empty store on one backend for the running test.
@@ -14,9 +17,11 @@ type backend struct {
 	open opener
 }
 
-// backends lists the databases the store tests run on: SQLite always.
+// backends lists the databases the store tests run on: SQLite always, and Postgres, each test
+// in a fresh database of its own (see pgtest: without MCPGW_TEST_DATABASE_URL the Postgres
+// subtests are skipped, or fail with MCPGW_REQUIRE_PEERS=1).
 func backends() []backend {
-	return []backend{{name: "sqlite", open: openSQLiteForTest}}
+	return []backend{{name: "sqlite", open: openSQLiteForTest}, {name: "postgres", open: openPostgresForTest}}
 }
 
 // forEachBackend runs f as a subtest on every backend.
@@ -35,4 +40,48 @@ func openSQLiteForTest(t *testing.T, opts Options) *Store {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+func openPostgresForTest(t *testing.T, opts Options) *Store {
+	t.Helper()
+	return openPostgresAt(t, pgtest.NewDatabase(t), opts)
+}
+
+// openPostgresAt opens a store on the Postgres database at url, closed at the test's cleanup;
+// two calls on one url are two replicas.
+func openPostgresAt(t *testing.T, url string, opts Options) *Store {
+	t.Helper()
+	s, err := OpenPostgres(context.Background(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// settle waits until s's invalidation listener has applied every notification committed so far,
+// its own writes' included (a no-op on SQLite): Postgres delivers notifications in commit
+// order, so once a probe sent now has forgotten its cache key, all earlier ones have been
+// applied too.
+func settle(t *testing.T, s *Store) {
+	t.Helper()
+	if s.pg == nil {
+		return
+	}
+	probe := "settle:" + Hash(t.Name()+time.Now().String())
+	s.cache.put(probe, cacheEntry{found: true}, s.now())
+	if _, err := s.db.Exec(`SELECT pg_notify($1, $2)`, notifyChannel, `["`+probe+`"]`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.cache.mu.Lock()
+		_, pending := s.cache.m[probe]
+		s.cache.mu.Unlock()
+		if !pending {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the invalidation listener did not apply a notification within 5 s")
+		}
+	}
 }

@@ -21,16 +21,26 @@ type cacheEntry struct {
 	val   any // the row found (a Key, ...); nil when found is false
 	found bool
 	at    time.Time
+	// gen is the cache's generation read before the database was (see keyCache.generation);
+	// zero skips the check.
+	gen uint64
 }
 
 // keyCache remembers recent lookups by cache key for ttl; at most size entries: when full, an
 // arbitrary entry makes room (O(1)); an expired entry is ignored when read and replaced when
 // its token is looked up again.
+//
+// Every forget or clear starts a new generation; a lookup that read the database before an
+// invalidation is not cached after it (put drops an entry whose gen is older), so a read racing
+// a write on another replica cannot put back the row the write just invalidated. While off (a
+// Postgres store whose invalidation listener is disconnected), nothing is served or kept.
 type keyCache struct {
 	ttl  time.Duration
 	size int
 	mu   sync.Mutex
 	m    map[string]cacheEntry
+	gen  uint64
+	off  bool
 }
 
 func newKeyCache(size int, ttl time.Duration) *keyCache {
@@ -40,7 +50,7 @@ func newKeyCache(size int, ttl time.Duration) *keyCache {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry)}
+	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry), gen: 1}
 }
 
 func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
@@ -50,7 +60,7 @@ func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[token]
-	if !ok || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
+	if !ok || c.off || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
 		return cacheEntry{}, false
 	}
 	return e, true
@@ -63,6 +73,9 @@ func (c *keyCache) put(token string, e cacheEntry, now time.Time) {
 	e.at = now
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.off || (e.gen != 0 && e.gen != c.gen) {
+		return
+	}
 	if _, ok := c.m[token]; !ok && len(c.m) >= c.size {
 		for t := range c.m { // one arbitrary entry: map iteration starts anywhere
 			delete(c.m, t)
@@ -72,8 +85,26 @@ func (c *keyCache) put(token string, e cacheEntry, now time.Time) {
 	c.m[token] = e
 }
 
+// generation returns the current generation, to be read before a database read whose result
+// is put (cacheEntry.gen).
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
 func (c *keyCache) forget(token string) {
 	c.mu.Lock()
 	delete(c.m, token)
+	c.gen++
+	c.mu.Unlock()
+}
+
+// reset forgets every entry and turns the cache off (serving and keeping nothing) or on.
+func (c *keyCache) reset(off bool) {
+	c.mu.Lock()
+	clear(c.m)
+	c.gen++
+	c.off = off
 	c.mu.Unlock()
 }

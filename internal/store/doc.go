@@ -1,19 +1,32 @@
 // Package store is the gateway's persistent state: today the virtual keys minted by the
-// /key/* management API. It is one database/sql store over the embedded SQLite file
-// <data-dir>/mcpgw.db (modernc.org/sqlite: pure Go, so CGO_ENABLED=0 builds keep working).
+// /key/* management API. It is one database/sql store over either the embedded SQLite file
+// <data-dir>/mcpgw.db (modernc.org/sqlite: pure Go, so CGO_ENABLED=0 builds keep working) or
+// a Postgres database shared by every replica (OpenPostgres; jackc/pgx/v5 through its
+// database/sql driver, pgx/v5/stdlib).
 //
 // Design decisions:
 //
-//   - Schema and migrations: versioned SQL files embedded in the binary (migrations/, one set for both dialects),
-//     applied at start by goose's Provider API (no global registry). The schema uses only
-//     portable types (TEXT, BIGINT unix milliseconds, BOOLEAN, JSON kept as TEXT) and the
-//     queries use $n placeholders, which SQLite and Postgres both read, so a Postgres dialect
-//     is a second migrations directory and a driver (pgx/v5/stdlib) behind the same queries;
-//     it is not built yet, and the gateway refuses to start with DATABASE_URL set rather
-//     than silently using SQLite.
+//   - Schema and migrations: versioned SQL files embedded in the binary (migrations/, one set
+//     for both dialects), applied at start by goose's Provider API (no global registry; on
+//     Postgres under goose's advisory session lock, so replicas starting together apply each
+//     migration once). The schema uses only portable types (TEXT, BIGINT unix milliseconds,
+//     BOOLEAN, JSON kept as TEXT) and the queries use $n placeholders, which SQLite and
+//     Postgres both read, so both backends run the same queries.
+//   - database/sql over pgx's native API: the queries, the transaction helper and the row
+//     scanning stay one code path for both backends; pgx's native pool and types would buy
+//     nothing the store needs. Only the invalidation listener uses a native pgx.Conn, because
+//     LISTEN needs one dedicated connection that database/sql's pool would hand to others.
 //   - SQLite settings: WAL journal (readers never wait for the writer), busy_timeout 5 s (a
 //     write waits for the write lock instead of failing), BEGIN IMMEDIATE transactions (a
 //     read-then-write transaction cannot deadlock on lock upgrade).
+//   - Postgres writes take a transaction-scoped advisory lock (pg_advisory_xact_lock) first:
+//     write transactions run one at a time across every replica, as on SQLite, so a
+//     read-then-write (Update, the key_alias check) sees every earlier write and no concurrent
+//     one, under Postgres' default READ COMMITTED, without retry loops. Writes are rare
+//     (management calls); lookups never take the lock.
+//   - Pool bounds on Postgres, per Store: DefaultMaxOpenConns (10, Options.MaxOpenConns) pooled
+//     connections, all allowed to stay idle; each replaced after 30 min, or after 5 min idle,
+//     so a failover or a moved proxy is followed; plus the listener's one connection.
 //   - Only a hash of each key is stored: the hex SHA-256 of the secret, which is also the
 //     key's id ("token", as LiteLLM calls it; LiteLLM stores a SHA-256 hash too). A secret
 //     is "sk-" and 256 random bits, so a fast unsalted hash cannot be reversed by search; a
@@ -21,13 +34,35 @@
 //     authenticated request. The secret is returned once by Generate and never kept.
 //   - Every write runs in one transaction; a failure (a duplicate key_alias, one missing key
 //     of several to delete) rolls it back, so bad input never leaves a partial write.
-//     key_alias is UNIQUE in the schema as well as checked first, so two replicas racing on
-//     one alias cannot both win.
+//     key_alias is UNIQUE in the schema as well as checked first; the constraint's failure
+//     (SQLite's message, or Postgres' SQLSTATE 23505 with the constraint's default name) is
+//     ErrDuplicateAlias too, so writers racing on one alias end in one key and
+//     ErrDuplicateAlias for the others.
 //   - Lookup (authentication) goes through a per-replica cache: a lookup, found or not, is
 //     reused for Options.CacheTTL (default 1 s) and at most Options.CacheSize entries (default
-//     10 000; when full an arbitrary entry is evicted). This replica's own writes (Generate,
-//     Update, Delete, SetBlocked) forget the token at once; another replica's change is seen within the
-//     TTL. Get (the management API) always reads the database.
+//     10 000; when full an arbitrary entry is evicted). Cached rows of every kind share one
+//     key format, "<kind>:<id>" ("key:<token>", "team:<id>", ...). This replica's own writes
+//     (Generate, Update, Delete, SetBlocked) forget what they touched at once. Get (the
+//     management API) always reads the database. Every forget starts a new cache generation,
+//     and a lookup that read the database before it is not cached, so a read racing a write
+//     cannot put back the row the write invalidated.
+//   - Other replicas' writes, on SQLite: seen within the TTL. On Postgres: LISTEN/NOTIFY,
+//     because it needs nothing beyond the database every replica already shares. A write
+//     transaction sends pg_notify('mcpgw_store', payload) before it commits, the payload a JSON
+//     array of the cache keys it touched (split to stay under Postgres' 8000-byte limit; a key
+//     that cannot fit turns into "*", forget everything); Postgres delivers it to every
+//     listener only if and when the transaction commits. Each Store keeps one LISTEN
+//     connection (a pgx.Conn outside the pool) whose goroutine forgets the named keys, so a
+//     block on one replica is refused on all within milliseconds, however long the TTL.
+//   - The listener's connection can drop, and notifications sent meanwhile are lost: the
+//     cache is then cleared and off (every lookup reads the database) until a new connection
+//     listens again, then cleared once more and back on. Reconnects back off from 100 ms,
+//     doubling to 10 s; an idle connection is pinged every 30 s, so a silently dead one is
+//     found. The goroutine recovers a panic (logged without its value; the connection is
+//     replaced) and ends, with its connection, when the Store is closed.
+//   - Errors from OpenPostgres never contain the URL's password: an unparsable URL gets a
+//     fixed message (pgx redacts passwords from its parse errors only on a best-effort basis),
+//     and other errors have the password replaced should a driver or server quote it.
 //   - object_permission is stored with all five of LiteLLM's fields (mcp_servers,
 //     mcp_access_groups, mcp_tool_permissions, mcp_toolsets, blocked_tools); the gateway's
 //     policy enforces the first three today, and the management API refuses a non-empty
@@ -37,4 +72,22 @@
 //     the transaction that applies the caller's other changes, and records both the old and the
 //     new token as touched: the old secret's cached lookup is forgotten on commit, and a
 //     "not found" cached for the new token (a guess before it existed) cannot outlive it.
+//   - Organisations, teams (with team_members: user, role admin|user), users and end users
+//     (LiteLLM's customers) live beside the keys (migrations/00002), each with the same
+//     object_permission. Referential rules are kept by the store inside each write's
+//     transaction rather than by FOREIGN KEY constraints ("" means "none" in the id columns,
+//     and keys written before 00002 carry team ids no table held): a key's, team's or user's
+//     team_id/organization_id must exist when set or changed (a RefError matching ErrForeign,
+//     naming the field); deleting a team or a user deletes its keys and memberships, as
+//     LiteLLM does; deleting an organisation that teams, users or keys still belong to is
+//     refused (ErrInUse; the API answers 409 Conflict: the request is well-formed, what is
+//     stored forbids it, and deleting a whole tree of teams and keys as a side effect would
+//     surprise). Against a concurrent writer on Postgres, a write that refers to a row
+//     first locks it (a no-op UPDATE, which SQLite's single writer makes redundant), and a
+//     delete removes the parent row before looking for its children, so a reference written
+//     meanwhile is either seen by the delete or refused. Every write touches the cache key
+//     of each row it changes ("team:", "org:", "user:", "enduser:" and the keys it deletes),
+//     and LookupTeam/LookupOrganization/LookupUser/LookupEndUser go through the same cache
+//     as Lookup (found or not, Options.CacheTTL, Options.CacheSize). Ids not given are random
+//     UUIDs; team_alias and organization_alias are UNIQUE like key_alias.
 package store

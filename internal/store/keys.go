@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -113,6 +112,9 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 				return errors.Join(err, boolErr(taken, ErrDuplicateAlias))
 			}
 		}
+		if err := checkRefs(ctx, tx, k.TeamID, k.OrganizationID); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			k.Token, k.KeyName, nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata),
@@ -157,22 +159,12 @@ func (s *Store) Get(ctx context.Context, token string) (Key, error) {
 
 // Lookup returns the key with token for authentication, through this replica's short-lived
 // cache (see Options.CacheTTL); found is false for no such key.
-func (s *Store) Lookup(ctx context.Context, token string) (k Key, found bool, err error) {
-	now := s.now()
-	if e, ok := s.cache.get(keyCacheKey(token), now); ok {
-		k, _ = e.val.(Key)
-		return k, e.found, nil
-	}
-	k, err = s.Get(ctx, token)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		s.cache.put(keyCacheKey(token), cacheEntry{}, now)
-		return Key{}, false, nil
-	case err != nil:
-		return Key{}, false, err
-	}
-	s.cache.put(keyCacheKey(token), cacheEntry{val: k, found: true}, now)
-	return k, true, nil
+func (s *Store) Lookup(ctx context.Context, token string) (Key, bool, error) {
+	v, found, err := s.lookupCached(ctx, keyCacheKey(token), func(ctx context.Context) (any, error) {
+		return s.Get(ctx, token)
+	})
+	k, _ := v.(Key)
+	return k, found, err
 }
 
 // Delete removes every key in tokens, all or none: when one does not exist the answer is
@@ -220,7 +212,7 @@ func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key
 // uniqueAlias turns the schema's own key_alias uniqueness failure (a race the check before the
 // write did not see) into ErrDuplicateAlias.
 func uniqueAlias(err error) error {
-	if strings.Contains(err.Error(), "UNIQUE") && strings.Contains(err.Error(), "key_alias") {
+	if uniqueViolation(err, "keys", "key_alias") {
 		return ErrDuplicateAlias
 	}
 	return err

@@ -9,14 +9,19 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // FileName is the SQLite database's name inside the data dir.
 const FileName = "mcpgw.db"
+
+// uriPathEscaper escapes what ends or changes a file: URI's path.
+var uriPathEscaper = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F")
 
 // busyTimeout is how long a statement waits for SQLite's write lock before failing.
 const busyTimeout = 5 * time.Second
@@ -37,6 +42,9 @@ type Store struct {
 	db    *sql.DB
 	cache *keyCache
 	now   func() time.Time
+	// pg is set on Postgres: writes take the write lock and notify the other replicas, and
+	// its listener forgets what they changed.
+	pg *pgState
 }
 
 // Options tunes a Store; the zero value is the documented defaults.
@@ -46,16 +54,29 @@ type Options struct {
 	CacheTTL time.Duration
 	// CacheSize bounds the cached lookups (default DefaultCacheSize).
 	CacheSize int
-	// Logger receives the migration log; nil discards it.
+	// Logger receives the migration log and, on Postgres, the invalidation listener's
+	// connection changes; nil discards them.
 	Logger *slog.Logger
+	// MaxOpenConns bounds the Postgres connection pool (default DefaultMaxOpenConns; the
+	// invalidation listener's one connection is not counted). SQLite ignores it.
+	MaxOpenConns int
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
 }
 
 // OpenSQLite opens (creating when missing) the SQLite database FileName in dir, in WAL mode
 // with a busy timeout, and applies every pending migration.
 func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 	path := filepath.Join(dir, FileName)
+	// The path is escaped: in a file: URI a '#' or '?' in a directory name would otherwise
+	// end the path, and the store would open another file.
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
-		path, busyTimeout.Milliseconds())
+		uriPathEscaper.Replace(path), busyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -64,23 +85,21 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := migrate(ctx, db, opts.Logger); err != nil {
+	if err := migrate(ctx, db, goose.DialectSQLite3, opts.logger()); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
 }
 
-// migrate applies the embedded migrations not yet applied.
-func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+// migrate applies the embedded migrations not yet applied, with goose's options for dialect.
+func migrate(ctx context.Context, db *sql.DB, dialect goose.Dialect, log *slog.Logger, opts ...goose.ProviderOption) error {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	opts = append(opts, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(dialect, db, fsys, opts...)
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -102,8 +121,34 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the invalidation listener (Postgres) and closes the database.
+func (s *Store) Close() error {
+	if s.pg != nil {
+		s.pg.listener.stop()
+	}
+	return s.db.Close()
+}
+
+// lookupCached returns the row cached under cacheKey ("<kind>:<id>"), or reads it with read
+// (ErrNotFound: no such row) and caches the answer, found or not, unless an invalidation
+// happened while it read (see keyCache). Every cached lookup of a row goes through here.
+func (s *Store) lookupCached(ctx context.Context, cacheKey string, read func(context.Context) (any, error)) (any, bool, error) {
+	now := s.now()
+	if e, ok := s.cache.get(cacheKey, now); ok {
+		return e.val, e.found, nil
+	}
+	gen := s.cache.generation()
+	v, err := read(ctx)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.cache.put(cacheKey, cacheEntry{gen: gen}, now)
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	s.cache.put(cacheKey, cacheEntry{val: v, found: true, gen: gen}, now)
+	return v, true, nil
+}
 
 // tx is one write transaction; the lookups it changed are forgotten once it commits.
 type tx struct {
@@ -127,12 +172,35 @@ func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 			s.cache.forget(k)
 		}
 	}()
+	if s.pg != nil {
+		if err := lockWrites(ctx, t); err != nil {
+			_ = sqlTx.Rollback()
+			return err
+		}
+	}
 	if err := f(t); err != nil {
 		_ = sqlTx.Rollback()
 		return uniqueAlias(err)
+	}
+	if s.pg != nil {
+		if err := notifyChanged(ctx, t); err != nil {
+			_ = sqlTx.Rollback()
+			return err
+		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return uniqueAlias(fmt.Errorf("store: commit: %w", err))
 	}
 	return nil
+}
+
+// uniqueViolation reports whether err is the failure of the UNIQUE constraint on table.column,
+// on either backend: SQLite names it in its message; Postgres reports SQLSTATE 23505 and the
+// constraint's default name, <table>_<column>_key.
+func uniqueViolation(err error, table, column string) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == pgUniqueViolation && pgErr.ConstraintName == table+"_"+column+"_key"
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed: "+table+"."+column)
 }

@@ -37,13 +37,16 @@ func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(
 	if err != nil {
 		return Key{}, fmt.Errorf("store: reading a key: %w", err)
 	}
-	oldAlias := k.Alias
+	oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
 	change(&k)
 	k.Token = token
 	if k.Alias != "" && k.Alias != oldAlias {
 		if taken, err := aliasTaken(ctx, tx, k.Alias); err != nil || taken {
 			return Key{}, errors.Join(err, boolErr(taken, ErrDuplicateAlias))
 		}
+	}
+	if err := checkRefs(ctx, tx, changed(k.TeamID, oldTeam), changed(k.OrganizationID, oldOrg)); err != nil {
+		return Key{}, err
 	}
 	if len(k.Metadata) == 0 {
 		k.Metadata = json.RawMessage("{}")
@@ -115,4 +118,13 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Key, int, error) {
 		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
 	}
 	return out, total, nil
+}
+
+// changed is id when it differs from old, else "" (a reference kept as it was is not checked
+// again: a key may predate the teams table).
+func changed(id, old string) string {
+	if id == old {
+		return ""
+	}
+	return id
 }

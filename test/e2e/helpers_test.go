@@ -41,13 +41,19 @@ type gatewayUnderTest struct {
 // of the test, or earlier through stop.
 func startGateway(t *testing.T, yaml string, env map[string]string) *gatewayUnderTest {
 	t.Helper()
+	return startGatewayWith(t, yaml, env)
+}
+
+// startGatewayWith is startGateway with extra app options (a data dir, say).
+func startGatewayWith(t *testing.T, yaml string, env map[string]string, opts ...app.Option) *gatewayUnderTest {
+	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	cfg := loadConfig(t, yaml, lookup)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("MCPGW_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithLogger(log))
+	a, err := app.New(cfg, append([]app.Option{app.WithLookupEnv(lookup), app.WithLogger(log)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func TestKeyManagementRefusesBadInput(t *testing.T) {
 		want                  string
 	}{
 		{"no credential", "", "/key/generate", `{}`, 401, "missing credential"},
-		{"store key is not admin", first, "/key/generate", `{}`, 403, "only the proxy admin"},
+		{"store key is not admin", first, "/key/generate", `{}`, 403, "your role does not allow"},
 		{"malformed", testKey, "/key/generate", `{"key_alias":`, 400, "malformed JSON"},
 		{"not an object", testKey, "/key/generate", `[]`, 400, "want a JSON object"},
 		{"trailing data", testKey, "/key/generate", `{} {}`, 400, "unexpected data"},

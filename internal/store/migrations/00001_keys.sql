@@ -1,6 +1,6 @@
 -- +goose Up
--- Portable column types: TEXT, BIGINT (times are unix milliseconds) and BOOLEAN, so the
--- Postgres migrations can repeat this file with the same queries on top.
+-- Portable column types: TEXT, BIGINT (times are unix milliseconds) and BOOLEAN, so this one
+-- file migrates SQLite and Postgres alike, under the same queries.
 CREATE TABLE keys (
     token                 TEXT    PRIMARY KEY,          -- hex SHA-256 of the secret
     key_name              TEXT    NOT NULL,             -- "sk-...abcd": display only

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// EndUser is one stored end user (LiteLLM's customer): the x-litellm-end-user-id a caller
+// acts for.
+type EndUser struct {
+	UserID     string
+	Alias      string
+	Blocked    bool
+	Metadata   json.RawMessage
+	Permission Permission
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+const endUserColumns = `user_id, alias, blocked, metadata, object_permission, created_at, updated_at`
+
+// CreateEndUser stores e; a user_id in use is a RefError (ErrExists) and nothing is written.
+func (s *Store) CreateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
+	now := s.nowMillis()
+	e.CreatedAt, e.UpdatedAt, e.Metadata = now, now, json.RawMessage(metadataText(e.Metadata))
+	err := s.inTx(ctx, func(tx *tx) error {
+		tx.touch(endUserCacheKey(e.UserID))
+		if taken, err := exists(ctx, tx, `SELECT COUNT(*) FROM end_users WHERE user_id = $1`, e.UserID); err != nil || taken {
+			return errors.Join(err, boolErr(taken, refErr(ErrExists, "user_id", "end user '%s' already exists", e.UserID)))
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO end_users (`+endUserColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			e.UserID, e.Alias, e.Blocked, string(e.Metadata), permissionText(e.Permission), now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return fmt.Errorf("store: creating an end user: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return EndUser{}, err
+	}
+	return e, nil
+}
+
+// GetEndUser returns the end user with id (a RefError matching ErrNotFound when none), read
+// from the database.
+func (s *Store) GetEndUser(ctx context.Context, id string) (EndUser, error) {
+	e, err := scanEndUser(s.db.QueryRowContext(ctx, `SELECT `+endUserColumns+` FROM end_users WHERE user_id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return EndUser{}, refErr(ErrNotFound, "end_user_id", "end user '%s' does not exist", id)
+	}
+	if err != nil {
+		return EndUser{}, fmt.Errorf("store: reading an end user: %w", err)
+	}
+	return e, nil
+}
+
+// LookupEndUser returns the end user with id through this replica's lookup cache; found is
+// false for none.
+func (s *Store) LookupEndUser(ctx context.Context, id string) (EndUser, bool, error) {
+	return lookupCached(s, endUserCacheKey(id), func() (EndUser, error) { return s.GetEndUser(ctx, id) })
+}
+
+// UpdateEndUser changes the end user with id by change in one transaction; a missing end user
+// is a RefError (ErrNotFound) and nothing is written.
+func (s *Store) UpdateEndUser(ctx context.Context, id string, change func(*EndUser)) (EndUser, error) {
+	var e EndUser
+	err := s.inTx(ctx, func(tx *tx) error {
+		tx.touch(endUserCacheKey(id))
+		var err error
+		e, err = scanEndUser(tx.QueryRowContext(ctx, `SELECT `+endUserColumns+` FROM end_users WHERE user_id = $1`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return refErr(ErrNotFound, "user_id", "end user '%s' does not exist", id)
+		}
+		if err != nil {
+			return fmt.Errorf("store: reading an end user: %w", err)
+		}
+		created := e.CreatedAt
+		change(&e)
+		e.UserID, e.CreatedAt, e.UpdatedAt = id, created, s.nowMillis()
+		e.Metadata = json.RawMessage(metadataText(e.Metadata))
+		_, err = tx.ExecContext(ctx, `UPDATE end_users SET alias = $1, blocked = $2, metadata = $3,
+			object_permission = $4, updated_at = $5 WHERE user_id = $6`,
+			e.Alias, e.Blocked, string(e.Metadata), permissionText(e.Permission), e.UpdatedAt.UnixMilli(), id)
+		if err != nil {
+			return fmt.Errorf("store: updating an end user: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return EndUser{}, err
+	}
+	return e, nil
+}
+
+// DeleteEndUsers deletes every end user in ids, all or none: one that does not exist is a
+// RefError (ErrNotFound) and nothing is deleted.
+func (s *Store) DeleteEndUsers(ctx context.Context, ids []string) error {
+	return s.inTx(ctx, func(tx *tx) error {
+		for _, id := range ids {
+			tx.touch(endUserCacheKey(id))
+			res, err := tx.ExecContext(ctx, `DELETE FROM end_users WHERE user_id = $1`, id)
+			if err != nil {
+				return fmt.Errorf("store: deleting an end user: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return refErr(ErrNotFound, "user_ids", "end user '%s' does not exist (nothing was deleted)", id)
+			}
+		}
+		return nil
+	})
+}
+
+// ListEndUsers returns one page of the end users, oldest first.
+func (s *Store) ListEndUsers(ctx context.Context, offset, limit int) ([]EndUser, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+endUserColumns+` FROM end_users
+		ORDER BY created_at, user_id LIMIT $1 OFFSET $2`, limit, offset)
+	if err != nil {
+		return nil, fmt.Errorf("store: listing end users: %w", err)
+	}
+	defer rows.Close()
+	var out []EndUser
+	for rows.Next() {
+		e, err := scanEndUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: listing end users: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: listing end users: %w", err)
+	}
+	return out, nil
+}
+
+func scanEndUser(r scanner) (EndUser, error) {
+	var (
+		e                EndUser
+		meta, perm       string
+		created, updated int64
+	)
+	if err := r.Scan(&e.UserID, &e.Alias, &e.Blocked, &meta, &perm, &created, &updated); err != nil {
+		return EndUser{}, err
+	}
+	var err error
+	e.Metadata = json.RawMessage(meta)
+	if e.Permission, err = parsePermission(perm); err != nil {
+		return EndUser{}, err
+	}
+	e.CreatedAt, e.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return e, nil
+}

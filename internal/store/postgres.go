@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// Postgres connection pool defaults (database/sql's pool over pgx).
+const (
+	// DefaultMaxOpenConns bounds the pool's connections per Store (per replica).
+	DefaultMaxOpenConns = 10
+	// connMaxLifetime retires a pooled connection after this long, so a failover or a
+	// rebalanced proxy is followed without a restart.
+	connMaxLifetime = 30 * time.Minute
+	// connMaxIdleTime closes a pooled connection unused for this long.
+	connMaxIdleTime = 5 * time.Minute
+)
+
+const (
+	// notifyChannel is the channel a write's changed cache keys are sent on.
+	notifyChannel = "mcpgw_store"
+	// maxNotifyPayload is the payload size one pg_notify carries here (Postgres refuses 8000
+	// bytes or more).
+	maxNotifyPayload = 7900
+	// clearPayload asks every replica to forget its whole cache (a cache key too long to send).
+	clearPayload = "*"
+	// writeLockKey is the pg_advisory_xact_lock every write transaction takes ("mcpgw" in ASCII).
+	writeLockKey = 0x6d63706777
+	// pgUniqueViolation is the SQLSTATE of a UNIQUE constraint failure.
+	pgUniqueViolation = "23505"
+)
+
+// pgState is what a Store on Postgres has beyond the shared queries.
+type pgState struct {
+	listener *listener
+}
+
+// OpenPostgres opens the Postgres database at url (a postgres:// URL or a key=value
+// connection string), applies every pending migration (under goose's advisory lock, so
+// replicas starting together apply each once), and starts the listener that forgets what
+// other replicas change. Errors never contain the URL's password.
+func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		// pgx redacts the password from its parse errors only on a best-effort basis.
+		return nil, errors.New("store: the database URL does not parse; want postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+	}
+	redact := func(err error) error { return redactPassword(err, cfg.Password) }
+	db := stdlib.OpenDB(*cfg)
+	maxOpen := opts.MaxOpenConns
+	if maxOpen <= 0 {
+		maxOpen = DefaultMaxOpenConns
+	}
+	db.SetMaxOpenConns(maxOpen)
+	db.SetMaxIdleConns(maxOpen)
+	db.SetConnMaxLifetime(connMaxLifetime)
+	db.SetConnMaxIdleTime(connMaxIdleTime)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, redact(fmt.Errorf("store: connecting to Postgres: %w", err))
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: migrations: %w", err)
+	}
+	if err := migrate(ctx, db, goose.DialectPostgres, opts.logger(), goose.WithSessionLocker(locker)); err != nil {
+		_ = db.Close()
+		return nil, redact(err)
+	}
+	s := &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}
+	l, err := startListener(ctx, cfg, s.cache, opts.logger())
+	if err != nil {
+		_ = db.Close()
+		return nil, redact(err)
+	}
+	s.pg = &pgState{listener: l}
+	return s, nil
+}
+
+// redactPassword replaces password in err's message (a server or driver may quote its input).
+func redactPassword(err error, password string) error {
+	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), password, "xxxxx"))
+}
+
+// lockWrites makes t wait for every other write transaction on the database to end, as
+// SQLite's BEGIN IMMEDIATE does: a read-then-write in one transaction sees every earlier
+// write and no concurrent one, on every replica. The lock ends with the transaction.
+func lockWrites(ctx context.Context, t *tx) error {
+	if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLockKey)); err != nil {
+		return fmt.Errorf("store: taking the write lock: %w", err)
+	}
+	return nil
+}
+
+// notifyChanged sends the cache keys t touched on notifyChannel; Postgres delivers them to
+// every listening replica when (and only if) t commits.
+func notifyChanged(ctx context.Context, t *tx) error {
+	for _, payload := range notifyPayloads(t.changed) {
+		if _, err := t.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, payload); err != nil {
+			return fmt.Errorf("store: notifying other replicas: %w", err)
+		}
+	}
+	return nil
+}
+
+// notifyPayloads packs keys (deduplicated) into JSON arrays of at most maxNotifyPayload bytes;
+// a key too long for one payload turns the whole lot into one clearPayload.
+func notifyPayloads(keys []string) []string {
+	var out []string
+	seen := make(map[string]bool, len(keys))
+	var batch []string
+	size := 2 // the brackets
+	flush := func() {
+		if len(batch) > 0 {
+			b, _ := json.Marshal(batch)
+			out = append(out, string(b))
+		}
+		batch, size = nil, 2
+	}
+	for _, k := range keys {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		enc, _ := json.Marshal(k)
+		if len(enc)+2 > maxNotifyPayload {
+			return []string{clearPayload}
+		}
+		if size+len(enc)+1 > maxNotifyPayload {
+			flush()
+		}
+		batch = append(batch, k)
+		size += len(enc) + 1
+	}
+	flush()
+	return out
+}
+
+// applyPayload forgets the cache keys in one notification; anything but a JSON array of
+// strings (clearPayload included) forgets the whole cache.
+func applyPayload(c *keyCache, payload string) {
+	var keys []string
+	if err := json.Unmarshal([]byte(payload), &keys); err != nil {
+		c.reset(false)
+		return
+	}
+	for _, k := range keys {
+		c.forget(k)
+	}
+}
