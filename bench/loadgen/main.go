@@ -8,6 +8,7 @@
 //	loadgen ports    prints N free loopback TCP ports
 //	loadgen wait     waits until a loopback TCP address accepts connections
 //	loadgen report   turns the JSON lines (and the seal benchmark output) into the table
+//	loadgen keyreport turns bench/storekey.sh's JSON lines into its table
 //
 // Every answer is validated (HTTP 200 and the expected content); failures are
 // counted as errors and never enter the latency figures. Only loopback
@@ -33,7 +34,7 @@ const (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen call|list|sessions|ports|wait|report [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen call|list|sessions|ports|wait|report|keyreport [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -50,6 +51,8 @@ func main() {
 		err = runWait(os.Args[2:])
 	case "report":
 		err = runReport(os.Args[2:])
+	case "keyreport":
+		err = runKeyReport(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
