@@ -21,6 +21,8 @@ func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
 		"GET /team/list":           k.teamList,
 		"POST /team/member_add":    k.teamMemberAdd,
 		"POST /team/member_delete": k.teamMemberDelete,
+		"POST /team/block":         k.teamBlock(true),
+		"POST /team/unblock":       k.teamBlock(false),
 
 		"POST /organization/new":      k.orgNew,
 		"PATCH /organization/update":  k.orgUpdate,
@@ -44,6 +46,8 @@ func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
 		mux.HandleFunc("POST "+prefix+"/delete", k.admin(k.endUserDelete))
 		mux.HandleFunc("GET "+prefix+"/info", k.admin(k.endUserInfo))
 		mux.HandleFunc("GET "+prefix+"/list", k.admin(k.endUserList))
+		mux.HandleFunc("POST "+prefix+"/block", k.admin(k.endUserBlock(true)))
+		mux.HandleFunc("POST "+prefix+"/unblock", k.admin(k.endUserBlock(false)))
 	}
 }
 
@@ -190,4 +194,20 @@ func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []b
 		t, err = k.cfg.Store.RemoveTeamMembers(r.Context(), id, []string{user})
 	}
 	k.answer(w, r, teamToJSON(t), err)
+}
+
+// teamBlock serves /team/block and /team/unblock: {"team_id"}; the answer is the team as stored.
+func (k *Keys) teamBlock(blocked bool) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
+		m, err := decodeObject("", body, []string{"team_id"})
+		var id string
+		if err == nil {
+			id, err = reqID(m, "team_id")
+		}
+		var t store.Team
+		if err == nil {
+			t, err = k.cfg.Store.UpdateTeam(r.Context(), id, func(t *store.Team) { t.Blocked = blocked })
+		}
+		k.answer(w, r, teamToJSON(t), err)
+	}
 }
