@@ -112,6 +112,12 @@ func TestTeamsOrgsUsersLifecycle(t *testing.T) {
 		if user["user_role"] != "internal_user_viewer" || user["user_email"] != "alice@example.com" {
 			t.Fatalf("/user/update = %v", user)
 		}
+		if team = mustManage(t, http.MethodPost, gw+"/team/block", `{"team_id":"`+teamID+`"}`); team["blocked"] != true {
+			t.Fatalf("/team/block = %v", team)
+		}
+		if team = mustManage(t, http.MethodPost, gw+"/team/unblock", `{"team_id":"`+teamID+`"}`); team["blocked"] != false {
+			t.Fatalf("/team/unblock = %v", team)
+		}
 		team = mustManage(t, http.MethodPost, gw+"/team/member_delete", `{"team_id":"`+teamID+`","user_id":"lead"}`)
 		if got := fmt.Sprint(team["members_with_roles"]); strings.Contains(got, "lead") {
 			t.Fatalf("/team/member_delete = %v", team)
@@ -164,6 +170,14 @@ func TestEndUsersAndDirectoryGuard(t *testing.T) {
 		if c["blocked"] != true || c["alias"] != "Big Co" {
 			t.Fatalf("/end_user/update = %v", c)
 		}
+		mustManage(t, http.MethodPost, gw+"/customer/unblock", `{"user_ids":["cust-1"]}`)
+		if status, m := manage(t, http.MethodPost, gw+"/customer/block", testKey, `{"user_ids":["cust-1","nope"]}`); status != 404 {
+			t.Fatalf("/customer/block of a missing end user = %d %v", status, m)
+		}
+		if c = mustManage(t, http.MethodGet, gw+"/customer/info?end_user_id=cust-1", ""); c["blocked"] != false {
+			t.Fatalf("a refused /customer/block changed: %v", c)
+		}
+		mustManage(t, http.MethodPost, gw+"/end_user/block", `{"user_ids":["cust-1"]}`)
 		if c = mustManage(t, http.MethodGet, gw+"/end_user/info?end_user_id=cust-1", ""); c["blocked"] != true {
 			t.Fatalf("/end_user/info = %v", c)
 		}
