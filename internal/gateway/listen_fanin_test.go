@@ -46,8 +46,7 @@ func TestOneChangeSeenByManyListensCostsOneUpstreamList(t *testing.T) {
 		}()
 		<-acked
 	}
-	time.Sleep(300 * time.Millisecond) // the checks after each acknowledgement are done
-	before := lists.Load()
+	before := settled(&lists) // the checks after each acknowledgement are done
 	tools.Store([]string{"a", "added"})
 	up.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
 	for range n {
@@ -60,12 +59,24 @@ func TestOneChangeSeenByManyListensCostsOneUpstreamList(t *testing.T) {
 			t.Fatal("a listen was not told of the change")
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
-	if got := lists.Load() - before; got != 1 {
+	if got := settled(&lists) - before; got != 1 {
 		t.Fatalf("%d listens, one upstream change: %d upstream tools/list walks, want 1", n, got)
 	}
 	cancel()
 	for range n {
 		<-done
+	}
+}
+
+// settled waits until n has not changed for 300 ms (at most 10 s, for a loaded machine) and
+// returns it.
+func settled(n *atomic.Int64) int64 {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := n.Load()
+		time.Sleep(300 * time.Millisecond)
+		if n.Load() == v || time.Now().After(deadline) {
+			return n.Load()
+		}
 	}
 }
