@@ -24,9 +24,10 @@
 // # Build order
 //
 // New reads the environment, creates the data dir, builds the sealer, opens
-// the key store (<data-dir>/mcpgw.db, migrated at open; none without a data
-// dir; a database URL is refused because Postgres is not built yet, rather
-// than silently keeping keys in SQLite), builds the byte budget and the hub,
+// the key store (Postgres when general_settings.database_url, else
+// DATABASE_URL, is set: one that does not open fails the start rather than
+// silently keeping keys in SQLite; otherwise <data-dir>/mcpgw.db; none
+// without either; migrated at open), builds the byte budget and the hub,
 // then wire builds a generation: the authenticator (given the store's
 // lookup), the key routes,
 // the upstream clients (each publishes its out-of-band notifications to the

@@ -191,12 +191,33 @@
 //     and mcp_rpm_limit maps and keys per delete 1000 entries; metadata 64 KiB; duration
 //     100 years. Each is a 400 naming the field.
 //
+// Narrowing (narrow.go): a request's scope is the servers its scoped URL
+// (/{entry[,entry...]}/mcp: servers, access groups, mcp_aliases) selects,
+// intersected with the union of what X-Mcp-Servers and X-Mcp-Access-Groups
+// select when either is sent; the front resolves entries through
+// MCPConfig.Expand and hands the core server names, which policy applies as
+// a scope that narrows and never grants. An unknown URL entry is 404; an
+// unknown header entry selects nothing. A legacy session is bound to its
+// URL's selection only, since headers may differ per request.
+//
 // Key management (Keys, keys.go and keysdecode.go): LiteLLM's /key/generate, /key/info,
-// /key/update, /key/list, /key/delete, /key/block and /key/unblock over internal/store.
+// /key/update, /key/list, /key/delete, /key/block, /key/unblock and /key/regenerate over
+// internal/store; teams.go, orgs.go, users.go and endusers.go add LiteLLM's /team,
+// /organization, /user and /customer routes with the same decoding and errors.
 // Decisions:
 //
-//   - Only the master key (Caller.IsMaster) may call them; every other caller is 403. With
-//     custom_auth no identity is the master, so the routes answer 403 until roles are built.
+//   - Authorization (authz.go) is LiteLLM's roles, decided in one place: managed() gives each
+//     route the access it needs before reading rows (adminOnly, viewerRead, perResource), and
+//     perResource routes ask a manager (mayKey, mayTeam, mayUser) about the rows they touch:
+//     the proxy admin (the master key, or Role proxy_admin from the key's store user or from
+//     a custom_auth identity) everything; proxy_admin_viewer reads; a team's admins (team
+//     membership role admin, read through the store's cached team lookup) its keys and
+//     members; internal_user its own keys; internal_user_viewer reads its own. Rejected:
+//     letting team admins change their team's object_permission or limits, or mint keys for
+//     admin-role users (the key would carry that user's role): both widen their own reach.
+//     With custom_auth a webhook identity whose user_role is proxy_admin manages everything,
+//     as in LiteLLM; without one, the master key remains the only way in until a proxy_admin
+//     user exists.
 //   - Errors use LiteLLM's ProxyException shape {"error": {"message", "type", "param",
 //     "code"}} (code: the status as a string), not FastAPI's {"detail": ...}: it names the
 //     field (param) and is what LiteLLM's key routes answer for their own checks. The routes

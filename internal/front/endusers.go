@@ -68,3 +68,14 @@ func (k *Keys) endUserList(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	k.answer(w, r, out, err)
 }
+
+// endUserBlock serves /customer/block and /customer/unblock: {"user_ids": [...]}, all or none.
+func (k *Keys) endUserBlock(blocked bool) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
+		ids, err := decodeIDList(body, "user_ids")
+		if err == nil {
+			err = k.cfg.Store.SetEndUsersBlocked(r.Context(), ids, blocked)
+		}
+		k.answer(w, r, map[string]any{"user_ids": ids, "blocked": blocked}, err)
+	}
+}

@@ -26,6 +26,8 @@ func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
 		"GET /team/list":           {perResource, k.teamList},
 		"POST /team/member_add":    {perResource, k.teamMemberAdd},
 		"POST /team/member_delete": {perResource, k.teamMemberDelete},
+		"POST /team/block":         {adminOnly, k.teamBlock(true)},
+		"POST /team/unblock":       {adminOnly, k.teamBlock(false)},
 
 		"POST /organization/new":      {adminOnly, k.orgNew},
 		"PATCH /organization/update":  {adminOnly, k.orgUpdate},
@@ -49,6 +51,8 @@ func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
 		mux.HandleFunc("POST "+prefix+"/delete", k.managed(adminOnly, k.endUserDelete))
 		mux.HandleFunc("GET "+prefix+"/info", k.managed(viewerRead, k.endUserInfo))
 		mux.HandleFunc("GET "+prefix+"/list", k.managed(viewerRead, k.endUserList))
+		mux.HandleFunc("POST "+prefix+"/block", k.managed(adminOnly, k.endUserBlock(true)))
+		mux.HandleFunc("POST "+prefix+"/unblock", k.managed(adminOnly, k.endUserBlock(false)))
 	}
 }
 
@@ -251,4 +255,20 @@ func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string
 		return false
 	}
 	return true
+}
+
+// teamBlock serves /team/block and /team/unblock: {"team_id"}; the answer is the team as stored.
+func (k *Keys) teamBlock(blocked bool) func(http.ResponseWriter, *http.Request, []byte) {
+	return func(w http.ResponseWriter, r *http.Request, body []byte) {
+		m, err := decodeObject("", body, []string{"team_id"})
+		var id string
+		if err == nil {
+			id, err = reqID(m, "team_id")
+		}
+		var t store.Team
+		if err == nil {
+			t, err = k.cfg.Store.UpdateTeam(r.Context(), id, func(t *store.Team) { t.Blocked = blocked })
+		}
+		k.answer(w, r, teamToJSON(t), err)
+	}
 }

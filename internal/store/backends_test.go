@@ -85,3 +85,20 @@ func settle(t *testing.T, s *Store) {
 		}
 	}
 }
+
+// withRefs creates the organisations and teams a test's keys name (a key's team and
+// organisation must exist).
+func withRefs(t *testing.T, s *Store, orgs, teams []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range orgs {
+		if _, err := s.CreateOrganization(ctx, Organization{OrganizationID: o, Alias: o}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range teams {
+		if _, err := s.CreateTeam(ctx, Team{TeamID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

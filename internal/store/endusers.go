@@ -114,6 +114,25 @@ func (s *Store) DeleteEndUsers(ctx context.Context, ids []string) error {
 	})
 }
 
+// SetEndUsersBlocked blocks or unblocks every end user in ids, all or none: one that does not
+// exist is a RefError (ErrNotFound) and nothing changes.
+func (s *Store) SetEndUsersBlocked(ctx context.Context, ids []string, blocked bool) error {
+	now := s.nowMillis().UnixMilli()
+	return s.inTx(ctx, func(tx *tx) error {
+		for _, id := range ids {
+			tx.touch(endUserCacheKey(id))
+			res, err := tx.ExecContext(ctx, `UPDATE end_users SET blocked = $1, updated_at = $2 WHERE user_id = $3`, blocked, now, id)
+			if err != nil {
+				return fmt.Errorf("store: blocking an end user: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return refErr(ErrNotFound, "user_ids", "end user '%s' does not exist (nothing was changed)", id)
+			}
+		}
+		return nil
+	})
+}
+
 // ListEndUsers returns one page of the end users, oldest first.
 func (s *Store) ListEndUsers(ctx context.Context, offset, limit int) ([]EndUser, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+endUserColumns+` FROM end_users

@@ -15,6 +15,7 @@ func TestRegenerateKeepsTheKeyAndRetiresTheOldSecret(t *testing.T) {
 		ctx := context.Background()
 		rpm := int64(7)
 		exp := time.Now().Add(time.Hour)
+		withRefs(t, s, []string{"o"}, []string{"t"})
 		oldSecret, before, err := s.Generate(ctx, NewKey{Alias: "ci", UserID: "u", TeamID: "t", OrganizationID: "o",
 			Metadata: json.RawMessage(`{"app":"x"}`), Permission: Permission{MCPServers: []string{"fx"}},
 			Expires: &exp, RPMLimit: &rpm, MCPRPMLimit: map[string]int64{"fx": 3}})
@@ -59,6 +60,7 @@ func TestRegenerateKeepsTheKeyAndRetiresTheOldSecret(t *testing.T) {
 func TestRegenerateAppliesChangesOrWritesNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, open opener) {
 		s := open(t, Options{})
+		withRefs(t, s, nil, []string{"t2"})
 		ctx := context.Background()
 		oldSecret, k, _ := s.Generate(ctx, NewKey{Alias: "a"})
 		if _, _, err := s.Generate(ctx, NewKey{Alias: "taken"}); err != nil {

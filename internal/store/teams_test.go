@@ -182,6 +182,19 @@ func TestEndUsers(t *testing.T) {
 		if list, err := s.ListEndUsers(ctx, 0, 10); err != nil || len(list) != 1 {
 			t.Fatalf("list: %+v %v", list, err)
 		}
+		if _, err := s.CreateEndUser(ctx, EndUser{UserID: "c3"}); err != nil {
+			t.Fatal(err)
+		}
+		refusedWith(t, s.SetEndUsersBlocked(ctx, []string{"c1", "c3", "c2"}, false), ErrNotFound, "user_ids")
+		if e, _ := s.GetEndUser(ctx, "c1"); !e.Blocked {
+			t.Fatal("a refused unblock of several unblocked one")
+		}
+		if err := s.SetEndUsersBlocked(ctx, []string{"c1", "c3"}, true); err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := s.GetEndUser(ctx, "c3"); !e.Blocked {
+			t.Fatal("block did not block")
+		}
 		refusedWith(t, s.DeleteEndUsers(ctx, []string{"c1", "c2"}), ErrNotFound, "user_ids")
 		if err := s.DeleteEndUsers(ctx, []string{"c1"}); err != nil {
 			t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -67,31 +66,33 @@ func permissionRows() []permRow {
 // subscribing to it and resuming a multi-round-trip call, with keys minted through the
 // management API and levels created through it.
 func TestPermissionTable(t *testing.T) {
-	fx := testpeers.StartGoFixtureHTTP(t, true)
-	for _, row := range permissionRows() {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			gw, key, endUser := permissionGateway(t, fx, row)
-			checkPermissionRow(t, gw, key, endUser, row)
-		})
-	}
+	forEachStore(t, func(t *testing.T, st storeBackend) {
+		fx := testpeers.StartGoFixtureHTTP(t, true)
+		for _, row := range permissionRows() {
+			t.Run(row.name, func(t *testing.T) {
+				t.Parallel()
+				gw, key, endUser := permissionGateway(t, st, fx, row)
+				checkPermissionRow(t, gw, key, endUser, row)
+			})
+		}
+	})
 }
 
 // permissionGateway starts a gateway with a store for row, creates its levels and mints its key.
-func permissionGateway(t *testing.T, fx string, row permRow) (gw, key, endUser string) {
+func permissionGateway(t *testing.T, st storeBackend, fx string, row permRow) (gw, key, endUser string) {
 	t.Helper()
 	allowAll := ""
 	if row.allowAllC {
 		allowAll = ", allow_all_keys: true"
 	}
-	g := startGatewayWith(t, fmt.Sprintf(`
+	g := startGatewayWithStoreEnv(t, st, fmt.Sprintf(`
 general_settings:
   master_key: %[1]s
 %[3]smcp_servers:
   a: {url: %[2]s, access_groups: [g], allow_elicitation: true}
   b: {url: %[2]s, access_groups: [g], allow_elicitation: true}
   c: {url: %[2]s, allow_elicitation: true%[4]s}
-`, testKey, fx, row.settings, allowAll), map[string]string{"LITELLM_SALT_KEY": "permission-table-salt-0123456789"}, app.WithDataDir(t.TempDir()))
+`, testKey, fx, row.settings, allowAll), map[string]string{"LITELLM_SALT_KEY": "permission-table-salt-0123456789"})
 	gw = g.url
 	create := func(path, body string) {
 		t.Helper()
@@ -199,43 +200,45 @@ func resume(t *testing.T, gw string, hdr map[string]string, tool string) bool {
 // narrowing a key's team takes effect on a continuation minted before the change and on a
 // listen opened before it.
 func TestPermissionChangeReachesResumesAndListens(t *testing.T) {
-	fx := testpeers.StartGoFixtureHTTP(t, true)
-	gw, key, _ := permissionGateway(t, fx, permRow{team: `{"mcp_servers":["a","b"]}`, key: `{}`})
-	const tool = "a-test_input_required_result_elicitation"
-	_, _, body := rpc(t, gw+"/mcp", modernAs(key, "tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
-	tok, _ := resultOf(body)["requestState"].(string)
-	if tok == "" {
-		t.Fatalf("first call: %v", body)
-	}
-	_, events := listenWith(t, gw+"/a/mcp", modernAs(key, "subscriptions/listen", ""), `{"toolsListChanged":true}`)
-	if ack := nextEvent(events, 10*time.Second); !strings.Contains(ack, "toolsListChanged") {
-		t.Fatalf("ack = %q", ack)
-	}
-	if status, m := manage(t, http.MethodPost, gw+"/team/update", testKey, `{"team_id":"t","object_permission":{"mcp_servers":["b"]}}`); status != 200 {
-		t.Fatalf("/team/update = %d %v", status, m)
-	}
-	extra := `,"requestState":"` + tok + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`
-	_, _, body = rpc(t, gw+"/mcp", modernAs(key, "tools/call", tool), callBody(tool, `{}`, elicitMeta, extra))
-	if strings.Contains(fmt.Sprint(resultOf(body)["content"]), "Hello, Ada!") {
-		t.Fatalf("a continuation resumed after its server was taken away: %v", body)
-	}
-	// An upstream change on a makes the listen re-check its caller, who may no longer see a.
-	trigger := "a-test_trigger_tool_change"
-	if status, _, body := rpc(t, gw+"/mcp", modernHeaders("tools/call", trigger), callBody(trigger, `{}`, modernMeta, "")); status != 200 {
-		t.Fatalf("trigger: %d %v", status, body)
-	}
-	deadline := time.After(15 * time.Second)
-	for {
-		select {
-		case ev, open := <-events:
-			if !open {
-				return
-			}
-			if strings.Contains(ev, "list_changed") {
-				t.Fatalf("a change on a server the key may no longer see was delivered: %s", ev)
-			}
-		case <-deadline:
-			t.Fatal("the listen did not end after the key's team lost its server")
+	forEachStore(t, func(t *testing.T, st storeBackend) {
+		fx := testpeers.StartGoFixtureHTTP(t, true)
+		gw, key, _ := permissionGateway(t, st, fx, permRow{team: `{"mcp_servers":["a","b"]}`, key: `{}`})
+		const tool = "a-test_input_required_result_elicitation"
+		_, _, body := rpc(t, gw+"/mcp", modernAs(key, "tools/call", tool), callBody(tool, `{}`, elicitMeta, ""))
+		tok, _ := resultOf(body)["requestState"].(string)
+		if tok == "" {
+			t.Fatalf("first call: %v", body)
 		}
-	}
+		_, events := listenWith(t, gw+"/a/mcp", modernAs(key, "subscriptions/listen", ""), `{"toolsListChanged":true}`)
+		if ack := nextEvent(events, 10*time.Second); !strings.Contains(ack, "toolsListChanged") {
+			t.Fatalf("ack = %q", ack)
+		}
+		if status, m := manage(t, http.MethodPost, gw+"/team/update", testKey, `{"team_id":"t","object_permission":{"mcp_servers":["b"]}}`); status != 200 {
+			t.Fatalf("/team/update = %d %v", status, m)
+		}
+		extra := `,"requestState":"` + tok + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Ada"}}}`
+		_, _, body = rpc(t, gw+"/mcp", modernAs(key, "tools/call", tool), callBody(tool, `{}`, elicitMeta, extra))
+		if strings.Contains(fmt.Sprint(resultOf(body)["content"]), "Hello, Ada!") {
+			t.Fatalf("a continuation resumed after its server was taken away: %v", body)
+		}
+		// An upstream change on a makes the listen re-check its caller, who may no longer see a.
+		trigger := "a-test_trigger_tool_change"
+		if status, _, body := rpc(t, gw+"/mcp", modernHeaders("tools/call", trigger), callBody(trigger, `{}`, modernMeta, "")); status != 200 {
+			t.Fatalf("trigger: %d %v", status, body)
+		}
+		deadline := time.After(15 * time.Second)
+		for {
+			select {
+			case ev, open := <-events:
+				if !open {
+					return
+				}
+				if strings.Contains(ev, "list_changed") {
+					t.Fatalf("a change on a server the key may no longer see was delivered: %s", ev)
+				}
+			case <-deadline:
+				t.Fatal("the listen did not end after the key's team lost its server")
+			}
+		}
+	})
 }
