@@ -139,8 +139,26 @@ func (e *answerError) Error() string {
 // server fx.
 func storeKey(tb testing.TB, gwURL string) string {
 	tb.Helper()
-	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(gwURL, "/mcp")+"/key/generate",
-		strings.NewReader(`{"key_alias":"bench","object_permission":{"mcp_servers":["fx"]}}`))
+	return manage(tb, gwURL, "/key/generate", `{"key_alias":"bench","object_permission":{"mcp_servers":["fx"]}}`)
+}
+
+// leveledStoreKey mints a key limited to server fx that belongs to a team, a user and an
+// organisation, each granting fx too, so authenticating it resolves (and intersects) all four
+// levels.
+func leveledStoreKey(tb testing.TB, gwURL string) string {
+	tb.Helper()
+	const fx = `"object_permission":{"mcp_servers":["fx"]}`
+	manage(tb, gwURL, "/organization/new", `{"organization_id":"bo","organization_alias":"bench-org",`+fx+`}`)
+	manage(tb, gwURL, "/team/new", `{"team_id":"bt","organization_id":"bo",`+fx+`}`)
+	manage(tb, gwURL, "/user/new", `{"user_id":"bu","user_role":"internal_user",`+fx+`}`)
+	return manage(tb, gwURL, "/key/generate", `{"key_alias":"bench-leveled","team_id":"bt","user_id":"bu",`+fx+`}`)
+}
+
+// manage POSTs body to a management route with the master key and returns the answer's "key"
+// (the new secret, for /key/generate), failing on anything but 200.
+func manage(tb testing.TB, gwURL, path, body string) string {
+	tb.Helper()
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(gwURL, "/mcp")+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+benchKey)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -149,14 +167,15 @@ func storeKey(tb testing.TB, gwURL string) string {
 	defer resp.Body.Close()
 	var out struct{ Key string }
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("/key/generate = %d %v", resp.StatusCode, err)
+		tb.Fatalf("%s = %d %v", path, resp.StatusCode, err)
 	}
 	return out.Key
 }
 
 // BenchmarkToolsCall: one modern tools/call at a time, direct to the
 // stateless fixture and through the in-process gateway, authenticated by the
-// master key and by a store key (its lookup cached for a second).
+// master key, by a store key (its lookup cached for a second) and by a store key of a team, a
+// user and an organisation (four cached lookups, four levels intersected).
 func BenchmarkToolsCall(b *testing.B) {
 	fixture := testpeers.StartGoFixtureHTTP(b, true)
 	var upDials, clientDials atomic.Int64
@@ -168,6 +187,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		{"direct", fixture, "test_simple_text", ""},
 		{"gateway", gwURL, "fx-test_simple_text", benchKey},
 		{"gateway-store-key", gwURL, "fx-test_simple_text", storeKey(b, gwURL)},
+		{"gateway-store-key-team-user-org", gwURL, "fx-test_simple_text", leveledStoreKey(b, gwURL)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			body, h := modernCall(tc.tool)

@@ -11,9 +11,10 @@ import (
 
 // BenchmarkStoreKeyCPU: the gateway's CPU time per tools/call with a store key (its lookup
 // served by the store's cache) against the master key, measured finely interleaved so that
-// the machine's other load weighs on both alike. Each iteration makes three calls one at a
-// time, direct to the fixture, through the gateway with the master key and with a store key,
-// in an order that rotates every iteration, and reads this process's CPU time (the client's
+// the machine's other load weighs on all alike. Each iteration makes four calls one at a time,
+// direct to the fixture, through the gateway with the master key, with a store key and with a
+// store key of a team, a user and an organisation (four levels to resolve and intersect), in an
+// order that rotates every iteration, and reads this process's CPU time (the client's
 // and the gateway's; the fixture runs in its own process) around each. The gateway's own CPU
 // per call is a call's CPU minus a direct call's (the client's part).
 func BenchmarkStoreKeyCPU(b *testing.B) {
@@ -38,7 +39,7 @@ func BenchmarkStoreKeyCPU(b *testing.B) {
 		return &kind{url: url, body: body, h: h}
 	}
 	kinds := []*kind{mk(fixture, "test_simple_text", ""), mk(gwURL, "fx-test_simple_text", benchKey),
-		mk(gwURL, "fx-test_simple_text", storeKey(b, gwURL))}
+		mk(gwURL, "fx-test_simple_text", storeKey(b, gwURL)), mk(gwURL, "fx-test_simple_text", leveledStoreKey(b, gwURL))}
 	var buf bytes.Buffer
 	for _, k := range kinds { // warm every path (connections, caches) before timing
 		if err := post(client, k.url, k.body, k.h, &buf); err != nil {
@@ -58,8 +59,10 @@ func BenchmarkStoreKeyCPU(b *testing.B) {
 		n++
 	}
 	per := func(k *kind) float64 { return float64(k.cpu) / float64(time.Microsecond) / float64(n) }
-	direct, master, store := per(kinds[0]), per(kinds[1]), per(kinds[2])
+	direct, master, store, leveled := per(kinds[0]), per(kinds[1]), per(kinds[2]), per(kinds[3])
 	b.ReportMetric(master-direct, "master-gw-cpu-µs/call")
 	b.ReportMetric(store-direct, "store-gw-cpu-µs/call")
+	b.ReportMetric(leveled-direct, "leveled-gw-cpu-µs/call")
 	b.ReportMetric((store-direct)/(master-direct), "store/master")
+	b.ReportMetric((leveled-direct)/(master-direct), "leveled/master")
 }
