@@ -14,7 +14,8 @@ import (
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
-// manage calls a management route with key and returns the status and the decoded body.
+// manage calls a management route with key and returns the status and the decoded body (a
+// JSON array as {"list": [...]}).
 func manage(t *testing.T, method, url, key, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
@@ -28,11 +29,14 @@ func manage(t *testing.T, method, url, key, body string) (int, map[string]any) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("%s %s: body %q: %v", method, url, raw, err)
 	}
-	return resp.StatusCode, m
+	if m, ok := v.(map[string]any); ok {
+		return resp.StatusCode, m
+	}
+	return resp.StatusCode, map[string]any{"list": v} // a list route's answer
 }
 
 // generateKey mints a key with the master key and returns the secret.

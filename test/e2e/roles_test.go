@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/testpeers"
@@ -90,7 +87,7 @@ func TestManagementRoles(t *testing.T) {
 			{"internal_user_viewer", iv, "GET", "/key/list", "", 200},
 		}
 		for _, tt := range tests {
-			status, m := manageAny(t, tt.method, gw+tt.path, tt.key, tt.body)
+			status, m := manage(t, tt.method, gw+tt.path, tt.key, tt.body)
 			if status != tt.want {
 				t.Errorf("%s: %s %s %s = %d %v, want %d", tt.who, tt.method, tt.path, tt.body, status, m, tt.want)
 				continue
@@ -115,28 +112,4 @@ func TestManagementRoles(t *testing.T) {
 			t.Fatalf("bob's key without user_id: %v", m)
 		}
 	})
-}
-
-// manageAny is manage for routes whose answer may be a JSON array (wrapped as {"list": [...]}).
-func manageAny(t *testing.T, method, url, key, body string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("%s %s: body %q: %v", method, url, raw, err)
-	}
-	if m, ok := v.(map[string]any); ok {
-		return resp.StatusCode, m
-	}
-	return resp.StatusCode, map[string]any{"list": v}
 }
