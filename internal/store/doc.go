@@ -48,12 +48,15 @@
 //     cannot put back the row the write invalidated.
 //   - Other replicas' writes, on SQLite: seen within the TTL. On Postgres: LISTEN/NOTIFY,
 //     because it needs nothing beyond the database every replica already shares. A write
-//     transaction sends pg_notify('mcpgw_store', payload) before it commits, the payload a JSON
-//     array of the cache keys it touched (split to stay under Postgres' 8000-byte limit; a key
-//     that cannot fit turns into "*", forget everything); Postgres delivers it to every
-//     listener only if and when the transaction commits. Each Store keeps one LISTEN
-//     connection (a pgx.Conn outside the pool) whose goroutine forgets the named keys, so a
-//     block on one replica is refused on all within milliseconds, however long the TTL.
+//     transaction sends pg_notify('mcpgw_store', payload) before it commits, the payload the
+//     writing store's random origin, "|" and a JSON array of the cache keys it touched (split
+//     to stay under Postgres' 8000-byte limit; a key that cannot fit turns into "*", forget
+//     everything); Postgres delivers it to every listener only if and when the transaction
+//     commits. Each Store keeps one LISTEN connection (a pgx.Conn outside the pool) whose
+//     goroutine forgets the named keys, so a block on one replica is refused on all within
+//     milliseconds, however long the TTL. A store skips its own notifications: its writes are
+//     forgotten on commit already, and forgetting them again later would throw away lookups
+//     cached since (and made a test of the cache race with its own echo).
 //   - The listener's connection can drop, and notifications sent meanwhile are lost: the
 //     cache is then cleared and off (every lookup reads the database) until a new connection
 //     listens again, then cleared once more and back on. Reconnects back off from 100 ms,

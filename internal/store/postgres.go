@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +44,9 @@ const (
 // pgState is what a Store on Postgres has beyond the shared queries.
 type pgState struct {
 	listener *listener
+	// origin names this store in its notifications, so its own listener skips them: its
+	// writes are forgotten locally on commit already.
+	origin string
 }
 
 // OpenPostgres opens the Postgres database at url (a postgres:// URL or a key=value
@@ -78,12 +83,13 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 		return nil, redact(err)
 	}
 	s := &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}
-	l, err := startListener(ctx, cfg, s.cache, opts.logger())
+	origin := newOrigin()
+	l, err := startListener(ctx, cfg, s.cache, opts.logger(), origin)
 	if err != nil {
 		_ = db.Close()
 		return nil, redact(err)
 	}
-	s.pg = &pgState{listener: l}
+	s.pg = &pgState{listener: l, origin: origin}
 	return s, nil
 }
 
@@ -105,10 +111,17 @@ func lockWrites(ctx context.Context, t *tx) error {
 	return nil
 }
 
-// notifyChanged sends the cache keys t touched on notifyChannel; Postgres delivers them to
-// every listening replica when (and only if) t commits.
-func notifyChanged(ctx context.Context, t *tx) error {
-	for _, payload := range notifyPayloads(t.changed) {
+// newOrigin returns a random name for one store's notifications.
+func newOrigin() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// notifyChanged sends the cache keys t touched on notifyChannel, from origin; Postgres
+// delivers them to every listening replica when (and only if) t commits.
+func notifyChanged(ctx context.Context, t *tx, origin string) error {
+	for _, payload := range notifyPayloads(origin, t.changed) {
 		if _, err := t.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, payload); err != nil {
 			return fmt.Errorf("store: notifying other replicas: %w", err)
 		}
@@ -116,19 +129,22 @@ func notifyChanged(ctx context.Context, t *tx) error {
 	return nil
 }
 
-// notifyPayloads packs keys (deduplicated) into JSON arrays of at most maxNotifyPayload bytes;
-// a key too long for one payload turns the whole lot into one clearPayload.
-func notifyPayloads(keys []string) []string {
+// notifyPayloads packs keys (deduplicated) into payloads "<origin>|<JSON array>" of at most
+// maxNotifyPayload bytes; a key too long for one payload turns the whole lot into one
+// "<origin>|" + clearPayload.
+func notifyPayloads(origin string, keys []string) []string {
 	var out []string
 	seen := make(map[string]bool, len(keys))
 	var batch []string
-	size := 2 // the brackets
+	prefix := origin + "|"
+	empty := len(prefix) + 2 // the origin and the brackets
+	size := empty
 	flush := func() {
 		if len(batch) > 0 {
 			b, _ := json.Marshal(batch)
-			out = append(out, string(b))
+			out = append(out, prefix+string(b))
 		}
-		batch, size = nil, 2
+		batch, size = nil, empty
 	}
 	for _, k := range keys {
 		if seen[k] {
@@ -136,8 +152,8 @@ func notifyPayloads(keys []string) []string {
 		}
 		seen[k] = true
 		enc, _ := json.Marshal(k)
-		if len(enc)+2 > maxNotifyPayload {
-			return []string{clearPayload}
+		if empty+len(enc) > maxNotifyPayload {
+			return []string{prefix + clearPayload}
 		}
 		if size+len(enc)+1 > maxNotifyPayload {
 			flush()
@@ -149,9 +165,16 @@ func notifyPayloads(keys []string) []string {
 	return out
 }
 
-// applyPayload forgets the cache keys in one notification; anything but a JSON array of
-// strings (clearPayload included) forgets the whole cache.
-func applyPayload(c *keyCache, payload string) {
+// applyPayload forgets the cache keys in one notification, unless it is from self (the
+// store's own writes, forgotten on commit); anything but a JSON array of strings after the
+// origin (clearPayload included) forgets the whole cache.
+func applyPayload(c *keyCache, self, payload string) {
+	if origin, rest, ok := strings.Cut(payload, "|"); ok {
+		if origin == self {
+			return
+		}
+		payload = rest
+	}
 	var keys []string
 	if err := json.Unmarshal([]byte(payload), &keys); err != nil {
 		c.reset(false)

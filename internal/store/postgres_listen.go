@@ -48,9 +48,9 @@ type listener struct {
 
 // startListener connects and LISTENs (failing when it cannot), then serves notifications in
 // a goroutine until stop.
-func startListener(ctx context.Context, cfg *pgx.ConnConfig, cache *keyCache, log *slog.Logger) (*listener, error) {
+func startListener(ctx context.Context, cfg *pgx.ConnConfig, cache *keyCache, log *slog.Logger, origin string) (*listener, error) {
 	l := &listener{cfg: cfg, cache: cache, log: log}
-	l.apply = func(payload string) { applyPayload(cache, payload) }
+	l.apply = func(payload string) { applyPayload(cache, origin, payload) }
 	if err := l.start(ctx); err != nil {
 		return nil, err
 	}

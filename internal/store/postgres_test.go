@@ -326,14 +326,15 @@ func TestNotifyPayloadsFitAndClearWhenTheyCannot(t *testing.T) {
 	for i := range 400 {
 		keys = append(keys, keyCacheKey(Hash(fmt.Sprint(i))), keyCacheKey(Hash(fmt.Sprint(i))))
 	}
-	payloads := notifyPayloads(keys)
+	payloads := notifyPayloads("o1", keys)
 	seen := map[string]bool{}
 	for _, p := range payloads {
 		if len(p) > maxNotifyPayload {
 			t.Fatalf("payload of %d bytes", len(p))
 		}
+		origin, arr, _ := strings.Cut(p, "|")
 		var got []string
-		if err := json.Unmarshal([]byte(p), &got); err != nil {
+		if err := json.Unmarshal([]byte(arr), &got); err != nil || origin != "o1" {
 			t.Fatal(err)
 		}
 		for _, k := range got {
@@ -346,21 +347,25 @@ func TestNotifyPayloadsFitAndClearWhenTheyCannot(t *testing.T) {
 	if len(seen) != 400 || len(payloads) < 2 {
 		t.Fatalf("%d keys in %d payloads", len(seen), len(payloads))
 	}
-	if got := notifyPayloads([]string{"team:" + strings.Repeat("x", maxNotifyPayload)}); len(got) != 1 || got[0] != clearPayload {
+	if got := notifyPayloads("o1", []string{"team:" + strings.Repeat("x", maxNotifyPayload)}); len(got) != 1 || got[0] != "o1|"+clearPayload {
 		t.Fatalf("an oversized key: %v", got)
 	}
 	c := newKeyCache(10, time.Hour)
 	now := time.Now()
 	c.put("key:a", cacheEntry{found: true}, now)
 	c.put("key:b", cacheEntry{found: true}, now)
-	applyPayload(c, `["key:a"]`)
+	applyPayload(c, "me", `me|["key:a"]`)
+	if _, ok := c.get("key:a", now); !ok {
+		t.Fatal("the store's own notification was applied (its writes are forgotten on commit)")
+	}
+	applyPayload(c, "me", `other|["key:a"]`)
 	if _, ok := c.get("key:a", now); ok {
 		t.Fatal("a named key is still cached")
 	}
 	if _, ok := c.get("key:b", now); !ok {
 		t.Fatal("a key not named was forgotten")
 	}
-	applyPayload(c, clearPayload)
+	applyPayload(c, "me", "other|"+clearPayload)
 	if _, ok := c.get("key:b", now); ok {
 		t.Fatal("a clear-all payload kept an entry")
 	}
@@ -410,7 +415,7 @@ func TestListenerRecoversFromAPanic(t *testing.T) {
 		if p == `["boom"]` {
 			panic("payload sk-secret")
 		}
-		applyPayload(cache, p)
+		applyPayload(cache, "", p)
 	}
 	if err := l.start(context.Background()); err != nil {
 		t.Fatal(err)

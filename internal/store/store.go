@@ -183,7 +183,7 @@ func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
 		return uniqueAlias(err)
 	}
 	if s.pg != nil {
-		if err := notifyChanged(ctx, t); err != nil {
+		if err := notifyChanged(ctx, t, s.pg.origin); err != nil {
 			_ = sqlTx.Rollback()
 			return err
 		}
