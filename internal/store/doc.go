@@ -55,8 +55,8 @@
 //     commits. Each Store keeps one LISTEN connection (a pgx.Conn outside the pool) whose
 //     goroutine forgets the named keys, so a block on one replica is refused on all within
 //     milliseconds, however long the TTL. A store skips its own notifications: its writes are
-//     forgotten on commit already, and forgetting them again later would throw away lookups
-//     cached since (and made a test of the cache race with its own echo).
+//     forgotten on commit already, and forgetting them again when the echo arrives would
+//     throw away lookups cached since the commit.
 //   - The listener's connection can drop, and notifications sent meanwhile are lost: the
 //     cache is then cleared and off (every lookup reads the database) until a new connection
 //     listens again, then cleared once more and back on. Reconnects back off from 100 ms,
