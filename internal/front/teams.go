@@ -1,6 +1,7 @@
 package front
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -105,20 +106,18 @@ type teamJSON struct {
 }
 
 func teamToJSON(t store.Team) teamJSON {
-	members := make([]memberJSON, 0, len(t.Members))
-	for _, m := range t.Members {
-		members = append(members, memberJSON{UserID: m.UserID, Role: m.Role})
-	}
+	members := convert(t.Members, func(m store.Membership) memberJSON { return memberJSON{UserID: m.UserID, Role: m.Role} })
 	return teamJSON{TeamID: t.TeamID, TeamAlias: orNil(t.Alias), OrganizationID: orNil(t.OrganizationID),
 		Metadata: t.Metadata, ObjectPermission: t.Permission, MembersWithRoles: members, Blocked: t.Blocked,
 		RPMLimit: t.RPMLimit, MaxParallelRequests: t.MaxParallelRequests, MCPRPMLimit: t.MCPRPMLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
-func teamsToJSON(ts []store.Team) []teamJSON {
-	out := make([]teamJSON, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, teamToJSON(t))
+// convert returns f of each of xs, in order; never nil, so that an empty list answers [].
+func convert[T, J any](xs []T, f func(T) J) []J {
+	out := make([]J, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
 }
@@ -127,11 +126,7 @@ func teamsToJSON(ts []store.Team) []teamJSON {
 func (k *Keys) keysOf(r *http.Request, q store.ListQuery) ([]keyJSON, error) {
 	q.Limit = maxEmbedded
 	keys, _, err := k.cfg.Store.List(r.Context(), q)
-	out := make([]keyJSON, 0, len(keys))
-	for _, key := range keys {
-		out = append(out, toJSON(key))
-	}
-	return out, err
+	return convert(keys, toJSON), err
 }
 
 func (k *Keys) teamNew(w http.ResponseWriter, r *http.Request, body []byte) {
@@ -197,26 +192,28 @@ func (k *Keys) teamList(w http.ResponseWriter, r *http.Request, _ []byte) {
 		teams, err = k.cfg.Store.ListTeams(r.Context(), store.TeamQuery{OrganizationID: q.Get("organization_id"),
 			UserID: user, Offset: offset, Limit: limit})
 	}
-	k.answer(w, r, teamsToJSON(teams), err)
+	k.answer(w, r, convert(teams, teamToJSON), err)
 }
 
 func (k *Keys) teamMemberAdd(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, members, err := decodeMemberAdd(body)
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
-		if !k.allow(w, r, ok, err, "change this team's members") {
-			return
-		}
-	}
-	var t store.Team
-	if err == nil {
-		t, err = k.cfg.Store.AddTeamMembers(r.Context(), id, members)
-	}
-	k.answer(w, r, teamToJSON(t), err)
+	k.changeMembers(w, r, id, err, func(ctx context.Context) (store.Team, error) {
+		return k.cfg.Store.AddTeamMembers(ctx, id, members)
+	})
 }
 
 func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, user, err := decodeMemberDelete(body)
+	k.changeMembers(w, r, id, err, func(ctx context.Context) (store.Team, error) {
+		return k.cfg.Store.RemoveTeamMembers(ctx, id, []string{user})
+	})
+}
+
+// changeMembers serves a change of the members of team id, decoded with err: a caller who may
+// change the team (the proxy admin, the team's admins) has it made by change and is answered
+// the team as stored.
+func (k *Keys) changeMembers(w http.ResponseWriter, r *http.Request, id string, err error,
+	change func(context.Context) (store.Team, error)) {
 	if err == nil {
 		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
 		if !k.allow(w, r, ok, err, "change this team's members") {
@@ -225,7 +222,7 @@ func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []b
 	}
 	var t store.Team
 	if err == nil {
-		t, err = k.cfg.Store.RemoveTeamMembers(r.Context(), id, []string{user})
+		t, err = change(r.Context())
 	}
 	k.answer(w, r, teamToJSON(t), err)
 }
