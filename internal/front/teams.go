@@ -159,11 +159,8 @@ func (k *Keys) teamDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 
 func (k *Keys) teamInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	id, err := requiredParam(r.URL.Query(), "team_id")
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), false, id)
-		if !k.allow(w, r, ok, err, "read this team") {
-			return
-		}
+	if err == nil && !k.allowTeam(w, r, false, id, "read this team") {
+		return
 	}
 	var t store.Team
 	if err == nil {
@@ -214,11 +211,8 @@ func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []b
 // the team as stored.
 func (k *Keys) changeMembers(w http.ResponseWriter, r *http.Request, id string, err error,
 	change func(context.Context) (store.Team, error)) {
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
-		if !k.allow(w, r, ok, err, "change this team's members") {
-			return
-		}
+	if err == nil && !k.allowTeam(w, r, true, id, "change this team's members") {
+		return
 	}
 	var t store.Team
 	if err == nil {
@@ -227,16 +221,21 @@ func (k *Keys) changeMembers(w http.ResponseWriter, r *http.Request, id string, 
 	k.answer(w, r, teamToJSON(t), err)
 }
 
+// allowTeam reports whether the caller may read (write false) or change the team with id,
+// having answered the refusal (403, saying it may not do what) or the error when not.
+func (k *Keys) allowTeam(w http.ResponseWriter, r *http.Request, write bool, id, what string) bool {
+	ok, err := managerOf(r).mayTeam(r.Context(), write, id)
+	return k.allow(w, r, ok, err, what)
+}
+
 // allowTeamChange checks that the caller may change team id: the proxy admin anything; the
 // team's admins only its alias and metadata (its permissions, limits, organisation and blocked
 // flag would widen what its own keys reach).
 func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string, change func(*store.Team)) bool {
-	m := managerOf(r)
-	if m.admin() {
+	if managerOf(r).admin() {
 		return true
 	}
-	ok, err := m.mayTeam(r.Context(), true, id)
-	if !k.allow(w, r, ok, err, "change this team") {
+	if !k.allowTeam(w, r, true, id, "change this team") {
 		return false
 	}
 	cur, err := k.cfg.Store.GetTeam(r.Context(), id)
