@@ -62,11 +62,7 @@ func (k *Keys) endUserList(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if err == nil {
 		list, err = k.cfg.Store.ListEndUsers(r.Context(), offset, limit)
 	}
-	out := make([]endUserJSON, 0, len(list))
-	for _, e := range list {
-		out = append(out, endUserToJSON(e))
-	}
-	k.answer(w, r, out, err)
+	k.answer(w, r, convert(list, endUserToJSON), err)
 }
 
 // endUserBlock serves /customer/block and /customer/unblock: {"user_ids": [...]}, all or none.

@@ -62,7 +62,7 @@ func (k *Keys) orgInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	k.answer(w, r, struct {
 		orgJSON
 		Teams []teamJSON `json:"teams"`
-	}{orgToJSON(o), teamsToJSON(teams)}, err)
+	}{orgToJSON(o), convert(teams, teamToJSON)}, err)
 }
 
 func (k *Keys) orgList(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -71,9 +71,5 @@ func (k *Keys) orgList(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if err == nil {
 		orgs, err = k.cfg.Store.ListOrganizations(r.Context(), offset, limit)
 	}
-	out := make([]orgJSON, 0, len(orgs))
-	for _, o := range orgs {
-		out = append(out, orgToJSON(o))
-	}
-	k.answer(w, r, out, err)
+	k.answer(w, r, convert(orgs, orgToJSON), err)
 }

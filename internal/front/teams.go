@@ -1,6 +1,7 @@
 package front
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -105,20 +106,18 @@ type teamJSON struct {
 }
 
 func teamToJSON(t store.Team) teamJSON {
-	members := make([]memberJSON, 0, len(t.Members))
-	for _, m := range t.Members {
-		members = append(members, memberJSON{UserID: m.UserID, Role: m.Role})
-	}
+	members := convert(t.Members, func(m store.Membership) memberJSON { return memberJSON{UserID: m.UserID, Role: m.Role} })
 	return teamJSON{TeamID: t.TeamID, TeamAlias: orNil(t.Alias), OrganizationID: orNil(t.OrganizationID),
 		Metadata: t.Metadata, ObjectPermission: t.Permission, MembersWithRoles: members, Blocked: t.Blocked,
 		RPMLimit: t.RPMLimit, MaxParallelRequests: t.MaxParallelRequests, MCPRPMLimit: t.MCPRPMLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
-func teamsToJSON(ts []store.Team) []teamJSON {
-	out := make([]teamJSON, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, teamToJSON(t))
+// convert returns f of each of xs, in order; never nil, so that an empty list answers [].
+func convert[T, J any](xs []T, f func(T) J) []J {
+	out := make([]J, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
 }
@@ -127,11 +126,7 @@ func teamsToJSON(ts []store.Team) []teamJSON {
 func (k *Keys) keysOf(r *http.Request, q store.ListQuery) ([]keyJSON, error) {
 	q.Limit = maxEmbedded
 	keys, _, err := k.cfg.Store.List(r.Context(), q)
-	out := make([]keyJSON, 0, len(keys))
-	for _, key := range keys {
-		out = append(out, toJSON(key))
-	}
-	return out, err
+	return convert(keys, toJSON), err
 }
 
 func (k *Keys) teamNew(w http.ResponseWriter, r *http.Request, body []byte) {
@@ -164,11 +159,8 @@ func (k *Keys) teamDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 
 func (k *Keys) teamInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	id, err := requiredParam(r.URL.Query(), "team_id")
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), false, id)
-		if !k.allow(w, r, ok, err, "read this team") {
-			return
-		}
+	if err == nil && !k.allowTeam(w, r, false, id, "read this team") {
+		return
 	}
 	var t store.Team
 	if err == nil {
@@ -197,49 +189,53 @@ func (k *Keys) teamList(w http.ResponseWriter, r *http.Request, _ []byte) {
 		teams, err = k.cfg.Store.ListTeams(r.Context(), store.TeamQuery{OrganizationID: q.Get("organization_id"),
 			UserID: user, Offset: offset, Limit: limit})
 	}
-	k.answer(w, r, teamsToJSON(teams), err)
+	k.answer(w, r, convert(teams, teamToJSON), err)
 }
 
 func (k *Keys) teamMemberAdd(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, members, err := decodeMemberAdd(body)
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
-		if !k.allow(w, r, ok, err, "change this team's members") {
-			return
-		}
-	}
-	var t store.Team
-	if err == nil {
-		t, err = k.cfg.Store.AddTeamMembers(r.Context(), id, members)
-	}
-	k.answer(w, r, teamToJSON(t), err)
+	k.changeMembers(w, r, id, err, func(ctx context.Context) (store.Team, error) {
+		return k.cfg.Store.AddTeamMembers(ctx, id, members)
+	})
 }
 
 func (k *Keys) teamMemberDelete(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, user, err := decodeMemberDelete(body)
-	if err == nil {
-		ok, err := managerOf(r).mayTeam(r.Context(), true, id)
-		if !k.allow(w, r, ok, err, "change this team's members") {
-			return
-		}
+	k.changeMembers(w, r, id, err, func(ctx context.Context) (store.Team, error) {
+		return k.cfg.Store.RemoveTeamMembers(ctx, id, []string{user})
+	})
+}
+
+// changeMembers serves a change of the members of team id, decoded with err: a caller who may
+// change the team (the proxy admin, the team's admins) has it made by change and is answered
+// the team as stored.
+func (k *Keys) changeMembers(w http.ResponseWriter, r *http.Request, id string, err error,
+	change func(context.Context) (store.Team, error)) {
+	if err == nil && !k.allowTeam(w, r, true, id, "change this team's members") {
+		return
 	}
 	var t store.Team
 	if err == nil {
-		t, err = k.cfg.Store.RemoveTeamMembers(r.Context(), id, []string{user})
+		t, err = change(r.Context())
 	}
 	k.answer(w, r, teamToJSON(t), err)
+}
+
+// allowTeam reports whether the caller may read (write false) or change the team with id,
+// having answered the refusal (403, saying it may not do what) or the error when not.
+func (k *Keys) allowTeam(w http.ResponseWriter, r *http.Request, write bool, id, what string) bool {
+	ok, err := managerOf(r).mayTeam(r.Context(), write, id)
+	return k.allow(w, r, ok, err, what)
 }
 
 // allowTeamChange checks that the caller may change team id: the proxy admin anything; the
 // team's admins only its alias and metadata (its permissions, limits, organisation and blocked
 // flag would widen what its own keys reach).
 func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string, change func(*store.Team)) bool {
-	m := managerOf(r)
-	if m.admin() {
+	if managerOf(r).admin() {
 		return true
 	}
-	ok, err := m.mayTeam(r.Context(), true, id)
-	if !k.allow(w, r, ok, err, "change this team") {
+	if !k.allowTeam(w, r, true, id, "change this team") {
 		return false
 	}
 	cur, err := k.cfg.Store.GetTeam(r.Context(), id)

@@ -28,10 +28,7 @@ type membershipJSON struct {
 }
 
 func userToJSON(u store.User) userJSON {
-	teams := make([]string, 0, len(u.Teams))
-	for _, m := range u.Teams {
-		teams = append(teams, m.TeamID)
-	}
+	teams := convert(u.Teams, func(m store.Membership) string { return m.TeamID })
 	return userJSON{UserID: u.UserID, UserEmail: orNil(u.Email), UserAlias: orNil(u.Alias), UserRole: u.Role,
 		OrganizationID: orNil(u.OrganizationID), Metadata: u.Metadata, ObjectPermission: u.Permission, Teams: teams,
 		CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
@@ -83,10 +80,7 @@ func (k *Keys) userInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if err == nil {
 		keys, err = k.keysOf(r, store.ListQuery{UserID: id})
 	}
-	ms := make([]membershipJSON, 0, len(u.Teams))
-	for _, m := range u.Teams {
-		ms = append(ms, membershipJSON(m))
-	}
+	ms := convert(u.Teams, func(m store.Membership) membershipJSON { return membershipJSON(m) })
 	k.answer(w, r, map[string]any{"user_id": id, "user_info": userToJSON(u), "keys": keys, "teams": ms}, err)
 }
 
@@ -97,9 +91,5 @@ func (k *Keys) userList(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if err == nil {
 		users, err = k.cfg.Store.ListUsers(r.Context(), q.Get("organization_id"), offset, limit)
 	}
-	out := make([]userJSON, 0, len(users))
-	for _, u := range users {
-		out = append(out, userToJSON(u))
-	}
-	k.answer(w, r, map[string]any{"users": out, "page": page, "page_size": limit}, err)
+	k.answer(w, r, map[string]any{"users": convert(users, userToJSON), "page": page, "page_size": limit}, err)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,14 +47,13 @@ func (s *Store) CreateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
 // GetEndUser returns the end user with id (a RefError matching ErrNotFound when none), read
 // from the database.
 func (s *Store) GetEndUser(ctx context.Context, id string) (EndUser, error) {
-	e, err := scanEndUser(s.db.QueryRowContext(ctx, `SELECT `+endUserColumns+` FROM end_users WHERE user_id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return EndUser{}, refErr(ErrNotFound, "end_user_id", "end user '%s' does not exist", id)
-	}
-	if err != nil {
-		return EndUser{}, fmt.Errorf("store: reading an end user: %w", err)
-	}
-	return e, nil
+	return readEndUser(ctx, s.db, id, "end_user_id")
+}
+
+// readEndUser reads the end user with id on q; none is a RefError (ErrNotFound) naming field.
+func readEndUser(ctx context.Context, q querier, id, field string) (EndUser, error) {
+	return queryRow(ctx, q, "an end user", scanEndUser, notFound(field, "end user '%s' does not exist", id),
+		`SELECT `+endUserColumns+` FROM end_users WHERE user_id = $1`, id)
 }
 
 // LookupEndUser returns the end user with id through this replica's lookup cache; found is
@@ -71,12 +69,8 @@ func (s *Store) UpdateEndUser(ctx context.Context, id string, change func(*EndUs
 	err := s.inTx(ctx, func(tx *tx) error {
 		tx.touch(endUserCacheKey(id))
 		var err error
-		e, err = scanEndUser(tx.QueryRowContext(ctx, `SELECT `+endUserColumns+` FROM end_users WHERE user_id = $1`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refErr(ErrNotFound, "user_id", "end user '%s' does not exist", id)
-		}
-		if err != nil {
-			return fmt.Errorf("store: reading an end user: %w", err)
+		if e, err = readEndUser(ctx, tx, id, "user_id"); err != nil {
+			return err
 		}
 		created := e.CreatedAt
 		change(&e)
@@ -102,12 +96,10 @@ func (s *Store) DeleteEndUsers(ctx context.Context, ids []string) error {
 	return s.inTx(ctx, func(tx *tx) error {
 		for _, id := range ids {
 			tx.touch(endUserCacheKey(id))
-			res, err := tx.ExecContext(ctx, `DELETE FROM end_users WHERE user_id = $1`, id)
-			if err != nil {
-				return fmt.Errorf("store: deleting an end user: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "user_ids", "end user '%s' does not exist (nothing was deleted)", id)
+			if err := execOne(ctx, tx, "deleting an end user",
+				notFound("user_ids", "end user '%s' does not exist (nothing was deleted)", id),
+				`DELETE FROM end_users WHERE user_id = $1`, id); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -121,12 +113,10 @@ func (s *Store) SetEndUsersBlocked(ctx context.Context, ids []string, blocked bo
 	return s.inTx(ctx, func(tx *tx) error {
 		for _, id := range ids {
 			tx.touch(endUserCacheKey(id))
-			res, err := tx.ExecContext(ctx, `UPDATE end_users SET blocked = $1, updated_at = $2 WHERE user_id = $3`, blocked, now, id)
-			if err != nil {
-				return fmt.Errorf("store: blocking an end user: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "user_ids", "end user '%s' does not exist (nothing was changed)", id)
+			if err := execOne(ctx, tx, "blocking an end user",
+				notFound("user_ids", "end user '%s' does not exist (nothing was changed)", id),
+				`UPDATE end_users SET blocked = $1, updated_at = $2 WHERE user_id = $3`, blocked, now, id); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -135,24 +125,8 @@ func (s *Store) SetEndUsersBlocked(ctx context.Context, ids []string, blocked bo
 
 // ListEndUsers returns one page of the end users, oldest first.
 func (s *Store) ListEndUsers(ctx context.Context, offset, limit int) ([]EndUser, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+endUserColumns+` FROM end_users
+	return queryRows(ctx, s.db, "listing end users", scanEndUser, `SELECT `+endUserColumns+` FROM end_users
 		ORDER BY created_at, user_id LIMIT $1 OFFSET $2`, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("store: listing end users: %w", err)
-	}
-	defer rows.Close()
-	var out []EndUser
-	for rows.Next() {
-		e, err := scanEndUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: listing end users: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: listing end users: %w", err)
-	}
-	return out, nil
 }
 
 func scanEndUser(r scanner) (EndUser, error) {

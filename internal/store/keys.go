@@ -146,15 +146,13 @@ func aliasTaken(ctx context.Context, tx *tx, alias string) (bool, error) {
 
 // Get returns the key with token (ErrNotFound when none), read from the database.
 func (s *Store) Get(ctx context.Context, token string) (Key, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token)
-	k, err := scanKey(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, ErrNotFound
-	}
-	if err != nil {
-		return Key{}, fmt.Errorf("store: reading a key: %w", err)
-	}
-	return k, nil
+	return readKey(ctx, s.db, token)
+}
+
+// readKey reads the key with token on q; none is ErrNotFound.
+func readKey(ctx context.Context, q querier, token string) (Key, error) {
+	return queryRow(ctx, q, "a key", scanKey, func() error { return ErrNotFound },
+		`SELECT `+keyColumns+` FROM keys WHERE token = $1`, token)
 }
 
 // Lookup returns the key with token for authentication, through this replica's short-lived
@@ -217,8 +215,6 @@ func uniqueAlias(err error) error {
 	}
 	return err
 }
-
-type scanner interface{ Scan(dest ...any) error }
 
 func scanKey(r scanner) (Key, error) {
 	var (

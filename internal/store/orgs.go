@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -60,14 +58,13 @@ func orgAliasFree(ctx context.Context, tx *tx, alias string) error {
 // GetOrganization returns the organisation with id (a RefError matching ErrNotFound when none),
 // read from the database.
 func (s *Store) GetOrganization(ctx context.Context, id string) (Organization, error) {
-	o, err := scanOrg(s.db.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM organizations WHERE organization_id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Organization{}, refErr(ErrNotFound, "organization_id", "organization_id '%s' does not exist", id)
-	}
-	if err != nil {
-		return Organization{}, fmt.Errorf("store: reading an organization: %w", err)
-	}
-	return o, nil
+	return readOrg(ctx, s.db, id)
+}
+
+// readOrg reads the organisation with id on q; none is a RefError (ErrNotFound).
+func readOrg(ctx context.Context, q querier, id string) (Organization, error) {
+	return queryRow(ctx, q, "an organization", scanOrg, notFound("organization_id", "organization_id '%s' does not exist", id),
+		`SELECT `+orgColumns+` FROM organizations WHERE organization_id = $1`, id)
 }
 
 // LookupOrganization returns the organisation with id through this replica's lookup cache;
@@ -83,12 +80,8 @@ func (s *Store) UpdateOrganization(ctx context.Context, id string, change func(*
 	err := s.inTx(ctx, func(tx *tx) error {
 		tx.touch(orgCacheKey(id))
 		var err error
-		o, err = scanOrg(tx.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM organizations WHERE organization_id = $1`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refErr(ErrNotFound, "organization_id", "organization_id '%s' does not exist", id)
-		}
-		if err != nil {
-			return fmt.Errorf("store: reading an organization: %w", err)
+		if o, err = readOrg(ctx, tx, id); err != nil {
+			return err
 		}
 		old := o
 		change(&o)
@@ -121,12 +114,10 @@ func (s *Store) DeleteOrganizations(ctx context.Context, ids []string) error {
 			tx.touch(orgCacheKey(id))
 			// The row goes first: a concurrent writer referring to it waits on its lock, and
 			// is then either counted below or refused.
-			res, err := tx.ExecContext(ctx, `DELETE FROM organizations WHERE organization_id = $1`, id)
-			if err != nil {
-				return fmt.Errorf("store: deleting an organization: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "organization_ids", "organization_id '%s' does not exist (nothing was deleted)", id)
+			if err := execOne(ctx, tx, "deleting an organization",
+				notFound("organization_ids", "organization_id '%s' does not exist (nothing was deleted)", id),
+				`DELETE FROM organizations WHERE organization_id = $1`, id); err != nil {
+				return err
 			}
 			for _, table := range [...]string{"teams", "users", "keys"} {
 				used, err := exists(ctx, tx, `SELECT COUNT(*) FROM `+table+` WHERE organization_id = $1`, id)
@@ -145,24 +136,8 @@ func (s *Store) DeleteOrganizations(ctx context.Context, ids []string) error {
 
 // ListOrganizations returns one page of the organisations, oldest first.
 func (s *Store) ListOrganizations(ctx context.Context, offset, limit int) ([]Organization, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+orgColumns+` FROM organizations
+	return queryRows(ctx, s.db, "listing organizations", scanOrg, `SELECT `+orgColumns+` FROM organizations
 		ORDER BY created_at, organization_id LIMIT $1 OFFSET $2`, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("store: listing organizations: %w", err)
-	}
-	defer rows.Close()
-	var out []Organization
-	for rows.Next() {
-		o, err := scanOrg(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: listing organizations: %w", err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: listing organizations: %w", err)
-	}
-	return out, nil
 }
 
 func scanOrg(r scanner) (Organization, error) {

@@ -97,17 +97,21 @@ func teamAliasFree(ctx context.Context, tx *tx, alias string) error {
 // GetTeam returns the team with id and its members (a RefError matching ErrNotFound when
 // none), read from the database.
 func (s *Store) GetTeam(ctx context.Context, id string) (Team, error) {
-	t, err := scanTeam(s.db.QueryRowContext(ctx, `SELECT `+teamColumns+` FROM teams WHERE team_id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Team{}, refErr(ErrNotFound, "team_id", "team_id '%s' does not exist", id)
-	}
+	t, err := readTeam(ctx, s.db, id)
 	if err != nil {
-		return Team{}, fmt.Errorf("store: reading a team: %w", err)
+		return Team{}, err
 	}
 	if t.Members, err = teamMembers(ctx, s.db, id); err != nil {
 		return Team{}, err
 	}
 	return t, nil
+}
+
+// readTeam reads the team with id on q, without its members; none is a RefError
+// (ErrNotFound).
+func readTeam(ctx context.Context, q querier, id string) (Team, error) {
+	return queryRow(ctx, q, "a team", scanTeam, notFound("team_id", "team_id '%s' does not exist", id),
+		`SELECT `+teamColumns+` FROM teams WHERE team_id = $1`, id)
 }
 
 // LookupTeam returns the team with id through this replica's lookup cache (see
@@ -124,12 +128,8 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 	err := s.inTx(ctx, func(tx *tx) error {
 		tx.touch(teamCacheKey(id))
 		var err error
-		t, err = scanTeam(tx.QueryRowContext(ctx, `SELECT `+teamColumns+` FROM teams WHERE team_id = $1`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refErr(ErrNotFound, "team_id", "team_id '%s' does not exist", id)
-		}
-		if err != nil {
-			return fmt.Errorf("store: reading a team: %w", err)
+		if t, err = readTeam(ctx, tx, id); err != nil {
+			return err
 		}
 		old := t
 		change(&t)
@@ -166,21 +166,27 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 // DeleteTeams deletes every team in ids with its keys and memberships, as LiteLLM does; all
 // or none: a team that does not exist is a RefError (ErrNotFound) and nothing is deleted.
 func (s *Store) DeleteTeams(ctx context.Context, ids []string) error {
+	return s.deleteWithKeys(ctx, "teams", "team_id", "a team", teamCacheKey, ids)
+}
+
+// deleteWithKeys deletes the rows of table (teams or users) whose col (its id column, also
+// the column of team_members and keys that refers to it) is in ids, with their memberships and
+// keys, in one transaction; a row that does not exist is a RefError (ErrNotFound, naming the
+// field col+"s") and nothing is deleted. what names one row in errors ("a team").
+func (s *Store) deleteWithKeys(ctx context.Context, table, col, what string, cacheKey func(string) string, ids []string) error {
 	return s.inTx(ctx, func(tx *tx) error {
 		for _, id := range ids {
-			tx.touch(teamCacheKey(id))
-			// The team row goes first: a concurrent writer referring to it waits on its lock.
-			res, err := tx.ExecContext(ctx, `DELETE FROM teams WHERE team_id = $1`, id)
-			if err != nil {
-				return fmt.Errorf("store: deleting a team: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "team_ids", "team_id '%s' does not exist (nothing was deleted)", id)
-			}
-			if err := deleteMemberships(ctx, tx, "team_id", id); err != nil {
+			tx.touch(cacheKey(id))
+			// The row goes first: a concurrent writer referring to it waits on its lock.
+			if err := execOne(ctx, tx, "deleting "+what,
+				notFound(col+"s", col+" '%s' does not exist (nothing was deleted)", id),
+				`DELETE FROM `+table+` WHERE `+col+` = $1`, id); err != nil {
 				return err
 			}
-			if err := deleteKeysWhere(ctx, tx, "team_id", id); err != nil {
+			if err := deleteMemberships(ctx, tx, col, id); err != nil {
+				return err
+			}
+			if err := deleteKeysWhere(ctx, tx, col, id); err != nil {
 				return err
 			}
 		}
@@ -199,23 +205,10 @@ type TeamQuery struct {
 func (s *Store) ListTeams(ctx context.Context, q TeamQuery) ([]Team, error) {
 	cond, args := ` WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
 		AND (CAST($2 AS TEXT) = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+teamColumns+` FROM teams`+cond+
+	out, err := queryRows(ctx, s.db, "listing teams", scanTeam, `SELECT `+teamColumns+` FROM teams`+cond+
 		` ORDER BY created_at, team_id LIMIT $3 OFFSET $4`, append(args, q.Limit, q.Offset)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: listing teams: %w", err)
-	}
-	var out []Team
-	for rows.Next() {
-		t, err := scanTeam(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: listing teams: %w", err)
-		}
-		out = append(out, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: listing teams: %w", err)
+		return nil, err
 	}
 	for i := range out {
 		if out[i].Members, err = teamMembers(ctx, s.db, out[i].TeamID); err != nil {

@@ -2,40 +2,40 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
-
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
 
 // AddTeamMembers adds members to the team with id and returns the team, all or nothing: a
 // missing team (ErrNotFound), a user already a member (ErrExists) or a bad role is refused and
 // nothing is written. A member that is not a user yet is created as an internal_user.
 func (s *Store) AddTeamMembers(ctx context.Context, id string, members []Membership) (Team, error) {
-	err := s.inTx(ctx, func(tx *tx) error {
-		tx.touch(teamCacheKey(id))
-		ok, err := lockRow(ctx, tx, "teams", "team_id", id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return refErr(ErrNotFound, "team_id", "team_id '%s' does not exist", id)
-		}
+	return s.changeMembers(ctx, id, func(tx *tx) error {
 		return addMembers(ctx, tx, s.nowMillis(), id, members)
 	})
-	if err != nil {
-		return Team{}, err
-	}
-	return s.GetTeam(ctx, id)
 }
 
 // RemoveTeamMembers removes the users in userIDs from the team with id and returns the team,
 // all or nothing: a missing team or a user who is not a member is a RefError (ErrNotFound).
 // The users and their keys stay.
 func (s *Store) RemoveTeamMembers(ctx context.Context, id string, userIDs []string) (Team, error) {
+	return s.changeMembers(ctx, id, func(tx *tx) error {
+		for _, u := range userIDs {
+			tx.touch(userCacheKey(u))
+			if err := execOne(ctx, tx, "removing a member",
+				notFound("user_id", "user_id '%s' is not a member of team '%s' (nothing was removed)", u, id),
+				`DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, id, u); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// changeMembers runs change in one transaction with the row of the team with id locked, and
+// then returns the team as stored; a missing team is a RefError (ErrNotFound) and nothing is
+// written.
+func (s *Store) changeMembers(ctx context.Context, id string, change func(*tx) error) (Team, error) {
 	err := s.inTx(ctx, func(tx *tx) error {
 		tx.touch(teamCacheKey(id))
 		ok, err := lockRow(ctx, tx, "teams", "team_id", id)
@@ -45,17 +45,7 @@ func (s *Store) RemoveTeamMembers(ctx context.Context, id string, userIDs []stri
 		if !ok {
 			return refErr(ErrNotFound, "team_id", "team_id '%s' does not exist", id)
 		}
-		for _, u := range userIDs {
-			tx.touch(userCacheKey(u))
-			res, err := tx.ExecContext(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, id, u)
-			if err != nil {
-				return fmt.Errorf("store: removing a member: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "user_id", "user_id '%s' is not a member of team '%s' (nothing was removed)", u, id)
-			}
-		}
-		return nil
+		return change(tx)
 	})
 	if err != nil {
 		return Team{}, err
@@ -116,22 +106,12 @@ func teamMembers(ctx context.Context, q querier, teamID string) ([]Membership, e
 // memberships returns the memberships with col (team_id or user_id) = id, ordered by team
 // then user.
 func memberships(ctx context.Context, q querier, col, id string) ([]Membership, error) {
-	rows, err := q.QueryContext(ctx, `SELECT team_id, user_id, role FROM team_members WHERE `+col+` = $1
-		ORDER BY team_id, user_id`, id)
-	if err != nil {
-		return nil, fmt.Errorf("store: reading memberships: %w", err)
-	}
-	defer rows.Close()
-	var out []Membership
-	for rows.Next() {
-		var m Membership
-		if err := rows.Scan(&m.TeamID, &m.UserID, &m.Role); err != nil {
-			return nil, fmt.Errorf("store: reading memberships: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading memberships: %w", err)
-	}
-	return out, nil
+	return queryRows(ctx, q, "reading memberships", scanMembership, `SELECT team_id, user_id, role FROM team_members
+		WHERE `+col+` = $1 ORDER BY team_id, user_id`, id)
+}
+
+func scanMembership(r scanner) (Membership, error) {
+	var m Membership
+	err := r.Scan(&m.TeamID, &m.UserID, &m.Role)
+	return m, err
 }

@@ -186,22 +186,9 @@ func (s *Store) nowMillis() time.Time { return s.now().UTC().Truncate(time.Milli
 
 // deleteKeysWhere deletes the keys matching col = id, forgetting each one's cached lookup.
 func deleteKeysWhere(ctx context.Context, tx *tx, col, id string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT token FROM keys WHERE `+col+` = $1`, id)
+	tokens, err := queryRows(ctx, tx, "finding keys", scanString, `SELECT token FROM keys WHERE `+col+` = $1`, id)
 	if err != nil {
-		return fmt.Errorf("store: finding keys: %w", err)
-	}
-	var tokens []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return fmt.Errorf("store: finding keys: %w", err)
-		}
-		tokens = append(tokens, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: finding keys: %w", err)
+		return err
 	}
 	for _, t := range tokens {
 		tx.touch(keyCacheKey(t))

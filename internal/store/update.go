@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,12 +29,9 @@ func (s *Store) Update(ctx context.Context, token string, change func(*Key)) (Ke
 // updateTx is Update inside tx: it reads the key with token, applies change and writes it back.
 func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(*Key)) (Key, error) {
 	tx.touch(keyCacheKey(token))
-	k, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, ErrNotFound
-	}
+	k, err := readKey(ctx, tx, token)
 	if err != nil {
-		return Key{}, fmt.Errorf("store: reading a key: %w", err)
+		return Key{}, err
 	}
 	oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
 	change(&k)
@@ -100,22 +96,10 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Key, int, error) {
 		return nil, 0, fmt.Errorf("store: counting keys: %w", err)
 	}
 	args = append(args, q.Limit, q.Offset)
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM keys%s ORDER BY created_at, token LIMIT $%d OFFSET $%d`,
-		keyColumns, cond, len(args)-1, len(args)), args...)
+	out, err := queryRows(ctx, s.db, "listing keys", scanKey, fmt.Sprintf(`SELECT %s FROM keys%s
+		ORDER BY created_at, token LIMIT $%d OFFSET $%d`, keyColumns, cond, len(args)-1, len(args)), args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
-	}
-	defer rows.Close()
-	var out []Key
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: listing keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: listing keys: %w", err)
+		return nil, 0, err
 	}
 	return out, total, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,17 +87,21 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 // GetUser returns the user with id and their memberships (a RefError matching ErrNotFound
 // when none), read from the database.
 func (s *Store) GetUser(ctx context.Context, id string) (User, error) {
-	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE user_id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, refErr(ErrNotFound, "user_id", "user_id '%s' does not exist", id)
-	}
+	u, err := readUser(ctx, s.db, id)
 	if err != nil {
-		return User{}, fmt.Errorf("store: reading a user: %w", err)
+		return User{}, err
 	}
 	if u.Teams, err = memberships(ctx, s.db, "user_id", id); err != nil {
 		return User{}, err
 	}
 	return u, nil
+}
+
+// readUser reads the user with id on q, without their memberships; none is a RefError
+// (ErrNotFound).
+func readUser(ctx context.Context, q querier, id string) (User, error) {
+	return queryRow(ctx, q, "a user", scanUser, notFound("user_id", "user_id '%s' does not exist", id),
+		`SELECT `+userColumns+` FROM users WHERE user_id = $1`, id)
 }
 
 // LookupUser returns the user with id through this replica's lookup cache; found is false for
@@ -115,12 +118,8 @@ func (s *Store) UpdateUser(ctx context.Context, id string, change func(*User)) (
 	err := s.inTx(ctx, func(tx *tx) error {
 		tx.touch(userCacheKey(id))
 		var err error
-		u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE user_id = $1`, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return refErr(ErrNotFound, "user_id", "user_id '%s' does not exist", id)
-		}
-		if err != nil {
-			return fmt.Errorf("store: reading a user: %w", err)
+		if u, err = readUser(ctx, tx, id); err != nil {
+			return err
 		}
 		old := u
 		change(&u)
@@ -152,48 +151,15 @@ func (s *Store) UpdateUser(ctx context.Context, id string, change func(*User)) (
 // DeleteUsers deletes every user in ids with their keys and memberships, as LiteLLM does; all
 // or none: a user that does not exist is a RefError (ErrNotFound) and nothing is deleted.
 func (s *Store) DeleteUsers(ctx context.Context, ids []string) error {
-	return s.inTx(ctx, func(tx *tx) error {
-		for _, id := range ids {
-			tx.touch(userCacheKey(id))
-			res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE user_id = $1`, id)
-			if err != nil {
-				return fmt.Errorf("store: deleting a user: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				return refErr(ErrNotFound, "user_ids", "user_id '%s' does not exist (nothing was deleted)", id)
-			}
-			if err := deleteMemberships(ctx, tx, "user_id", id); err != nil {
-				return err
-			}
-			if err := deleteKeysWhere(ctx, tx, "user_id", id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.deleteWithKeys(ctx, "users", "user_id", "a user", userCacheKey, ids)
 }
 
 // ListUsers returns one page of the users (oldest first), of one organisation when orgID is
 // set, without their memberships.
 func (s *Store) ListUsers(ctx context.Context, orgID string, offset, limit int) ([]User, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
+	return queryRows(ctx, s.db, "listing users", scanUser, `SELECT `+userColumns+` FROM users
+		WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
 		ORDER BY created_at, user_id LIMIT $2 OFFSET $3`, orgID, limit, offset)
-	if err != nil {
-		return nil, fmt.Errorf("store: listing users: %w", err)
-	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: listing users: %w", err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: listing users: %w", err)
-	}
-	return out, nil
 }
 
 func scanUser(r scanner) (User, error) {
