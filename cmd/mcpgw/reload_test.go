@@ -48,6 +48,18 @@ func (l *serveLogs) find(msg string) map[string]any {
 	return nil
 }
 
+// text is every record, as JSON lines.
+func (l *serveLogs) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, r := range l.recs {
+		j, _ := json.Marshal(r)
+		b.Write(append(j, '\n'))
+	}
+	return b.String()
+}
+
 // startServeFile runs serve on cfgPath until the test ends, its reload signals read from hup
 // (nil: runServe, with the process's SIGHUP), and returns its base URL and logs.
 func startServeFile(t *testing.T, cfgPath string, hup chan os.Signal) (string, *serveLogs) {
@@ -201,7 +213,10 @@ func TestServeReloadsItsConfigFile(t *testing.T) {
 		t.Errorf("generation after the reload = %d, want 2", gen)
 	}
 
-	if err := os.WriteFile(cfgPath, []byte(valid+"  three:\n    transport: carrier-pigeon\n"), 0o600); err != nil {
+	const marker = "SECRET-MARKER-RELOAD"
+	invalid := valid + "  three:\n    transport: carrier-pigeon\n    auth_type: bearer_token\n    auth_value: " + marker +
+		"\n    static_headers:\n      X-Key: " + marker + "\n      \"Bad Name\": " + marker + "\n"
+	if err := os.WriteFile(cfgPath, []byte(invalid), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "readiness to report the failed reload", func() bool { _, _, e := readyConfig(t, base); return e != "" })
@@ -214,6 +229,9 @@ func TestServeReloadsItsConfigFile(t *testing.T) {
 	}
 	if names := mcpToolNames(t, base); !hasTool(names, "fx-test_simple_text") || !hasTool(names, "two-test_simple_text") {
 		t.Errorf("tools after the invalid file = %q", names)
+	}
+	if logText := logs.text(); strings.Contains(logText, marker) || strings.Contains(lastErr, marker) {
+		t.Errorf("a credential of the invalid file was reported:\n%s", logText)
 	}
 
 	// The watcher does not retry the same bytes; a signal does.
