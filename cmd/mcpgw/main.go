@@ -7,6 +7,9 @@
 //	mcpgw key create|list|revoke [--url URL] [--master-key-env NAME] ...
 //	mcpgw version
 //
+// serve re-reads its config file on SIGHUP and when the file changes (its directory is
+// watched); an invalid file is logged with its lines and the running config stays.
+//
 // check prints every problem serve would stop at (the file's, the master key rule, the
 // environment, each upstream's settings) and, beyond that, stdio commands it cannot find; it
 // starts nothing and contacts no upstream.

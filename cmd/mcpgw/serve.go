@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
-
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/panics"
@@ -60,8 +62,17 @@ func parseServeFlags(args []string, stderr io.Writer, lookupEnv func(string) (st
 	return f, -1
 }
 
-// runServe loads the config, serves HTTP until ctx ends, then drains and returns 0.
+// runServe loads the config, serves HTTP until ctx ends, then drains and returns 0. SIGHUP
+// reloads the config.
 func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return serveWith(ctx, args, stderr, lookupEnv, hup)
+}
+
+// serveWith is runServe with the reload signals read from hup.
+func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool), hup <-chan os.Signal) int {
 	f, code := parseServeFlags(args, stderr, lookupEnv)
 	if code >= 0 {
 		return code
@@ -73,7 +84,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	cfg, problems, err := config.Load(f.config, app.ConfigOptions(lookupEnv))
+	cfg, problems, sum, err := app.LoadConfigFile(f.config, lookupEnv)
 	for _, p := range problems {
 		lvl := slog.LevelWarn
 		if p.Severity == config.SeverityError {
@@ -102,16 +113,19 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	served := make(chan error, 1)
 	panics.Go(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
 	a.Start()
+	stopReload := startReloading(a, f.config, sum, lookupEnv, log, hup)
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,
 		"servers", len(cfg.Servers), "data_dir", f.dataDir)
 
 	select {
 	case err := <-served:
 		log.Error("server failed", "error", err.Error())
+		stopReload()
 		_ = a.Close(context.Background())
 		return exitError
 	case <-ctx.Done():
 	}
+	stopReload()
 	log.Info("shutting down", "drain_timeout", drainTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
@@ -124,4 +138,34 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 	_ = a.Close(sctx)
 	log.Info("stopped")
 	return exitOK
+}
+
+// startReloading reloads a's config file on every signal from hup and on every change the
+// directory watch sees (when it cannot start, signals still reload). The returned func stops
+// both and waits for a reload that is running.
+func startReloading(a *app.App, path string, loaded app.ConfigSum, lookupEnv func(string) (string, bool),
+	log *slog.Logger, hup <-chan os.Signal) func() {
+	r := app.NewReloader(a, path, app.ReloadOptions{LookupEnv: lookupEnv, Loaded: loaded})
+	if err := r.Watch(); err != nil {
+		log.Warn("config file changes are not watched; reload with SIGHUP", "file", path, "error", err.Error())
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	panics.Go(log, "reading reload signals", func() {
+		defer close(ended)
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				log.Info("reload signal received", "file", path)
+				r.Trigger()
+			}
+		}
+	}, nil)
+	return func() {
+		close(done)
+		<-ended
+		r.Close()
+	}
 }

@@ -32,6 +32,8 @@ type App struct {
 	cur   atomic.Pointer[generation]
 	state atomic.Int32 // a lifecycle value
 
+	reloader atomic.Pointer[Reloader] // set by NewReloader; readiness reports its status
+
 	mu     sync.Mutex // serialises Apply and Close
 	closed bool
 }
@@ -114,7 +116,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
-	a.health = &front.Health{Version: o.version, Checks: a.checks()}
+	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus}
 	g, err := a.wire(cfg, nil)
 	if err != nil {
 		if st != nil {
@@ -162,6 +164,15 @@ func (a *App) checks() []front.Check {
 		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
 	}
 	return out
+}
+
+// configStatus is readiness's "config" detail: present once a Reloader
+// watches the config file.
+func (a *App) configStatus() *front.ConfigStatus {
+	if r := a.reloader.Load(); r != nil {
+		return r.status()
+	}
+	return nil
 }
 
 // Handler returns the gateway's whole HTTP surface (MCP, REST and health

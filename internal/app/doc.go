@@ -65,6 +65,39 @@
 // old front buries them, so their callers get 404 and initialize again
 // rather than silently losing that state.
 //
+// # Reloading
+//
+// A Reloader (reload.go) re-reads the App's config file and Applies it; serve
+// drives it from SIGHUP (Trigger) and from a watch of the file's directory
+// (Watch, reload_watch.go, fsnotify). It lives here, not in a package of its
+// own, because its one idea is "load as serve does, then Apply", and both
+// halves are this package's. Design decisions:
+//
+//   - The directory is watched, not the file: editors rename a new file over
+//     the old one and Kubernetes swaps the ..data symlink, and a watch on the
+//     file itself would follow the replaced inode and go silent. Events
+//     naming the file or ..data schedule a reload; others are ignored.
+//   - Reloads are serialized by one goroutine fed through a one-slot channel:
+//     triggers during a debounce or a reload fold into one more reload. The
+//     debounce (DefaultReloadDebounce, 200 ms of quiet, at most ten of them)
+//     absorbs an editor's several events per save.
+//   - The SHA-256 of the bytes is taken before the file is parsed, so a
+//     change racing the read is never mistaken for content already seen.
+//     The content running is never re-applied (Apply ends long-lived
+//     streams); content whose last attempt failed is retried only on a
+//     signal, not on a watch event. An empty file is refused: it is almost
+//     always a save caught between truncation and write.
+//   - Each Apply waits at most DefaultReloadApplyTimeout (30 s) for the old
+//     generation's requests before closing stale clients.
+//   - The generation counter (1 at start, +1 per applied reload) and the last
+//     reload error (its first problem with its line, or the error without
+//     the file's path) are the Reloader's; readiness shows them as "config"
+//     once a Reloader exists, so an App without one answers as before. A
+//     failed reload never fails readiness: the running config is whole.
+//   - Both goroutines (reloads, watch events) recover panics and end at
+//     Close, which waits for a reload that is running. When the watch cannot
+//     start, the caller logs it and signals keep working.
+//
 // # Readiness
 //
 // /health/readiness answers 503 with a reason before Start, from Drain on,

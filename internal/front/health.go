@@ -31,6 +31,19 @@ type Health struct {
 	Checks []Check
 	// CheckTimeout bounds one check; zero means DefaultCheckTimeout.
 	CheckTimeout time.Duration
+	// Config, when set and returning non-nil, adds the running config's
+	// state to the readiness body as "config".
+	Config func() *ConfigStatus
+}
+
+// ConfigStatus is the running config's state as readiness reports it. A
+// failed reload does not fail readiness: the config running is still whole.
+type ConfigStatus struct {
+	// Generation counts the configs applied: 1 for the one started with.
+	Generation int64 `json:"generation"`
+	// LastReloadError is the first problem of the last reload, when it
+	// failed and no reload has succeeded since; it never holds secrets.
+	LastReloadError string `json:"last_reload_error,omitempty"`
 }
 
 // Register adds the health routes to mux.
@@ -51,6 +64,7 @@ type readiness struct {
 	Reason  string            `json:"reason,omitempty"`
 	Checks  map[string]string `json:"checks"` // name → "ok" or the reason it failed
 	Version string            `json:"version,omitempty"`
+	Config  *ConfigStatus     `json:"config,omitempty"`
 }
 
 // Readiness answers 200 {"status":"healthy",...} when every check passes, else 503
@@ -75,6 +89,9 @@ func (h *Health) Readiness(w http.ResponseWriter, r *http.Request) {
 		if body.Reason == "" {
 			body.Status, body.Reason = "unhealthy", c.Name+": "+err.Error()
 		}
+	}
+	if h.Config != nil {
+		body.Config = h.Config()
 	}
 	status := http.StatusOK
 	if body.Reason != "" {
