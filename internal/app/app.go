@@ -186,8 +186,7 @@ func (a *App) serve(w http.ResponseWriter, r *http.Request) {
 	for {
 		g := a.cur.Load()
 		if g.enter() {
-			defer g.leave()
-			g.mux.ServeHTTP(w, r)
+			g.serveCounted(w, r)
 			return
 		}
 		// g was retired and drained between the load and enter; the next
@@ -220,6 +219,7 @@ func (a *App) Start() { a.state.CompareAndSwap(starting, ready) }
 // can finish.
 func (a *App) Drain() {
 	a.state.Store(closing)
+	a.listens.End() // the listens of every generation, kept across Apply
 	a.cur.Load().front.Close()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
+	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -17,6 +18,7 @@ import (
 type generation struct {
 	reg         *registry
 	clients     map[string]*upstream.Client // by server name
+	gw          *gateway.Gateway
 	front       *front.MCP
 	mux         *http.ServeMux
 	unsubscribe func() // ends the catalog's and gateway's hub subscription
@@ -50,6 +52,27 @@ func (g *generation) leave() {
 	}
 }
 
+// serveCounted serves r on g, counted in g's requests in flight until it
+// ends or detaches (a subscriptions/listen once acknowledged: it is a
+// stream that may outlive g, see Apply).
+func (g *generation) serveCounted(w http.ResponseWriter, r *http.Request) {
+	var once sync.Once
+	leave := func() { once.Do(g.leave) }
+	defer leave()
+	g.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), detachKey{}, leave)))
+}
+
+// detachKey keys the request's leave function in its context.
+type detachKey struct{}
+
+// detach stops counting r among its generation's requests in flight
+// (front.MCPConfig.Detach).
+func detach(r *http.Request) {
+	if leave, ok := r.Context().Value(detachKey{}).(func()); ok {
+		leave()
+	}
+}
+
 // retire waits, within ctx, for the requests running on g to end, then
 // refuses new ones (they go to the current generation instead).
 func (g *generation) retire(ctx context.Context) {
@@ -76,8 +99,12 @@ func (g *generation) retire(ctx context.Context) {
 // not change (see sameConnection) keep their upstream clients, and with
 // them their sessions; new and changed servers get new clients. The new
 // graph serves every request that arrives once Apply has swapped it in;
-// requests already running finish on the old one, whose long-lived streams
-// are ended (their callers reopen them on the new graph). Once they have
+// requests already running finish on the old one. A subscriptions/listen
+// whose servers all kept their clients (and whose caller sees the same
+// servers) moves to the new gateway, its upstream listeners open, and is
+// told a list change when what it sees changed (gateway.TakeOver); every
+// other listen ends, as do the old front's legacy sessions' streams (their
+// callers reopen them on the new graph). Once the old requests have
 // finished, or ctx ends, the clients of removed and changed servers are
 // closed. On error the running config stays as it was.
 func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
@@ -102,7 +129,8 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	if a.state.Load() == closing {
 		g.front.Close()
 	}
-	old.front.Close()
+	kept, ended := g.gw.TakeOver()
+	old.front.Retire()
 	old.retire(ctx)
 	old.unsubscribe()
 	var stale []*upstream.Client
@@ -112,6 +140,7 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	closeClients(ctx, a.log, stale)
-	a.log.Info("config applied", "servers", len(cfg.Servers), "kept", len(keep), "closed", len(stale))
+	a.log.Info("config applied", "servers", len(cfg.Servers), "kept", len(keep), "closed", len(stale),
+		"listens_kept", kept, "listens_ended", ended)
 	return nil
 }

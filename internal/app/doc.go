@@ -55,10 +55,20 @@
 // connections) when its connection identity is unchanged: everything its
 // client is built from (sameConnection lists it). Metadata the layers above
 // read per request (description, server_id, alias, access groups, tool
-// filters, extra_headers, rpm) never needs a new client. After the swap the old
-// generation's front ends its long-lived streams, its running requests
+// filters, extra_headers, rpm) never needs a new client. After the swap the
+// new gateway takes the listens over (gateway.TakeOver, over the one
+// gateway.Listens every generation shares): a subscriptions/listen whose
+// followed servers all kept their clients, and whose caller sees the same
+// servers, goes on with its upstream listeners open and is told a list
+// change only when what it sees changed (a tool filter); one following a
+// removed or changed server ends, and its caller listens again. Then the old
+// generation's front is retired (its legacy sessions' GET streams, /mcp/sse
+// connections and follows end; its listens do not), its running requests
 // finish, its hub subscription ends, and the clients of removed or changed
-// servers are closed. Because the front is built over one gateway, each
+// servers are closed. An acknowledged listen is a stream, not a request in
+// flight: it detaches from its generation's count (front.MCPConfig.Detach),
+// so retiring never waits for a kept listen. Drain ends the listens of
+// every generation (gateway.Listens.End). Because the front is built over one gateway, each
 // generation has its own front; legacy sessions survive the swap because
 // their ids are sealed with the App's one sealer, except those holding
 // state their ids cannot carry (resource subscriptions, a log level): the

@@ -45,6 +45,10 @@ type shared struct {
 	httpClient *http.Client     // for upstream clients; nil means each builds its own
 	health     *front.Health
 	store      *store.Store // the key store; nil without a data dir
+	// listens are the subscriptions/listen and legacy follows running on
+	// any generation's gateway: each moves to the next generation on Apply
+	// when its servers kept their connection, else ends (see Apply).
+	listens *gateway.Listens
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -67,6 +71,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	if w := cfg.General.HTTP.WriteTimeout; s.env.ClientTimeout >= w {
 		s.log.Warn("LITELLM_MCP_CLIENT_TIMEOUT is not shorter than general_settings.http_write_timeout; slow answers will be cut",
 			"client_timeout", s.env.ClientTimeout.String(), "http_write_timeout", w.String())
+	}
+	first := s.listens == nil
+	if first { // New, before any request
+		s.listens = gateway.NewListens()
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
@@ -99,8 +107,12 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.log),
-		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller,
+		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
 	})
+	g.gw = gw
+	if first {
+		gw.TakeOver() // the gateway that delivers followed notifications
+	}
 	g.unsubscribe = s.hub.Subscribe(func(e notify.Event) {
 		cat.ListChanged(e.Server, e.Method)
 		gw.Notify(e.Server, e.Session, e.Method, e.Params)
@@ -112,6 +124,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
 		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
+		Detach:       detach,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)

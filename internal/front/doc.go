@@ -76,6 +76,13 @@
 // worse error; a failed Bury is logged and the session still ends here. The
 // contract is in package fronttest.
 //
+// A new config (internal/app's Apply) retires the old front (Retire): its
+// legacy sessions' GET streams, /mcp/sse connections and follows end as at
+// Close, but its subscriptions/listen go on, served by the gateway that took
+// them over (gateway.Gateway.TakeOver) or ended by it; Close (shutdown) ends
+// them too. An acknowledged listen tells MCPConfig.Detach, so the composition
+// root stops counting it as a request in flight of the old config.
+//
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
 // when the caller is refused (401, 403) or its identity or visible servers

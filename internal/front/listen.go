@@ -37,7 +37,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(h.ctx, cancel) // gateway shutdown ends the listen
+	stop := context.AfterFunc(h.listenCtx, cancel) // gateway shutdown ends the listen
 	defer stop()
 
 	out := &listenWriter{rc: http.NewResponseController(w)}
@@ -87,6 +87,9 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 			params = append(append(params, honoured...), '}')
 			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
 			close(acked)
+			if h.cfg.Detach != nil {
+				h.cfg.Detach(r)
+			}
 		},
 		func(method string, params json.RawMessage) {
 			select {

@@ -46,6 +46,11 @@ type MCPConfig struct {
 	Logger       *slog.Logger
 	// Sessions bounds legacy sessions and long-lived streams.
 	Sessions SessionConfig
+	// Detach, when set, is called with a subscriptions/listen's request once
+	// it is acknowledged: from then on it is a stream, not a request in
+	// flight (internal/app then stops waiting for it when it retires this
+	// front; the listen itself moves with the gateway, see Retire).
+	Detach func(r *http.Request)
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
@@ -54,9 +59,13 @@ type MCP struct {
 	cfg      MCPConfig
 	sessions *sessions
 	sseConns sseConns
-	// ctx ends at Close: long-lived streams end with it.
-	ctx    context.Context
-	cancel context.CancelFunc
+	// ctx ends at Retire and Close: legacy sessions' streams and follows
+	// end with it; listenCtx ends at Close only: subscriptions/listen end
+	// with it.
+	ctx          context.Context
+	cancel       context.CancelFunc
+	listenCtx    context.Context
+	listenCancel context.CancelFunc
 	// serverInfo is cfg.Info encoded once, for every modern result's _meta.
 	serverInfo json.RawMessage
 }
@@ -71,8 +80,10 @@ func NewMCP(cfg MCPConfig) *MCP {
 	}
 	cfg.Sessions = cfg.Sessions.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
+	listenCtx, listenCancel := context.WithCancel(context.Background())
 	info, _ := json.Marshal(cfg.Info)
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer, cfg.Sessions, cfg.Logger), ctx: ctx, cancel: cancel, serverInfo: info}
+	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer, cfg.Sessions, cfg.Logger), ctx: ctx, cancel: cancel,
+		listenCtx: listenCtx, listenCancel: listenCancel, serverInfo: info}
 }
 
 // Register adds the MCP routes to mux.
@@ -91,6 +102,16 @@ func (h *MCP) Register(mux *http.ServeMux) {
 // their graceful final response, legacy sessions' streams and background
 // follows stop.
 func (h *MCP) Close() {
+	h.listenCancel()
+	h.Retire()
+}
+
+// Retire ends what this front holds of legacy sessions (their GET streams,
+// /mcp/sse connections and background follows; see Close for the sessions
+// it buries) but not its subscriptions/listen: a newer front serves from
+// now on, and each listen goes on or ends as the gateway decides
+// (gateway.Gateway.TakeOver), or ends at Close.
+func (h *MCP) Retire() {
 	h.cancel()
 	h.sessions.closeAll()
 }

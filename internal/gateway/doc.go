@@ -116,6 +116,24 @@
 //     stale from the listen that heard it (each listen hears it on its own upstream listen); a
 //     legacy session's change comes through the hub, whose subscriber makes them stale once
 //     for every listen (internal/app), so the listens it reaches do not again.
+//   - Listens outlive a config (listen_generations.go). A Gateway is built per config, but the
+//     listens, the hub of legacy follows and each caller's listener count live in a Listens that
+//     every Gateway over successive configs shares (Config.Listens). TakeOver, called on the
+//     newest, moves each running listen whose followed servers (those visible at its start) it
+//     serves with the same upstream.Client, and whose caller it lets see exactly the same
+//     servers, to itself: the listen's upstream listeners (on those same clients) stay open, its
+//     delivery reads views through the new policy and catalog, and every followed view is
+//     checked against the last one delivered, so a tool filter that changes what the caller
+//     sees is told as a list change and one that does not is not. Every other listen is ended
+//     (its caller listens again, on the new config): a changed connection is a new target whose
+//     listeners, sessions and subscriptions are not the ones the listen holds. A listen that
+//     starts on an older gateway after a TakeOver moves (or ends) as it registers. Only the
+//     newest gateway delivers what the hub hears (Notify), so a shared follower hears it once.
+//     Rejected: keeping the old Gateway serving its listens until they end (two configs alive
+//     indefinitely, a tool filter change never reaching them, and two hub subscribers
+//     delivering each notification twice); and setting each kept listen up again on the new
+//     gateway (a second upstream listen per caller, and an event in the gap lost or told twice).
+//     Listens.End ends every listen at shutdown and refuses new ones.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are

@@ -69,6 +69,10 @@ type Config struct {
 	// Middleware wraps Do, outermost first: each sees every operation and
 	// its outcome, and may answer without calling the next.
 	Middleware []Middleware
+	// Listens is the listen state shared by the gateways built over
+	// successive configs (see Listens and TakeOver); nil means a Listens
+	// of this gateway's own.
+	Listens *Listens
 }
 
 // Handler runs one operation: Do's shape, for middleware.
@@ -81,11 +85,10 @@ type Middleware func(next Handler) Handler
 type Gateway struct {
 	cfg     Config
 	servers map[string]*Server
-	hub     hub // listens following legacy upstream sessions
-	// listeners counts each caller's upstream listeners (at most
-	// Config.MaxListenersPerCaller).
-	listeners listenerCounts
-	handle    Handler // do wrapped in cfg.Middleware
+	// ls holds the listens, the hub of listens following legacy upstream
+	// sessions and each caller's listener count, shared across configs.
+	ls     *Listens
+	handle Handler // do wrapped in cfg.Middleware
 }
 
 // New returns a gateway over cfg.
@@ -96,7 +99,10 @@ func New(cfg Config) *Gateway {
 	if cfg.ListTimeout <= 0 {
 		cfg.ListTimeout = 30 * time.Second
 	}
-	g := &Gateway{cfg: cfg, servers: map[string]*Server{}}
+	g := &Gateway{cfg: cfg, servers: map[string]*Server{}, ls: cfg.Listens}
+	if g.ls == nil {
+		g.ls = NewListens()
+	}
 	for _, s := range cfg.Servers {
 		g.servers[s.Name] = s
 	}
@@ -348,7 +354,7 @@ func credentialKey(o upstream.Options) string {
 
 // Visible lists the servers op's caller may use in op's scope, in config
 // order.
-func (g *Gateway) Visible(op Operation) []string { return g.visible(&op) }
+func (g *Gateway) Visible(op Operation) []string { return g.ls.currentOr(g).visible(&op) }
 
 // binding names the caller and the scope it selected: what cursors, private
 // cache entries and continuations are bound to. It is computed once per

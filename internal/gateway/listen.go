@@ -230,16 +230,23 @@ func (h *hub) add(server string, s *hubSub) func() {
 // session (see upstream.OwnerKey) to the listens following that
 // session: callers with other credentials never see it, and a caller's own
 // session's notifications reach that caller alone (hubSub.follows).
+//
+// Only the newest gateway over a Listens delivers (one a newer config took
+// over from delivers nothing): the followers are shared, and each must hear
+// a notification once.
 func (g *Gateway) Notify(server, session, method string, params json.RawMessage) {
+	if g.ls.currentOr(g) != g {
+		return
+	}
 	cred, owner := upstream.SplitNotificationKey(session)
-	g.hub.mu.Lock()
-	subs := make([]*hubSub, 0, len(g.hub.subs[server]))
-	for s := range g.hub.subs[server] {
+	g.ls.hub.mu.Lock()
+	subs := make([]*hubSub, 0, len(g.ls.hub.subs[server]))
+	for s := range g.ls.hub.subs[server] {
 		if s.cred == cred {
 			subs = append(subs, s)
 		}
 	}
-	g.hub.mu.Unlock()
+	g.ls.hub.mu.Unlock()
 	var (
 		own    map[string]bool // looked up once, when a follower has an owner
 		looked bool
@@ -299,7 +306,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 	params := jsonrpc.AppendString([]byte(`{"uri":`), uri)
 	params = append(params, '}')
 	key := s.Name + "\x00" + upstream.CredentialKey(opts) + "\x00" + uri
-	e, first := g.hub.holdSub(key)
+	e, first := g.ls.hub.holdSub(key)
 	send := func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -309,7 +316,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 	unsubscribe = func() {
 		once.Do(func() {
 			defer g.recovered("legacy unsubscribe", nil)
-			if g.hub.releaseSub(key, e) { // else another listen still follows this URI on that session
+			if g.ls.hub.releaseSub(key, e) { // else another listen still follows this URI on that session
 				send()
 			}
 		})
@@ -317,7 +324,7 @@ func (g *Gateway) legacySubscribe(ctx context.Context, s *Server, opts upstream.
 	if first {
 		err = g.subscribeUpstream(ctx, s, opts, params, send)
 		if err != nil {
-			g.hub.failSub(key, e, err)
+			g.ls.hub.failSub(key, e, err)
 		} else {
 			close(e.ready)
 		}

@@ -43,16 +43,20 @@ func listKindOf(method string) (int, bool) {
 // not lost. Events arrive on upstream goroutines and are only queued there;
 // one goroutine per listen fetches views and calls emit.
 type delivery struct {
-	g      *Gateway
+	g      *Gateway // the gateway the listen began on: its logger, for panics
 	ctx    context.Context
 	cancel context.CancelFunc
-	q      catalog.Query
 	filter *Filter
 	emit   func(method string, params json.RawMessage)
 	wake   chan struct{}
 	done   chan struct{} // closed when the delivery goroutine ends; nil before start
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// cur and q are the gateway the listen runs on now and the caller's
+	// query there: a listen re-bound to a newer config (rebind) reads its
+	// views through the new policy and catalog.
+	cur      *Gateway
+	q        catalog.Query
 	queue    []pendingEvent
 	dropped  bool
 	draining bool // deliver what is pending, then end
@@ -77,8 +81,37 @@ type viewKey struct {
 }
 
 func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, emit func(string, json.RawMessage)) *delivery {
-	return &delivery{g: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, emit: emit,
+	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, emit: emit,
 		wake: make(chan struct{}, 1), views: map[viewKey]string{}}
+}
+
+// current returns the gateway the listen runs on now and its query there.
+func (d *delivery) current() (*Gateway, catalog.Query) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cur, d.q
+}
+
+// rebind moves the delivery to next (see Listens): from now on views are
+// read through next, and every followed view is checked against the last
+// one delivered, so a change of what the caller sees (a tool filter
+// changed) is told and nothing else is. Before the delivery has started
+// (the listen is not acknowledged yet) the check is left to start.
+func (d *delivery) rebind(next *Gateway, q catalog.Query, targets []listenTarget) {
+	d.mu.Lock()
+	d.cur, d.q = next, q
+	started := d.done != nil
+	if started {
+		for _, t := range targets {
+			for _, k := range t.kinds() {
+				d.markLocked(k, t.server.Name, false)
+			}
+		}
+	}
+	d.mu.Unlock()
+	if started {
+		d.signal()
+	}
 }
 
 // kinds lists the list kinds a target's filter follows.
@@ -120,11 +153,12 @@ func (d *delivery) baseline(targets []listenTarget) {
 // view is a digest of the caller's view of one server's list kind; "" when
 // it cannot be fetched.
 func (d *delivery) view(server string, kind int) string {
-	ctx, cancel := context.WithTimeout(d.ctx, d.g.cfg.ListTimeout)
+	cur, q := d.current()
+	ctx, cancel := context.WithTimeout(d.ctx, cur.cfg.ListTimeout)
 	defer cancel()
 	out := ""
 	for _, m := range listKinds[kind].methods {
-		v, err := d.g.cfg.Catalog.Digest(ctx, d.q, server, m)
+		v, err := cur.cfg.Catalog.Digest(ctx, q, server, m)
 		if err != nil {
 			return ""
 		}
@@ -146,7 +180,7 @@ func (d *delivery) event(server, method string, params json.RawMessage) {
 		// through the hub, whose subscriber made them stale once for every
 		// listen (internal/app).
 		if d.modern[server] {
-			d.g.cfg.Catalog.ListChanged(server, method)
+			d.cur.cfg.Catalog.ListChanged(server, method)
 		}
 		d.markLocked(k, server, true)
 	} else if len(d.queue) < maxPendingEvents {
@@ -184,14 +218,18 @@ func (d *delivery) start(targets []listenTarget) {
 			d.markLocked(k, t.server.Name, false)
 		}
 	}
+	started := d.done != nil
+	if !started {
+		d.done = make(chan struct{}) // under mu: rebind reads it
+	}
+	done := d.done
 	d.mu.Unlock()
-	if d.done != nil { // set up again: the goroutine runs on
+	if started { // set up again: the goroutine runs on
 		d.signal()
 		return
 	}
-	d.done = make(chan struct{})
 	go func() {
-		defer close(d.done)
+		defer close(done)
 		defer d.g.recovered("listen delivery", d.cancel)
 		d.run()
 	}()
@@ -216,7 +254,8 @@ func (d *delivery) drain() {
 	if d.done == nil {
 		return
 	}
-	t := time.NewTimer(d.g.cfg.ListTimeout)
+	cur, _ := d.current()
+	t := time.NewTimer(cur.cfg.ListTimeout)
 	defer t.Stop()
 	select {
 	case <-d.done:

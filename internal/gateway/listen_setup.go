@@ -33,16 +33,25 @@ const DefaultMaxListenersPerCaller = 64
 func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
 	servers := g.visible(&op)
 	infos, _ := g.infos(ctx, &op, servers)
 	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
 	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
 	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, emit)
+	run := &listenRun{op: op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
+	if !g.ls.register(run) {
+		return Failed(fault.New(fault.Unavailable, "the gateway is shutting down"))
+	}
+	defer g.ls.unregister(run)
 	d.baseline(targets)
 	defer d.wait() // no emit after ListenFilter returns
 	defer cancel()
 	for first := true; ; first = false {
-		set, f := g.setUp(ctx, &op, targets, d.event)
+		// A newer config may have taken the listen over (Listens): set up
+		// again on the gateway it runs on now.
+		cur, targets := run.current()
+		set, f := cur.setUp(ctx, &op, targets, d.event)
 		if f != nil {
 			set.close()
 			if first {
@@ -159,7 +168,7 @@ type upstreamListen struct {
 func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage)) (*listenSet, *fault.Fault) {
 	lctx, cancel := context.WithCancel(ctx)
 	set := &listenSet{cancel: cancel, ended: make(chan struct{})}
-	release, ok := g.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
+	release, ok := g.ls.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
 	if !ok {
 		return set, fault.New(fault.LimitExceeded,
 			"this listen needs %d upstream listeners, beyond this caller's limit of %d open at once; end other listens or narrow this one", len(targets), g.maxListeners())
@@ -248,7 +257,7 @@ func (g *Gateway) followLegacy(ctx context.Context, set *listenSet, t listenTarg
 	})
 	set.releases = append(set.releases, func() { stop() })
 	part := t.filter
-	remove := g.hub.add(name, &hubSub{cred: upstream.CredentialKey(t.opts), filter: &part, emit: func(method string, params json.RawMessage) {
+	remove := g.ls.hub.add(name, &hubSub{cred: upstream.CredentialKey(t.opts), filter: &part, emit: func(method string, params json.RawMessage) {
 		onEvent(name, method, params)
 	}})
 	set.releases = append(set.releases, remove)

@@ -279,10 +279,10 @@ func TestListenCapacityIsAllOrNothingPerCaller(t *testing.T) {
 		<-done
 		waitCount(t, &ua.open, 0, 3*time.Second, "upstream listeners after the listen ended")
 	}
-	g.listeners.mu.Lock()
-	defer g.listeners.mu.Unlock()
-	if len(g.listeners.held) != 0 {
-		t.Fatalf("listener counts left behind: %v", g.listeners.held)
+	g.ls.listeners.mu.Lock()
+	defer g.ls.listeners.mu.Unlock()
+	if len(g.ls.listeners.held) != 0 {
+		t.Fatalf("listener counts left behind: %v", g.ls.listeners.held)
 	}
 }
 

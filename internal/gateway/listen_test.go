@@ -15,11 +15,11 @@ import (
 )
 
 func TestNotifyReachesOnlyTheSessionsCallers(t *testing.T) {
-	g := &Gateway{}
+	g := &Gateway{ls: NewListens()}
 	got := map[string]int{}
 	all := &Filter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///dir/"}}
 	for _, cred := range []string{"alice", "bob"} {
-		g.hub.add("fs", &hubSub{cred: cred, filter: all, emit: func(string, json.RawMessage) { got[cred]++ }})
+		g.ls.hub.add("fs", &hubSub{cred: cred, filter: all, emit: func(string, json.RawMessage) { got[cred]++ }})
 	}
 	g.Notify("fs", "alice", mcp.NotifToolsListChanged, json.RawMessage(`{}`))
 	g.Notify("fs", "alice", mcp.NotifResourcesUpdated, json.RawMessage(`{"uri":"file:///dir/a.txt"}`))
@@ -201,9 +201,9 @@ func TestLegacySubscribeJoinerSharesTheRefusal(t *testing.T) {
 	if err := <-secondErr; err == nil {
 		t.Fatal("the joiner was told it is subscribed; the upstream refused the only subscribe")
 	}
-	g.hub.mu.Lock()
-	left := len(g.hub.upstreamSubs)
-	g.hub.mu.Unlock()
+	g.ls.hub.mu.Lock()
+	left := len(g.ls.hub.upstreamSubs)
+	g.ls.hub.mu.Unlock()
 	if left != 0 || subs.Load() != 1 {
 		t.Fatalf("after the refusal: %d subscriptions held, %d upstream subscribes (want 0, 1)", left, subs.Load())
 	}

@@ -24,7 +24,7 @@ func TestLogLinesFollowLevelAndCredentials(t *testing.T) {
 			got := 0
 			least := c.least
 			f := &Filter{ToolsListChanged: true, Log: func() string { return least }}
-			remove := g.hub.add("s", &hubSub{cred: "c1", filter: f, emit: func(string, json.RawMessage) { got++ }})
+			remove := g.ls.hub.add("s", &hubSub{cred: "c1", filter: f, emit: func(string, json.RawMessage) { got++ }})
 			defer remove()
 			g.Notify("s", c.cred, "notifications/message", json.RawMessage(`{"level":"`+c.level+`","data":"x"}`))
 			if (got == 1) != c.want {
@@ -36,14 +36,14 @@ func TestLogLinesFollowLevelAndCredentials(t *testing.T) {
 	// follow) gets no log lines.
 	g := New(Config{})
 	got := 0
-	defer g.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ToolsListChanged: true}, emit: func(string, json.RawMessage) { got++ }})()
+	defer g.ls.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ToolsListChanged: true}, emit: func(string, json.RawMessage) { got++ }})()
 	g.Notify("s", "c1", "notifications/message", json.RawMessage(`{"level":"emergency","data":"x"}`))
 	g.Notify("s", "c1", "notifications/elicitation/complete", json.RawMessage(`{"elicitationId":"e1"}`))
 	if got != 0 {
 		t.Fatal("a listen without Log or ElicitationComplete received a log line or an elicitation completion")
 	}
 	// A session that declared URL-mode elicitation follows completions.
-	defer g.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ElicitationComplete: true}, emit: func(string, json.RawMessage) { got++ }})()
+	defer g.ls.hub.add("s", &hubSub{cred: "c1", filter: &Filter{ElicitationComplete: true}, emit: func(string, json.RawMessage) { got++ }})()
 	g.Notify("s", "c1", "notifications/elicitation/complete", json.RawMessage(`{"elicitationId":"e1"}`))
 	if got != 1 {
 		t.Fatalf("elicitation completions delivered: %d, want 1", got)

@@ -31,7 +31,7 @@ func TestOwnSessionNotificationsReachTheirOwnerOnly(t *testing.T) {
 		}
 		f := &Filter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///x"}, Log: func() string { return "" },
 			ElicitationComplete: true, Owner: func() string { return owner }}
-		defer g.hub.add("s", &hubSub{cred: "", filter: f, emit: func(string, json.RawMessage) { got[who]++ }})()
+		defer g.ls.hub.add("s", &hubSub{cred: "", filter: f, emit: func(string, json.RawMessage) { got[who]++ }})()
 	}
 	for _, c := range []struct {
 		name, from, method, params string

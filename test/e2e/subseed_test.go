@@ -19,9 +19,7 @@ import (
 // pendingSeedCases are the cases the gateway fails today, with what was
 // observed; each is skipped until its entry is deleted. MCPGW_SEED_PENDING=run
 // runs them anyway.
-var pendingSeedCases = map[string]string{
-	"tools/metadata": "a config change that leaves peer's connection as it is (authorization_url only) still ends every listen: Apply ends the old generation's long-lived streams; keeping listens across such a reload belongs to the live server registry and hot reload",
-}
+var pendingSeedCases = map[string]string{}
 
 // seedCase is one parametrisation: event kind and access.
 type seedCase struct{ kind, access string }
