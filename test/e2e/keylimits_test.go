@@ -169,6 +169,7 @@ func TestKeyLimitRetryAfterIsHonoured(t *testing.T) {
 	status, hdr, body := callAsHdr(t, gw, k, "github-echo")
 	after := limitRefusal(t, status, hdr, body, "requests", 1, "request limit reached for this key (rpm_limit 1 per minute)", k)
 	time.Sleep(time.Duration(after) * time.Second)
+	http.DefaultClient.CloseIdleConnections() // the gateway closed them while idle
 	if status, _, body := callAsHdr(t, gw, k, "github-echo"); status != 200 || body["result"] == nil {
 		t.Fatalf("after Retry-After (%ds): %d %v", after, status, body)
 	}
