@@ -60,7 +60,7 @@
 // connections) when its connection identity is unchanged: everything its
 // client is built from (sameConnection lists it). Metadata the layers above
 // read per request (description, server_id, alias, access groups, tool
-// filters, extra_headers, rpm) never needs a new client. After the swap the old
+// filters, extra_headers, rpm, max_concurrent_requests) never needs a new client. After the swap the old
 // generation's front ends its long-lived streams, its running requests
 // finish, its hub subscription ends, and the clients of removed or changed
 // servers are closed. Because the front is built over one gateway, each

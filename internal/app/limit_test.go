@@ -128,6 +128,11 @@ func TestRPMsFollowTheConfig(t *testing.T) {
 	if len(r.m) != 1 {
 		t.Fatalf("%d cells after b was removed, want 1", len(r.m))
 	}
+	r.maxOf("b")
+	r.set([]config.Server{{Name: "a", MaxConcurrentRequests: 3}})
+	if len(r.max) != 1 || r.maxOf("a").Load() != 3 {
+		t.Fatalf("max_concurrent_requests cells %d, a %d; want 1 and 3", len(r.max), r.maxOf("a").Load())
+	}
 }
 
 // Every server's client carries the rpm middleware, reading the server's
