@@ -112,6 +112,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
+		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0),
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer

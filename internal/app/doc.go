@@ -12,10 +12,15 @@
 // answer byte budget shared by all upstream clients, the notification hub,
 // the record of ended legacy sessions (so a deleted session stays deleted
 // across Apply), the request counter behind servers' rpm (limits.Memory: one
-// count per replica, kept across Apply) and each server's current rpm (read
-// by its client's middleware on every call and by the gateway's Limit on
-// every discovery, which counts once per server, so an rpm change needs no
-// new client), the health endpoints and the admission layer (host guard,
+// count per replica, kept across Apply) and each server's current rpm and
+// max_concurrent_requests (read by its client's middleware on every call and
+// by the gateway's Limit on every discovery, which counts once per server, so
+// a change needs no new client), the counter behind store keys' and teams'
+// rpm_limit and mcp_rpm_limit (a Memory of its own, so callers cannot evict
+// servers' counts) and the in-flight slots behind max_concurrent_requests and
+// max_parallel_requests (limit_callers.go has the rules: the key's own limit
+// over its team's, a team's shared by its keys; the gateway admits each
+// tools/call through them, Config.AdmitCall), the health endpoints and the admission layer (host guard,
 // in-flight bound, body read deadline; general_settings' HTTP limits
 // therefore take effect at start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,
@@ -55,7 +60,7 @@
 // connections) when its connection identity is unchanged: everything its
 // client is built from (sameConnection lists it). Metadata the layers above
 // read per request (description, server_id, alias, access groups, tool
-// filters, extra_headers, rpm) never needs a new client. After the swap the
+// filters, extra_headers, rpm, max_concurrent_requests) never needs a new client. After the swap the
 // new gateway takes the listens over (gateway.TakeOver, over the one
 // gateway.Listens every generation shares): a subscriptions/listen whose
 // followed servers all kept their clients, and whose caller sees the same

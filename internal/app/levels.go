@@ -16,7 +16,9 @@ import (
 // the caller's role), the organisations of the key and of its team (ceilings both), and the
 // end user the request names (a blocked end user refuses the key; one not in the store is a
 // level without lists). A team or organisation the key names that no longer exists denies
-// every server rather than dropping the ceiling. A user that does not exist is no level: keys
+// every server rather than dropping the ceiling. The key's and its team's limits (rpm_limit,
+// max_parallel_requests, mcp_rpm_limit) are carried as they are; the rules that combine them
+// are applied where tool calls are admitted (callerLimits). A user that does not exist is no level: keys
 // may name users never created through /user/new, as in LiteLLM.
 func keyLookup(st *store.Store) identity.KeyLookup {
 	if st == nil {
@@ -29,7 +31,8 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 		}
 		out := identity.StoredKey{UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
 			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
-			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked}
+			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked,
+			KeyLimits: identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit}}
 		if k.Expires != nil {
 			out.Expires = *k.Expires
 		}
@@ -55,6 +58,7 @@ func resolveLevels(ctx context.Context, st *store.Store, k store.Key, endUser st
 				out.BlockedBy = "team"
 			}
 			out.Grants = append(out.Grants, grant(identity.LevelTeam, t.Permission))
+			out.TeamLimits = identity.Limits{RPM: t.RPMLimit, MaxParallel: t.MaxParallelRequests, ServerRPM: t.MCPRPMLimit}
 			if t.OrganizationID != "" && !slices.Contains(orgs, t.OrganizationID) {
 				orgs = append(orgs, t.OrganizationID)
 			}

@@ -128,18 +128,23 @@ func TestRPMsFollowTheConfig(t *testing.T) {
 	if len(r.m) != 1 {
 		t.Fatalf("%d cells after b was removed, want 1", len(r.m))
 	}
+	r.maxOf("b")
+	r.set([]config.Server{{Name: "a", MaxConcurrentRequests: 3}})
+	if len(r.max) != 1 || r.maxOf("a").Load() != 3 {
+		t.Fatalf("max_concurrent_requests cells %d, a %d; want 1 and 3", len(r.max), r.maxOf("a").Load())
+	}
 }
 
 // Every server's client carries the rpm middleware, reading the server's
 // cell in the App's rpms, so an rpm set later needs no new client.
 func TestClientConfigReadsTheServersRPM(t *testing.T) {
-	s := &shared{log: slog.New(slog.DiscardHandler), counter: limits.NewMemory(0), rpms: &rpms{}}
+	s := &shared{log: slog.New(slog.DiscardHandler), counter: limits.NewMemory(0), rpms: &rpms{}, slots: limits.NewMemorySlots()}
 	uc := s.clientConfig(config.Server{Name: "srv", URL: "http://127.0.0.1:1/mcp"})
-	if len(uc.Middleware) != 1 {
-		t.Fatalf("%d middleware, want 1", len(uc.Middleware))
+	if len(uc.Middleware) != 2 {
+		t.Fatalf("%d middleware, want 2 (concurrency, rpm)", len(uc.Middleware))
 	}
 	sn := sent{}
-	call := uc.Middleware[0](sn.end)
+	call := uc.Middleware[0](uc.Middleware[1](sn.end))
 	ctx := context.Background()
 	for range 3 {
 		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
@@ -185,7 +190,7 @@ func TestRPMCountsDiscovery(t *testing.T) {
 	r.set([]config.Server{{Name: "srv", RPM: 2}, {Name: "free"}})
 	counter := limits.NewMemory(0)
 	log := slog.New(slog.DiscardHandler)
-	discover := rpmDiscovery(counter, &r, log)
+	discover := rpmDiscovery(counter, &r, limits.NewMemorySlots(), log)
 	s := sent{}
 	call := rpmLimit(counter, "srv", r.of("srv"), log)(s.end)
 	ctx := context.Background()

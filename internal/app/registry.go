@@ -157,9 +157,9 @@ func upstreamConfig(s config.Server, env Env, info mcp.Implementation) upstream.
 // OAuth2 client-credentials settings), allow_elicitation and allow_sampling
 // (a legacy session advertises them when it opens), and the request timeout.
 // Everything else (description, server_id, alias, access groups,
-// allowed/disallowed tools, extra_headers, rpm) is read per request, by the
-// layers above the client or by its middleware (rpms), and never needs a new
-// one.
+// allowed/disallowed tools, extra_headers, rpm, max_concurrent_requests) is
+// read per request, by the layers above the client or by its middleware
+// (rpms), and never needs a new one.
 func sameConnection(a, b config.Server, env Env, info mcp.Implementation) bool {
 	return reflect.DeepEqual(upstreamConfig(a, env, info), upstreamConfig(b, env, info))
 }

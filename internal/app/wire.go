@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/config"
@@ -42,9 +43,15 @@ type shared struct {
 	tombstones front.Tombstones // ended legacy sessions, remembered across generations
 	counter    limits.Counter   // counts calls against servers' rpm, across generations
 	rpms       *rpms            // each server's current rpm, read by its client's middleware
-	httpClient *http.Client     // for upstream clients; nil means each builds its own
-	health     *front.Health
-	store      *store.Store // the key store; nil without a data dir
+	// slots holds the requests in flight per server (max_concurrent_requests)
+	// and per key or team (max_parallel_requests).
+	slots limits.Slots
+	// callerCounter counts store keys' and teams' tool calls (rpm_limit,
+	// mcp_rpm_limit), apart from counter so callers cannot evict servers' counts.
+	callerCounter limits.Counter
+	httpClient    *http.Client // for upstream clients; nil means each builds its own
+	health        *front.Health
+	store         *store.Store // the key store; nil without a data dir
 	// listens are the subscriptions/listen and legacy follows running on
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
@@ -106,7 +113,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
-		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.log),
+		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.slots, s.log),
+		AdmitCall:             (&callerLimits{counter: s.callerCounter, slots: s.slots, resolve: reg.resolve, log: s.log, now: time.Now}).admit,
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
 	})
 	g.gw = gw
@@ -138,7 +146,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 
 // clientConfig is sv's upstream client configuration with the shared
 // resources, the hook that publishes its notifications to the hub and the
-// middleware that enforces the server's current rpm (see rpms).
+// middleware that enforces the server's current max_concurrent_requests and
+// rpm (see rpms).
 func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc := upstreamConfig(sv, s.env, s.info)
 	uc.Logger, uc.AnswerBudget, uc.HTTPClient = s.log, s.budget, s.httpClient
@@ -146,7 +155,8 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc.OnNotification = func(session, method string, params json.RawMessage) {
 		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
 	}
-	uc.Middleware = append(uc.Middleware, rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
+	uc.Middleware = append(uc.Middleware, concurrencyLimit(s.slots, sv.Name, s.rpms.maxOf(sv.Name)),
+		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
 	return uc
 }
 

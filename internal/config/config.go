@@ -167,6 +167,10 @@ type Server struct {
 
 	// RPM caps requests per minute to this server; 0 means no limit.
 	RPM int
+	// MaxConcurrentRequests caps the requests to this server in flight at
+	// once (the calls rpm counts); one over it is refused at once, never
+	// queued. 0 means no limit.
+	MaxConcurrentRequests int
 	// Timeout bounds one upstream request; 0 means the gateway's default.
 	Timeout time.Duration
 

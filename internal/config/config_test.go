@@ -65,6 +65,7 @@ mcp_servers:
     allow_elicitation: true
     allow_sampling: true
     rpm: 120
+    max_concurrent_requests: 4
     timeout: 2.5
     access_groups: [ops]
     allow_all_keys: true
@@ -114,7 +115,7 @@ litellm_settings:
 		AuthType: AuthBearerToken, AuthValue: "from-file",
 		StaticHeaders: map[string]string{"X-Team": "blue"}, ExtraHeaders: []string{"x-trace-id"},
 		AllowedTools: []string{"a", "b"}, AllowElicitation: true, AllowSampling: true,
-		RPM: 120, Timeout: 2500 * time.Millisecond, AccessGroups: []string{"ops"}, AllowAllKeys: true,
+		RPM: 120, MaxConcurrentRequests: 4, Timeout: 2500 * time.Millisecond, AccessGroups: []string{"ops"}, AllowAllKeys: true,
 		Line: 11,
 	}
 	if !reflect.DeepEqual(z, wantZ) {
@@ -123,7 +124,7 @@ litellm_settings:
 	a := cfg.Servers[1]
 	if a.ServerID != "alpha-id" || a.Transport != TransportStdio || a.Command != "go" ||
 		!reflect.DeepEqual(a.Args, []string{"run", "./examples/hello-server"}) || a.Env["A"] != "1" ||
-		a.ProtocolVersion != "2026-07-28" || a.Line != 31 {
+		a.ProtocolVersion != "2026-07-28" || a.Line != 32 {
 		t.Errorf("alpha = %+v", a)
 	}
 	o := cfg.Servers[2]

@@ -137,6 +137,7 @@ func TestRules(t *testing.T) {
 		{name: "timeout infinite", src: ok + "    timeout: .inf\n", want: []want{e(4, "number of seconds")}},
 		{name: "timeout too large", src: ok + "    timeout: 1e300\n", want: []want{e(4, "too large")}},
 		{name: "negative rpm", src: ok + "    rpm: -5\n", want: []want{e(4, "rpm must not be negative")}},
+		{name: "negative max_concurrent_requests", src: ok + "    max_concurrent_requests: -1\n", want: []want{e(4, "max_concurrent_requests must not be negative")}},
 		{name: "fractional rpm", src: ok + "    rpm: 1.5\n", want: []want{e(4, "whole number")}},
 		{name: "bool not bool", src: ok + "    allow_sampling: maybe\n", want: []want{e(4, "true or false")}},
 

@@ -208,6 +208,8 @@ func (l *loader) accessKey(ps *parsedServer, key string, v *yaml.Node, field str
 	case "rpm":
 		s.RPM, _ = l.nonNegInt(v, field)
 		at.rpm = v
+	case "max_concurrent_requests":
+		s.MaxConcurrentRequests, _ = l.nonNegInt(v, field)
 	case "timeout":
 		s.Timeout, _ = l.seconds(v, field)
 		at.timeout = v

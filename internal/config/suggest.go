@@ -23,7 +23,7 @@ var (
 		"auth_header_name", "oauth2_flow", "client_id", "client_secret", "token_url",
 		"authorization_url", "scopes", "static_headers", "extra_headers", "allowed_tools",
 		"disallowed_tools", "allow_elicitation", "allow_sampling", "allow_all_keys", "access_groups",
-		"rpm", "timeout"}
+		"rpm", "max_concurrent_requests", "timeout"}
 )
 
 // didYouMean returns `; did you mean "k"?` for the known key closest to key, or "" when none

@@ -36,7 +36,9 @@
 // Auth refusals carry the upstream's WWW-Authenticate wherever a status is
 // sent, and limit_exceeded (the gateway's own limit, so the request never
 // left; an upstream's own 429 is rate_limited) a Retry-After in whole
-// seconds, at least 1. An upstream's own JSON-RPC error (upstream_rpc)
+// seconds, at least 1, with LiteLLM's x-ratelimit-{limit,remaining,reset}-<kind>
+// headers when the fault names its limit (Fault.Limit; kind "requests" or
+// "max_parallel_requests", reset in the same seconds as Retry-After). An upstream's own JSON-RPC error (upstream_rpc)
 // reaches legacy callers as sent; a modern caller sees the legacy
 // resource-not-found code (-32002) as -32602, and instead of the legacy URL-elicitation-required
 // code (-32042) an in-band result naming the URLs to open (tools/call) or

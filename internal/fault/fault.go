@@ -83,6 +83,25 @@ type Fault struct {
 	RPC *jsonrpc.Error
 	// RetryAfter is how long until the request may succeed (LimitExceeded).
 	RetryAfter time.Duration
+	// Limit describes the limit that refused the request (LimitExceeded),
+	// for the x-ratelimit-* headers; nil sends none.
+	Limit *Limit
+}
+
+// The kinds of limit, as LiteLLM names them in its x-ratelimit-* headers.
+const (
+	// KindRequests is a requests-per-minute limit.
+	KindRequests = "requests"
+	// KindParallel is a bound on requests in flight at once.
+	KindParallel = "max_parallel_requests"
+)
+
+// Limit is the limit that refused a request: its kind, its value and how
+// many requests it has left now.
+type Limit struct {
+	Kind      string
+	Limit     int
+	Remaining int
 }
 
 // Error makes a fault an error, so a layer below the core (an upstream

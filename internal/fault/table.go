@@ -2,6 +2,7 @@ package fault
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -96,6 +97,9 @@ type Answer struct {
 	Detail     string          // the body {"detail": Detail}
 	Challenge  string          // WWW-Authenticate to send with Status
 	RetryAfter int             // Retry-After seconds to send with Status; 0 for none
+	// RateLimit are the x-ratelimit-* headers to send with Status, in order;
+	// nil for none.
+	RateLimit [][2]string
 }
 
 // Encode answers f on surface s for a request of method. It is the table
@@ -114,6 +118,7 @@ func Encode(s Surface, method string, f *Fault) Answer {
 	}
 	if f.Class == LimitExceeded && a.Status != 0 {
 		a.RetryAfter = retrySeconds(f.RetryAfter)
+		a.RateLimit = rateLimitHeaders(f.Limit, a.RetryAfter)
 	}
 	if f.Class == UpstreamRPC {
 		return encodeRPC(s, method, f, a)
@@ -134,6 +139,21 @@ func Encode(s Surface, method string, f *Fault) Answer {
 func retrySeconds(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	return max(s, 1)
+}
+
+// rateLimitHeaders are LiteLLM's x-ratelimit-* headers for the limit that
+// refused a request: its value, what is left of it (0) and the seconds until
+// it admits a request again (x-ratelimit-reset-*, the same as Retry-After).
+func rateLimitHeaders(l *Limit, retry int) [][2]string {
+	if l == nil || l.Kind == "" {
+		return nil
+	}
+	reset := strconv.Itoa(retry)
+	return [][2]string{
+		{"x-ratelimit-limit-" + l.Kind, strconv.Itoa(l.Limit)},
+		{"x-ratelimit-remaining-" + l.Kind, strconv.Itoa(max(l.Remaining, 0))},
+		{"x-ratelimit-reset-" + l.Kind, reset},
+	}
 }
 
 // inBandText is the text of a fault answered as an isError result.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -137,6 +138,33 @@ func TestEncodeRetryAfter(t *testing.T) {
 		f := &Fault{Class: tc.c, Message: "limit reached", RetryAfter: tc.after}
 		if got := Encode(tc.s, "tools/call", f).RetryAfter; got != tc.want {
 			t.Errorf("class %d surface %d after %s: Retry-After %d, want %d", tc.c, tc.s, tc.after, got, tc.want)
+		}
+	}
+}
+
+// A limit's refusal carries LiteLLM's x-ratelimit-* headers for the limit
+// that refused it (its value, 0 left, the reset in Retry-After's seconds)
+// wherever it has a status; none without a described limit, on the legacy
+// SSE stream, or for an upstream's own 429.
+func TestEncodeRateLimitHeaders(t *testing.T) {
+	rpm := &Limit{Kind: KindRequests, Limit: 5}
+	par := &Limit{Kind: KindParallel, Limit: 2}
+	for _, tc := range []struct {
+		c     Class
+		s     Surface
+		limit *Limit
+		want  [][2]string
+	}{
+		{LimitExceeded, Modern, rpm, [][2]string{{"x-ratelimit-limit-requests", "5"}, {"x-ratelimit-remaining-requests", "0"}, {"x-ratelimit-reset-requests", "3"}}},
+		{LimitExceeded, REST, rpm, [][2]string{{"x-ratelimit-limit-requests", "5"}, {"x-ratelimit-remaining-requests", "0"}, {"x-ratelimit-reset-requests", "3"}}},
+		{LimitExceeded, Legacy, par, [][2]string{{"x-ratelimit-limit-max_parallel_requests", "2"}, {"x-ratelimit-remaining-max_parallel_requests", "0"}, {"x-ratelimit-reset-max_parallel_requests", "3"}}},
+		{LimitExceeded, Modern, nil, nil},
+		{LimitExceeded, LegacySSE, rpm, nil},
+		{RateLimited, REST, rpm, nil},
+	} {
+		f := &Fault{Class: tc.c, Message: "limit reached", RetryAfter: 2500 * time.Millisecond, Limit: tc.limit}
+		if got := Encode(tc.s, "tools/call", f).RateLimit; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("class %d surface %d: %v, want %v", tc.c, tc.s, got, tc.want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ type answer struct {
 	detail     string
 	result     json.RawMessage
 	challenge  string
-	retryAfter int // seconds; 0 for none
+	retryAfter int         // seconds; 0 for none
+	rateLimit  [][2]string // x-ratelimit-* headers; nil for none
 }
 
 // answerOf encodes out for surface s. Results that a fault turned into an
@@ -30,7 +31,7 @@ func answerOf(s fault.Surface, method string, out gateway.Outcome) answer {
 		return answer{status: http.StatusOK, result: out.Result}
 	}
 	a := fault.Encode(s, method, out.Fault)
-	return answer{status: a.Status, err: a.Err, detail: a.Detail, result: a.Result, challenge: a.Challenge, retryAfter: a.RetryAfter}
+	return answer{status: a.Status, err: a.Err, detail: a.Detail, result: a.Result, challenge: a.Challenge, retryAfter: a.RetryAfter, rateLimit: a.RateLimit}
 }
 
 // writeDetail answers LiteLLM's refusal shape, {"detail": …}.
@@ -39,12 +40,16 @@ func writeDetail(w http.ResponseWriter, a answer) {
 }
 
 // setFaultHeaders sends the headers a fault's answer carries: the
-// upstream's WWW-Authenticate, and Retry-After when a limit refused it.
+// upstream's WWW-Authenticate, and Retry-After with the x-ratelimit-*
+// headers when a limit refused it.
 func setFaultHeaders(w http.ResponseWriter, a answer) {
 	if a.challenge != "" {
 		w.Header().Set("WWW-Authenticate", a.challenge)
 	}
 	if a.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
+	}
+	for _, h := range a.rateLimit {
+		w.Header().Set(h[0], h[1])
 	}
 }

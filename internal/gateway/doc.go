@@ -67,6 +67,11 @@
 //     subscribed to, or, for a legacy session, its log lines or URL-mode elicitation
 //     completions. A server that announces nothing is never sent subscriptions/listen; a legacy
 //     caller's resources/subscribe that no server can honour fails at once.
+//   - A tools/call is admitted by Config.AdmitCall (the caller's own limits: its key's and
+//     team's) once it is routed and allowed, just before it is sent, so a call refused for
+//     any other reason is never counted; the place it takes is given back when the call
+//     returns, however it ends (deferred: completion, failure, cancellation, panic). A
+//     resumed call is not admitted again: its first leg was.
 //   - After a tools/call (and a resumed one) the caller's cached lists of that server are
 //     forgotten (catalog.Forget, for the credentials of a scoped and of an aggregate request): a
 //     call may change the server's catalog, and a server without list-changed notifications, or

@@ -52,7 +52,26 @@ type Caller struct {
 	// organisation); each must allow what the caller's own lists allow. Nil for the master key
 	// and for webhook identities, whose webhook decides alone.
 	Grants []Grant
+
+	// KeyLimits and TeamLimits are the tool-call limits set on the caller's stored key and on
+	// its team; zero for the master key and webhook identities (no limits).
+	KeyLimits, TeamLimits Limits
 }
+
+// Limits are one level's limits on tool calls (LiteLLM's rpm_limit, max_parallel_requests and
+// mcp_rpm_limit); nil or absent means not set at that level.
+type Limits struct {
+	// RPM is rpm_limit: tool calls per minute.
+	RPM *int64
+	// MaxParallel is max_parallel_requests: tool calls in flight at once.
+	MaxParallel *int64
+	// ServerRPM is mcp_rpm_limit: tool calls per minute to one server, keyed by the server's
+	// name, alias or id as written.
+	ServerRPM map[string]int64
+}
+
+// Set reports whether any limit is set.
+func (l Limits) Set() bool { return l.RPM != nil || l.MaxParallel != nil || len(l.ServerRPM) > 0 }
 
 // Grant levels.
 const (

@@ -28,6 +28,8 @@ type StoredKey struct {
 	// Grants are the object_permission of the key's team, user, organisation and the request's
 	// end user.
 	Grants []Grant
+	// KeyLimits and TeamLimits are the tool-call limits of the key and of its team.
+	KeyLimits, TeamLimits Limits
 	// Expires is when the key stops working (zero: never).
 	Expires time.Time
 	Blocked bool
@@ -63,7 +65,8 @@ func (a *Authenticator) storeKey(ctx context.Context, keyHash, endUser string) (
 	}
 	c := &Caller{KeyHash: keyHash, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrgID, EndUserID: endUser,
 		Role: k.Role, Servers: nonEmpty(k.Servers), AccessGroups: nonEmpty(k.AccessGroups),
-		ToolPermissions: toolPermissions(k.ToolPermissions), BlockedTools: nonEmpty(k.BlockedTools)}
+		ToolPermissions: toolPermissions(k.ToolPermissions), BlockedTools: nonEmpty(k.BlockedTools),
+		KeyLimits: k.KeyLimits, TeamLimits: k.TeamLimits}
 	for _, g := range k.Grants {
 		c.Grants = append(c.Grants, Grant{Level: g.Level, Servers: nonEmpty(g.Servers),
 			AccessGroups: nonEmpty(g.AccessGroups), ToolPermissions: toolPermissions(g.ToolPermissions),

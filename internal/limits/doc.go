@@ -1,6 +1,8 @@
 // Package limits counts requests against limits: a Counter decides, one
-// request at a time, whether a key (a server, later a key or team) may make
-// another request within its limit, and Memory is the in-process Counter.
+// request at a time, whether a key (a server, a store key or a team) may
+// make another request within its limit, and Memory is the in-process
+// Counter; Slots bound how many requests of one key are in flight at once,
+// and MemorySlots is the in-process Slots.
 //
 // # The seam
 //
@@ -54,4 +56,17 @@
 // be allowed up to its limit again at once; with keys naming configured
 // servers this never happens below that many servers. Memory starts no
 // goroutine: expired times are dropped by the Take that finds them.
+//
+// # Requests in flight
+//
+// Slots is a semaphore per key whose size is given on every Acquire (so a
+// changed limit holds from the next request). A request over it is refused
+// at once, never queued: a queue would hold the caller's connection and a
+// goroutine for an unknown time, and a caller told to retry can decide for
+// itself. MemorySlots holds an entry only while a key has a request in
+// flight and drops it on the last release, so it never holds more entries
+// than there are requests in flight and needs no eviction. Acquire's force
+// counts a request that must not be refused (a retry of an admitted one).
+// Like Counter, Slots is a seam: a shared implementation makes a bound hold
+// across replicas.
 package limits

@@ -70,7 +70,7 @@
 //     mcp_access_groups, mcp_tool_permissions, mcp_toolsets, blocked_tools); the gateway's
 //     policy enforces the first three today, and the management API refuses a non-empty
 //     mcp_toolsets or blocked_tools until they are enforced. rpm_limit, max_parallel_requests and
-//     mcp_rpm_limit are stored for the limits work and not enforced yet.
+//     mcp_rpm_limit are stored as given; internal/app enforces them on tool calls.
 //   - Regenerate changes a key's primary key (its token is the hash of the secret) in place, in
 //     the transaction that applies the caller's other changes, and records both the old and the
 //     new token as touched: the old secret's cached lookup is forgotten on commit, and a

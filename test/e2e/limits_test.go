@@ -75,6 +75,9 @@ mcp_servers:
 			t.Fatalf("over the limit: %d %v", status, body)
 		}
 		retryAfter(t, hdr)
+		if hdr.Get("x-ratelimit-limit-requests") != "2" || hdr.Get("x-ratelimit-remaining-requests") != "0" || hdr.Get("x-ratelimit-reset-requests") != hdr.Get("Retry-After") {
+			t.Fatalf("x-ratelimit-* headers: %v", hdr)
+		}
 	})
 	t.Run("REST", func(t *testing.T) {
 		status, hdr, body := rpc(t, gw.url+"/mcp-rest/tools/call", map[string]string{"Authorization": "Bearer " + testKey}, `{"server_id":"limited","name":"echo","arguments":{}}`)
