@@ -1,9 +1,9 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
