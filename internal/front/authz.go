@@ -79,6 +79,26 @@ func (m manager) teamRole(ctx context.Context, id string) (string, error) {
 	return t.Members[i].Role, nil
 }
 
+// plainMember reports whether userID is a member of team teamID without an admin role.
+func (m manager) plainMember(ctx context.Context, teamID, userID string) (bool, error) {
+	t, found, err := m.keys.cfg.Store.LookupTeam(ctx, teamID)
+	if err != nil || !found || !slices.ContainsFunc(t.Members, func(ms store.Membership) bool { return ms.UserID == userID }) {
+		return false, err
+	}
+	u, found, err := m.keys.cfg.Store.LookupUser(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	return !found || u.Role != identity.RoleProxyAdmin && u.Role != identity.RoleProxyAdminViewer, nil
+}
+
+// mayMint reports whether the caller may be handed a new secret of a key of user userID
+// (generate, regenerate): the proxy admin for anyone; everyone else only for itself or for a
+// key of no user, since the secret would act as that user, with its role, teams and keys.
+func (m manager) mayMint(userID string) bool {
+	return m.admin() || userID == "" || userID == m.caller.UserID
+}
+
 // ownsKeys reports whether the caller's role lets it manage keys of its own (internal_user);
 // an internal_user_viewer only reads them.
 func (m manager) ownsKeys(write bool) bool {
@@ -93,10 +113,9 @@ func (m manager) ownsKeys(write bool) bool {
 
 // mayKey reports whether the caller may read (write false) or change a key of user userID in
 // team teamID: the proxy admin always; proxy_admin_viewer to read; a team admin for its team's
-// keys (writing, only keys of itself or of the team's members whose role is not an admin
-// role, so a team admin cannot mint a key that carries a proxy admin's role); an internal_user
-// for its own keys (in a team, only a team it is a member of); an internal_user_viewer to read
-// its own.
+// keys (writing, only keys of itself, of no user, or of the team's members whose role is not
+// an admin role); an internal_user for its own keys (in a team, only a team it is a member
+// of); an internal_user_viewer to read its own. Minting a secret is narrower (mayMint).
 func (m manager) mayKey(ctx context.Context, write bool, userID, teamID string) (bool, error) {
 	if m.admin() || !write && m.viewer() {
 		return true, nil
@@ -113,19 +132,6 @@ func (m manager) mayKey(ctx context.Context, write bool, userID, teamID string) 
 		return m.plainMember(ctx, teamID, userID)
 	}
 	return self && m.ownsKeys(write) && (teamID == "" || role != ""), nil
-}
-
-// plainMember reports whether userID is a member of team teamID without an admin role.
-func (m manager) plainMember(ctx context.Context, teamID, userID string) (bool, error) {
-	t, found, err := m.keys.cfg.Store.LookupTeam(ctx, teamID)
-	if err != nil || !found || !slices.ContainsFunc(t.Members, func(ms store.Membership) bool { return ms.UserID == userID }) {
-		return false, err
-	}
-	u, found, err := m.keys.cfg.Store.LookupUser(ctx, userID)
-	if err != nil {
-		return false, err
-	}
-	return !found || u.Role != identity.RoleProxyAdmin && u.Role != identity.RoleProxyAdminViewer, nil
 }
 
 // mayTeam reports whether the caller may read (write false) or change team id: the proxy
@@ -213,14 +219,18 @@ func (k *Keys) allow(w http.ResponseWriter, r *http.Request, ok bool, err error,
 // allowKeyChange checks that the caller may change the stored key with token, and may still
 // manage it once change has moved it (to another user or team); only the proxy admin may
 // change its limits. A missing key goes on, for the store to answer 404.
-func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token string, change func(*store.Key)) bool {
+func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token string, change func(*store.Key), mint bool) bool {
 	m := managerOf(r)
 	if m.admin() {
 		return true
 	}
 	cur, err := k.cfg.Store.Get(r.Context(), token)
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return true
+	case err != nil:
+		k.fail(r.Context(), w, err)
+		return false
 	}
 	ok, err := m.mayKey(r.Context(), true, cur.UserID, cur.TeamID)
 	if !k.allow(w, r, ok, err, "change this key") {
@@ -232,6 +242,10 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 	}
 	if !limitsEqual(cur, next) {
 		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests or mcp_rpm_limit")
+		return false
+	}
+	if mint && !m.mayMint(next.UserID) {
+		forbid(w, "only the proxy admin may be handed a new secret of another user's key")
 		return false
 	}
 	ok, err = m.mayKey(r.Context(), true, next.UserID, next.TeamID)

@@ -26,7 +26,7 @@ type KeysConfig struct {
 // Keys serves LiteLLM's key management routes: POST /key/generate, GET /key/info,
 // POST /key/update, GET /key/list, POST /key/delete, POST /key/block, POST /key/unblock and
 // POST /key/regenerate (also as POST /key/{key}/regenerate).
-// Only the master key may call them.
+// Who may call which is decided by managed and the manager's may* methods (authz.go).
 type Keys struct {
 	cfg KeysConfig
 }
@@ -50,7 +50,7 @@ func (k *Keys) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /key/list", k.managed(perResource, k.list))
 	mux.HandleFunc("POST /key/delete", k.managed(perResource, k.delete))
 	mux.HandleFunc("POST /key/block", k.managed(perResource, k.block(true)))
-	mux.HandleFunc("POST /key/unblock", k.managed(perResource, k.block(false)))
+	mux.HandleFunc("POST /key/unblock", k.managed(adminOnly, k.block(false))) // undoing an admin's block is the admin's
 	mux.HandleFunc("POST /key/regenerate", k.managed(perResource, k.regenerate))
 	mux.HandleFunc("POST /key/{key}/regenerate", hideKeyInPath("/key/", "/regenerate", k.managed(perResource, k.regenerate)))
 }
@@ -138,7 +138,7 @@ func (k *Keys) generate(w http.ResponseWriter, r *http.Request, body []byte) {
 			return
 		}
 		ok, err := m.mayKey(r.Context(), true, nk.UserID, nk.TeamID)
-		if !k.allow(w, r, ok, err, "create a key for that user or team") {
+		if !k.allow(w, r, ok && m.mayMint(nk.UserID), err, "create a key for that user or team") {
 			return
 		}
 	}
@@ -182,7 +182,7 @@ func (k *Keys) delete(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	for _, t := range tokens {
-		if !k.allowKeyChange(w, r, t, nil) {
+		if !k.allowKeyChange(w, r, t, nil, false) {
 			return
 		}
 	}
@@ -201,7 +201,7 @@ func (k *Keys) block(blocked bool) func(http.ResponseWriter, *http.Request, []by
 			k.fail(r.Context(), w, err)
 			return
 		}
-		if !k.allowKeyChange(w, r, token, nil) {
+		if !k.allowKeyChange(w, r, token, nil, false) {
 			return
 		}
 		stored, err := k.cfg.Store.SetBlocked(r.Context(), token, blocked)
@@ -219,7 +219,7 @@ func (k *Keys) update(w http.ResponseWriter, r *http.Request, body []byte) {
 		k.fail(r.Context(), w, err)
 		return
 	}
-	if !k.allowKeyChange(w, r, token, change) {
+	if !k.allowKeyChange(w, r, token, change, false) {
 		return
 	}
 	stored, err := k.cfg.Store.Update(r.Context(), token, change)
@@ -266,8 +266,12 @@ func (k *Keys) scopeKeyList(w http.ResponseWriter, r *http.Request, q *store.Lis
 	}
 	if q.TeamID != "" {
 		role, err := m.teamRole(r.Context(), q.TeamID)
-		if role == store.TeamRoleAdmin || err != nil {
-			return k.allow(w, r, true, err, "")
+		if err != nil {
+			k.fail(r.Context(), w, err)
+			return false
+		}
+		if role == store.TeamRoleAdmin {
+			return true
 		}
 	}
 	if m.caller.UserID == "" || !m.ownsKeys(false) || q.UserID != "" && q.UserID != m.caller.UserID {

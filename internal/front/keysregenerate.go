@@ -76,7 +76,7 @@ func (k *Keys) regenerate(w http.ResponseWriter, r *http.Request, body []byte) {
 		k.fail(r.Context(), w, err)
 		return
 	}
-	if !k.allowKeyChange(w, r, token, change) {
+	if !k.allowKeyChange(w, r, token, change, true) {
 		return
 	}
 	secret, stored, err := k.cfg.Store.Regenerate(r.Context(), token, change)

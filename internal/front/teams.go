@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
 	"net/http"
 	"reflect"
 	"time"
@@ -13,8 +12,8 @@ import (
 )
 
 // RegisterDirectory adds LiteLLM's team, organisation, user and end-user (customer) routes to
-// mux. They share the key routes' guard (admin: the master key only), error shape, body bound
-// and store.
+// mux. They share the key routes' guard (managed, with the access each route needs; see
+// authz.go), error shape, body bound and store.
 func (k *Keys) RegisterDirectory(mux *http.ServeMux) {
 	for path, route := range map[string]struct {
 		need access
@@ -166,9 +165,15 @@ func (k *Keys) teamInfo(w http.ResponseWriter, r *http.Request, _ []byte) {
 	if err == nil {
 		t, err = k.cfg.Store.GetTeam(r.Context(), id)
 	}
+	q := store.ListQuery{TeamID: id}
+	if m := managerOf(r); err == nil && !m.viewer() {
+		if role, rerr := m.teamRole(r.Context(), id); rerr != nil || role != store.TeamRoleAdmin {
+			q.UserID, err = m.caller.UserID, rerr // a plain member sees only its own keys of the team
+		}
+	}
 	var keys []keyJSON
 	if err == nil {
-		keys, err = k.keysOf(r, store.ListQuery{TeamID: id})
+		keys, err = k.keysOf(r, q)
 	}
 	k.answer(w, r, map[string]any{"team_id": id, "team_info": teamToJSON(t), "keys": keys}, err)
 }
@@ -194,6 +199,16 @@ func (k *Keys) teamList(w http.ResponseWriter, r *http.Request, _ []byte) {
 
 func (k *Keys) teamMemberAdd(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, members, err := decodeMemberAdd(body)
+	if m := managerOf(r); err == nil && !m.admin() {
+		// Adding a member who is no user yet creates the user: that is /user/new's, the
+		// proxy admin's.
+		for _, ms := range members {
+			_, found, lerr := k.cfg.Store.LookupUser(r.Context(), ms.UserID)
+			if !k.allow(w, r, found, lerr, "add "+ms.UserID+", who is not a user yet (the proxy admin creates users)") {
+				return
+			}
+		}
+	}
 	k.changeMembers(w, r, id, err, func(ctx context.Context) (store.Team, error) {
 		return k.cfg.Store.AddTeamMembers(ctx, id, members)
 	})
@@ -245,8 +260,9 @@ func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string
 	}
 	next := cur
 	change(&next)
-	if !reflect.DeepEqual(cur.Permission, next.Permission) || cur.OrganizationID != next.OrganizationID || cur.Blocked != next.Blocked ||
-		!eqPtr(cur.RPMLimit, next.RPMLimit) || !eqPtr(cur.MaxParallelRequests, next.MaxParallelRequests) || !maps.Equal(cur.MCPRPMLimit, next.MCPRPMLimit) {
+	allowed := cur // what a team admin may change: the alias and metadata, nothing else
+	allowed.Alias, allowed.Metadata = next.Alias, next.Metadata
+	if !reflect.DeepEqual(allowed, next) {
 		forbid(w, "a team admin may change the team's alias, metadata and members; its object_permission, limits, organization_id and blocked are the proxy admin's")
 		return false
 	}

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -47,7 +48,7 @@ type KeyLookup func(ctx context.Context, keyHash, endUserID string) (key StoredK
 // user named by the request's EndUserHeader.
 func (a *Authenticator) storeKey(ctx context.Context, keyHash, endUser string) (*Caller, error) {
 	if len(endUser) > maxEndUserID {
-		return nil, &Error{Status: 403, Message: "x-litellm-end-user-id is longer than 256 bytes"}
+		return nil, &Error{Status: 403, Message: "x-litellm-end-user-id is longer than " + strconv.Itoa(maxEndUserID) + " bytes"}
 	}
 	k, found, err := a.keys(ctx, keyHash, endUser)
 	switch {

@@ -22,13 +22,15 @@ type cacheEntry struct {
 	found bool
 	at    time.Time
 	// gen is the cache's generation read before the database was (see keyCache.generation);
-	// zero skips the check.
+	// zero (never a generation: they start at 1) skips the check.
 	gen uint64
 }
 
-// keyCache remembers recent lookups by cache key for ttl; at most size entries: when full, an
-// arbitrary entry makes room (O(1)); an expired entry is ignored when read and replaced when
-// its token is looked up again.
+// keyCache remembers recent lookups by cache key for ttl. Rows found and "no such row"
+// answers are kept apart, each at most size entries (when full, an arbitrary entry of that
+// kind makes room, O(1)), so a stream of made-up names (random bearer keys, invented
+// x-litellm-end-user-id values) only pushes out other made-up names, never a real caller's
+// cached rows. An expired entry is ignored when read and replaced when looked up again.
 //
 // Every forget or clear starts a new generation; a lookup that read the database before an
 // invalidation is not cached after it (put drops an entry whose gen is older), so a read racing
@@ -38,7 +40,8 @@ type keyCache struct {
 	ttl  time.Duration
 	size int
 	mu   sync.Mutex
-	m    map[string]cacheEntry
+	m    map[string]cacheEntry // rows found
+	miss map[string]cacheEntry // answers "no such row"
 	gen  uint64
 	off  bool
 }
@@ -50,7 +53,7 @@ func newKeyCache(size int, ttl time.Duration) *keyCache {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry), gen: 1}
+	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry), miss: make(map[string]cacheEntry), gen: 1}
 }
 
 func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
@@ -60,6 +63,9 @@ func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[token]
+	if !ok {
+		e, ok = c.miss[token]
+	}
 	if !ok || c.off || now.Sub(e.at) >= c.ttl || now.Before(e.at) {
 		return cacheEntry{}, false
 	}
@@ -76,13 +82,18 @@ func (c *keyCache) put(token string, e cacheEntry, now time.Time) {
 	if c.off || (e.gen != 0 && e.gen != c.gen) {
 		return
 	}
-	if _, ok := c.m[token]; !ok && len(c.m) >= c.size {
-		for t := range c.m { // one arbitrary entry: map iteration starts anywhere
-			delete(c.m, t)
+	m, other := c.m, c.miss
+	if !e.found {
+		m, other = c.miss, c.m
+	}
+	delete(other, token)
+	if _, ok := m[token]; !ok && len(m) >= c.size {
+		for t := range m { // one arbitrary entry: map iteration starts anywhere
+			delete(m, t)
 			break
 		}
 	}
-	c.m[token] = e
+	m[token] = e
 }
 
 // generation returns the current generation, to be read before a database read whose result
@@ -96,6 +107,7 @@ func (c *keyCache) generation() uint64 {
 func (c *keyCache) forget(token string) {
 	c.mu.Lock()
 	delete(c.m, token)
+	delete(c.miss, token)
 	c.gen++
 	c.mu.Unlock()
 }
@@ -104,6 +116,7 @@ func (c *keyCache) forget(token string) {
 func (c *keyCache) reset(off bool) {
 	c.mu.Lock()
 	clear(c.m)
+	clear(c.miss)
 	c.gen++
 	c.off = off
 	c.mu.Unlock()

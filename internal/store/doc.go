@@ -39,8 +39,11 @@
 //     ErrDuplicateAlias too, so writers racing on one alias end in one key and
 //     ErrDuplicateAlias for the others.
 //   - Lookup (authentication) goes through a per-replica cache: a lookup, found or not, is
-//     reused for Options.CacheTTL (default 1 s) and at most Options.CacheSize entries (default
-//     10 000; when full an arbitrary entry is evicted). Cached rows of every kind share one
+//     reused for Options.CacheTTL (default 1 s); rows found and "no such row" answers are
+//     kept apart, each at most Options.CacheSize entries (default 10 000; when full an
+//     arbitrary entry of that kind is evicted), so invented keys or end-user ids (anyone can
+//     send them) only push out other invented names. Rejected: one shared bound, which let
+//     such a stream flush every real caller's cached rows. Cached rows of every kind share one
 //     key format, "<kind>:<id>" ("key:<token>", "team:<id>", ...). This replica's own writes
 //     (Generate, Update, Delete, SetBlocked) forget what they touched at once. Get (the
 //     management API) always reads the database. Every forget starts a new cache generation,

@@ -158,11 +158,7 @@ func readKey(ctx context.Context, q querier, token string) (Key, error) {
 // Lookup returns the key with token for authentication, through this replica's short-lived
 // cache (see Options.CacheTTL); found is false for no such key.
 func (s *Store) Lookup(ctx context.Context, token string) (Key, bool, error) {
-	v, found, err := s.lookupCached(ctx, keyCacheKey(token), func(ctx context.Context) (any, error) {
-		return s.Get(ctx, token)
-	})
-	k, _ := v.(Key)
-	return k, found, err
+	return lookupCached(s, keyCacheKey(token), func() (Key, error) { return s.Get(ctx, token) })
 }
 
 // Delete removes every key in tokens, all or none: when one does not exist the answer is

@@ -129,24 +129,26 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// lookupCached returns the row cached under cacheKey ("<kind>:<id>"), or reads it with read
+// lookupCached returns the row cached under ck ("<kind>:<id>"), or reads it with get
 // (ErrNotFound: no such row) and caches the answer, found or not, unless an invalidation
 // happened while it read (see keyCache). Every cached lookup of a row goes through here.
-func (s *Store) lookupCached(ctx context.Context, cacheKey string, read func(context.Context) (any, error)) (any, bool, error) {
+func lookupCached[T any](s *Store, ck string, get func() (T, error)) (T, bool, error) {
 	now := s.now()
-	if e, ok := s.cache.get(cacheKey, now); ok {
-		return e.val, e.found, nil
+	var zero T
+	if e, ok := s.cache.get(ck, now); ok {
+		v, _ := e.val.(T)
+		return v, e.found, nil
 	}
 	gen := s.cache.generation()
-	v, err := read(ctx)
+	v, err := get()
 	switch {
 	case errors.Is(err, ErrNotFound):
-		s.cache.put(cacheKey, cacheEntry{gen: gen}, now)
-		return nil, false, nil
+		s.cache.put(ck, cacheEntry{gen: gen}, now)
+		return zero, false, nil
 	case err != nil:
-		return nil, false, err
+		return zero, false, err
 	}
-	s.cache.put(cacheKey, cacheEntry{val: v, found: true, gen: gen}, now)
+	s.cache.put(ck, cacheEntry{val: v, found: true, gen: gen}, now)
 	return v, true, nil
 }
 

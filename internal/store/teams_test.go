@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -262,4 +263,45 @@ func TestLookupsAreCachedAndForgottenOnWrite(t *testing.T) {
 			t.Fatal("a created end user is still cached as missing")
 		}
 	})
+}
+
+// TestLookupAcrossAnInvalidationIsNotCached: a team read begun before another replica's
+// invalidation lands is answered but not cached, whatever kind of row it is.
+func TestLookupAcrossAnInvalidationIsNotCached(t *testing.T) {
+	s := open(t, Options{CacheTTL: time.Hour})
+	ctx := context.Background()
+	if _, err := s.CreateTeam(ctx, Team{TeamID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, found, err := lookupCached(s, teamCacheKey("t1"), func() (Team, error) {
+		s.cache.forget("team:t1") // the invalidation arrives while the row is read
+		return s.GetTeam(ctx, "t1")
+	})
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	if _, ok := s.cache.get(teamCacheKey("t1"), time.Now()); ok {
+		t.Fatal("a read that raced an invalidation was cached")
+	}
+}
+
+// TestMadeUpNamesDoNotEvictRows: "no such row" answers are kept apart from rows found, so a
+// stream of invented names never pushes a real caller's cached row out.
+func TestMadeUpNamesDoNotEvictRows(t *testing.T) {
+	c := newKeyCache(3, time.Hour)
+	now := time.Now()
+	c.put("key:real", cacheEntry{val: Key{Token: "real"}, found: true}, now)
+	for i := range 100 {
+		c.put("enduser:"+strconv.Itoa(i), cacheEntry{}, now)
+	}
+	if _, ok := c.get("key:real", now); !ok {
+		t.Fatal("made-up names evicted a row found")
+	}
+	if len(c.miss) > 3 || len(c.m) != 1 {
+		t.Fatalf("sizes: %d found, %d missing", len(c.m), len(c.miss))
+	}
+	c.put("key:real", cacheEntry{}, now) // a row deleted since: its answer moves
+	if e, ok := c.get("key:real", now); !ok || e.found || len(c.m) != 0 {
+		t.Fatalf("the answer did not move: %+v %v", e, ok)
+	}
 }

@@ -110,27 +110,6 @@ func uniqueRefused(err error, col, field, msg string) error {
 	return err
 }
 
-// lookupCached answers a lookup of the row cached under ck through the cache (found or not,
-// for Options.CacheTTL), reading it with get on a miss; get answers ErrNotFound for none.
-func lookupCached[T any](s *Store, ck string, get func() (T, error)) (T, bool, error) {
-	now := s.now()
-	var zero T
-	if e, ok := s.cache.get(ck, now); ok {
-		v, _ := e.val.(T)
-		return v, e.found, nil
-	}
-	v, err := get()
-	switch {
-	case errors.Is(err, ErrNotFound):
-		s.cache.put(ck, cacheEntry{}, now)
-		return zero, false, nil
-	case err != nil:
-		return zero, false, err
-	}
-	s.cache.put(ck, cacheEntry{val: v, found: true}, now)
-	return v, true, nil
-}
-
 // rowJSON is the JSON kept in TEXT columns: metadata ({} when unset), object_permission and
 // mcp_rpm_limit ({} when unset).
 func metadataText(m json.RawMessage) string {

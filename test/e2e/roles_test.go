@@ -70,18 +70,25 @@ func TestManagementRoles(t *testing.T) {
 			{"internal_user", alice, "GET", "/user/info?user_id=bob", "", 403},
 			{"internal_user", alice, "GET", "/organization/list", "", 403},
 			{"internal_user", alice, "POST", "/customer/new", `{"user_id":"e"}`, 403},
-			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"alice"}`, 200},
-			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"root"}`, 403}, // a member with an admin role
-			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"bob"}`, 403},  // not a member
+			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t"}`, 200},                   // its own
+			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"alice"}`, 403}, // would act as alice
+			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"root"}`, 403},  // would act as a proxy admin
+			{"team admin", tadmin, "POST", "/key/regenerate", `{"key":"` + alice + `"}`, 403},         // a new secret of alice's key
+			{"team admin", tadmin, "POST", "/key/update", `{"key":"` + alice + `","key_alias":"a-team"}`, 200},
+			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"bob"}`, 403}, // not a member
 			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t2"}`, 403},
 			{"team admin", tadmin, "POST", "/key/block", `{"key":"` + alice + `"}`, 200},
-			{"team admin", tadmin, "POST", "/key/unblock", `{"key":"` + alice + `"}`, 200},
+			{"team admin", tadmin, "POST", "/key/unblock", `{"key":"` + alice + `"}`, 403}, // undoing a block is the proxy admin's
+			{"internal_user", aliceSolo, "POST", "/key/unblock", `{"key":"` + alice + `"}`, 403},
+			{"proxy_admin user", root, "POST", "/key/unblock", `{"key":"` + alice + `"}`, 200},
 			{"team admin", tadmin, "POST", "/key/block", `{"key":"` + bob + `"}`, 403},
 			{"team admin", tadmin, "GET", "/key/list?team_id=t", "", 200},
 			{"team admin", tadmin, "POST", "/team/update", `{"team_id":"t","team_alias":"renamed"}`, 200},
 			{"team admin", tadmin, "POST", "/team/update", `{"team_id":"t","object_permission":{"mcp_servers":["a"]}}`, 403},
 			{"team admin", tadmin, "POST", "/team/member_add", `{"team_id":"t","member":{"user_id":"bob","role":"user"}}`, 200},
+			{"team admin", tadmin, "POST", "/key/generate", `{"team_id":"t","user_id":"bob"}`, 403}, // a member now, still another user
 			{"team admin", tadmin, "POST", "/team/member_delete", `{"team_id":"t","user_id":"bob"}`, 200},
+			{"team admin", tadmin, "POST", "/team/member_add", `{"team_id":"t","member":{"user_id":"nobody","role":"user"}}`, 403}, // not a user
 			{"team admin", tadmin, "POST", "/team/member_add", `{"team_id":"t2","member":{"user_id":"bob","role":"user"}}`, 403},
 			{"internal_user_viewer", iv, "POST", "/key/generate", `{}`, 403},
 			{"internal_user_viewer", iv, "GET", "/key/list", "", 200},
@@ -104,6 +111,13 @@ func TestManagementRoles(t *testing.T) {
 		for _, k := range m["keys"].([]any) {
 			if k.(map[string]any)["user_id"] != "alice" {
 				t.Fatalf("alice's /key/list shows %v", k)
+			}
+		}
+		// A plain member's /team/info shows its own keys of the team, not the others'.
+		_, m = manage(t, "GET", gw+"/team/info?team_id=t", alice, "")
+		for _, k := range m["keys"].([]any) {
+			if k.(map[string]any)["user_id"] != "alice" {
+				t.Fatalf("alice's /team/info shows %v", k)
 			}
 		}
 		// A non-admin key that names no user is its maker's.
