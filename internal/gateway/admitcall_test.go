@@ -69,7 +69,7 @@ func TestAdmitCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	g.Do(ctx, call)
-	if admitted.Load() != released.Load() {
+	if admitted.Load() != 2 || admitted.Load() != released.Load() {
 		t.Fatalf("admitted %d, released %d", admitted.Load(), released.Load())
 	}
 }
