@@ -102,8 +102,13 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	rc, err := openRedis(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(cfg, o)
 	if err != nil {
+		closeRedis(rc, o.log)
 		return nil, err
 	}
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
@@ -112,7 +117,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
-		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0),
+		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
@@ -123,6 +128,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		if st != nil {
 			_ = st.Close()
 		}
+		closeRedis(rc, o.log)
 		return nil, err
 	}
 	a.rpms.set(cfg.Servers)
@@ -163,6 +169,9 @@ func (a *App) checks() []front.Check {
 	}
 	if a.store != nil {
 		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
+	}
+	if a.redis != nil {
+		out = append(out, redisCheck(a.redis))
 	}
 	return out
 }
@@ -247,5 +256,6 @@ func (a *App) Close(ctx context.Context) error {
 			a.log.Warn("closing the store", "error", err.Error())
 		}
 	}
+	closeRedis(a.redis, a.log)
 	return ctx.Err()
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/redisconn"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -52,6 +53,8 @@ type shared struct {
 	httpClient    *http.Client // for upstream clients; nil means each builds its own
 	health        *front.Health
 	store         *store.Store // the key store; nil without a data dir
+	// redis is the Redis client shared state goes through; nil when none is configured.
+	redis *redisconn.Conn
 	// listens are the subscriptions/listen and legacy follows running on
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
