@@ -26,9 +26,9 @@ import (
 type App struct {
 	shared
 	serverState // the stored servers merged into the file's; the config generation
-	limits  config.HTTPLimits
-	dataDir string
-	handler http.Handler
+	limits      config.HTTPLimits
+	dataDir     string
+	handler     http.Handler
 
 	cur   atomic.Pointer[generation]
 	state atomic.Int32 // a lifecycle value
