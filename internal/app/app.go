@@ -136,9 +136,9 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		}
 		return nil, err
 	}
-	a.startServerSync()
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
+	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
 		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,

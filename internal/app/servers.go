@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -179,6 +180,14 @@ func (a *App) syncStored(ctx context.Context) {
 	}
 	actx, cancel := context.WithTimeout(ctx, serverSyncTimeout)
 	defer cancel()
+	if rows, err := a.store.ListServers(actx); err == nil {
+		a.mu.Lock()
+		same := reflect.DeepEqual(rows, a.lastRows)
+		a.mu.Unlock()
+		if same { // a notification about what this replica runs already (or a reconnect)
+			return
+		}
+	}
 	if err := a.Apply(actx, nil); err != nil && ctx.Err() == nil {
 		a.log.Error("applying another replica's change to the stored mcp servers failed", "error", err.Error())
 	}
