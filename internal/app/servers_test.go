@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
@@ -242,4 +244,55 @@ func TestServerWritesNeedStoreModelInDB(t *testing.T) {
 	if status, body := api(t, "GET", base+"/v1/mcp/server", ""); status != 200 || strings.TrimSpace(body) != "[]" {
 		t.Fatalf("GET = %d %s", status, body)
 	}
+}
+
+// TestStoredServersSurviveARestartAndYieldToTheFile: a stored server is served again by a
+// gateway started on the same store; a file server added later under its name wins, and the
+// stored one is left out with a warning, not failing the reload.
+func TestStoredServersSurviveARestartAndYieldToTheFile(t *testing.T) {
+	up := newUpstream(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{"tools/list": fakemcp.Tools("a")}})
+	other := newUpstream(t, fakemcp.Opts{Lists: map[string][]json.RawMessage{"tools/list": fakemcp.Tools("z")}})
+	env := envWith(map[string]string{"LITELLM_SALT_KEY": "salt-for-tests"})
+	dir := t.TempDir()
+	yaml := minimal + "  store_model_in_db: true\n"
+	first, err := app.New(parse(t, yaml), app.WithLookupEnv(env), app.WithDataDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveApp(t, first)
+	status, body := api(t, "POST", base+"/v1/mcp/server", fmt.Sprintf(`{"server_name":"dyn","url":%q,
+		"auth_type":"bearer_token","credentials":{"auth_value":"MARK-AUTH-VALUE-1"},"mcp_info":{"protocol_version":"2025-11-25"}}`, up.url))
+	if status != http.StatusCreated {
+		t.Fatalf("POST = %d %s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first.Drain()
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var log fakemcp.LogBuffer
+	second, err := app.New(parse(t, yaml), app.WithLookupEnv(env), app.WithDataDir(dir), app.WithLogger(log.Logger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base = serveApp(t, second)
+	if got := restTools(t, base); !slices.Equal(got, []string{"dyn/a"}) {
+		t.Fatalf("tools after the restart = %q", got)
+	}
+	if h := up.fake.Last(t, "tools/list").Header.Get("Authorization"); h != "Bearer MARK-AUTH-VALUE-1" {
+		t.Fatalf("after the restart the upstream saw Authorization %q", h)
+	}
+	file := parse(t, yaml+"mcp_servers:\n  dyn:\n    url: "+other.url+"\n    protocol_version: 2025-11-25\n")
+	if err := second.Apply(ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	if got := restTools(t, base); !slices.Equal(got, []string{"dyn/z"}) {
+		t.Fatalf("tools once the file has dyn = %q, want the file's", got)
+	}
+	if !strings.Contains(log.String(), "stored mcp server left out") {
+		t.Fatalf("no warning for the stored server left out: %s", log.String())
+	}
+	noMarkers(t, "the log", log.String())
 }
