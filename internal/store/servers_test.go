@@ -143,3 +143,15 @@ func waitCount(t *testing.T, n *atomic.Int32, want int32) {
 		}
 	}
 }
+
+// TestServersChangedAfterAReconnect: notifications sent while the listener is down are lost,
+// so a reconnect runs the OnServersChanged hook (the stored servers must be read again).
+func TestServersChangedAfterAReconnect(t *testing.T) {
+	s := openPostgresAt(t, pgtest.NewDatabase(t), Options{})
+	var n atomic.Int32
+	s.OnServersChanged(func() { n.Add(1) })
+	if _, err := s.db.Exec(`SELECT pg_terminate_backend($1)`, int64(s.pg.listener.pid.Load())); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, &n, 1)
+}
