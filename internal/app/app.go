@@ -25,9 +25,10 @@ import (
 // clients, and what must be stopped at shutdown.
 type App struct {
 	shared
-	limits  config.HTTPLimits
-	dataDir string
-	handler http.Handler
+	serverState // the stored servers merged into the file's; the config generation
+	limits      config.HTTPLimits
+	dataDir     string
+	handler     http.Handler
 
 	cur   atomic.Pointer[generation]
 	state atomic.Int32 // a lifecycle value
@@ -123,6 +124,16 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		a.continuations = sealer
 	}
 	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus}
+	a.servers = serverRegistry{a}
+	if err := a.initServers(cfg, o.lookupEnv); err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+	_, cfg, err = a.withStoredServers(ctx, cfg)
+	cancel()
+	if err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
 	g, err := a.wire(cfg, nil)
 	if err != nil {
 		if st != nil {
@@ -133,6 +144,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
+	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
 		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
@@ -177,10 +189,13 @@ func (a *App) checks() []front.Check {
 }
 
 // configStatus is readiness's "config" detail: present once a Reloader
-// watches the config file.
+// watches the config file, or while servers are kept in the store.
 func (a *App) configStatus() *front.ConfigStatus {
 	if r := a.reloader.Load(); r != nil {
 		return r.status()
+	}
+	if a.storedEnabled(a.fileCfg.Load()) { // the API changes the config too
+		return &front.ConfigStatus{Generation: a.generation.Load()}
 	}
 	return nil
 }
@@ -237,6 +252,7 @@ func (a *App) Drain() {
 // parallel, within ctx. It is safe to call more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.Drain()
+	a.stopServerSync()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {

@@ -55,6 +55,10 @@ type shared struct {
 	store         *store.Store // the key store; nil without a data dir
 	// redis is the Redis client shared state goes through; nil when none is configured.
 	redis *redisconn.Conn
+	// servers is the /v1/mcp/server registry (the App's); serverHealth, when set, is the
+	// prober's last word on a server.
+	servers      front.ServerRegistry
+	serverHealth func(serverID string) front.ServerHealth
 	// listens are the subscriptions/listen and legacy follows running on
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
@@ -143,6 +147,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
 	keys.Register(g.mux)
 	keys.RegisterDirectory(g.mux)
+	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	return g, nil
 }
