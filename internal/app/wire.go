@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/notify"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/redisconn"
@@ -63,6 +64,9 @@ type shared struct {
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
 	listens *gateway.Listens
+	// observer receives every request and upstream call record; nil when
+	// nothing observes.
+	observer *observe.Observer
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -140,6 +144,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
 		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
 		Detach:       detach,
+		Observer:     s.observer,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -165,6 +170,9 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	}
 	uc.Middleware = append(uc.Middleware, concurrencyLimit(s.slots, sv.Name, s.rpms.maxOf(sv.Name)),
 		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
+	if s.observer.Enabled() {
+		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
+	}
 	return uc
 }
 

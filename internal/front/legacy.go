@@ -177,6 +177,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 	}
 	res := h.cfg.Gateway.Do(ctx, op)
+	noteOutcome(req.obs, res)
 	if ctx.Err() != nil {
 		// Cancelled by the caller (notifications/cancelled) or gone: a
 		// cancelled request gets no response.

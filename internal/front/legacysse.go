@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
 
@@ -205,7 +206,9 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 	conn.mu.Unlock()
 	switch {
 	case msg.Method == mcp.MethodInitialize && msg.Kind() == jsonrpc.KindRequest:
+		span := h.observeRequest(req, observe.TransportSSE)
 		h.initializeSSE(req, conn)
+		span.End()
 	case sess == nil:
 		conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "initialize first")))
 	case msg.Kind() != jsonrpc.KindRequest:
@@ -223,13 +226,15 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		req.r = r.Clone(conn.ctx)    // the answer outlives this POST
 		release := admit.HoldSlot(r) // and keeps its place in the in-flight bound
+		span := h.observeRequest(req, observe.TransportSSE)
 		go func() {
 			defer release()
 			defer conn.endWork()
+			defer span.End()
 			defer recoverPanic(h.cfg.Logger, "/mcp/sse request", func() {
 				conn.stream.send(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error")))
 			})
-			h.dispatchLegacy(conn.ctx, req, sess, conn.stream)
+			h.dispatchLegacy(req.r.Context(), req, sess, conn.stream)
 		}()
 	}
 	w.WriteHeader(http.StatusAccepted)

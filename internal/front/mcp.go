@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
 
@@ -51,6 +52,8 @@ type MCPConfig struct {
 	// flight (internal/app then stops waiting for it when it retires this
 	// front; the listen itself moves with the gateway, see Retire).
 	Detach func(r *http.Request)
+	// Observer receives a record of every downstream request (nil: none).
+	Observer *observe.Observer
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
@@ -130,6 +133,7 @@ type request struct {
 	scope     []string // the servers the request is narrowed to (nil: not narrowed)
 	urlScope  string   // the scoped URL's servers, joined: what a legacy session is bound to
 	unprefix  bool
+	obs       *observe.Request // the record being observed; nil when none
 }
 
 // serve answers /mcp and, when scoped, /{segment}/mcp. The caller is
@@ -172,6 +176,8 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		return
 	}
 	req.scope, req.urlScope, req.unprefix = nar.scope, nar.url, nar.single && !h.cfg.ScopedPrefix
+	span := h.observeRequest(req, observe.TransportStreamable)
+	defer span.End()
 	if req.msg.Method != mcp.MethodSubscriptionsListen {
 		// Upstream answers keep their share of the byte budget until this
 		// answer is written (a listen is a stream: its events are not held).
@@ -372,6 +378,9 @@ func (h *MCP) operation(req *request, surface fault.Surface, revision string) ga
 	}
 	if surface == fault.Modern {
 		op.ParamHeaders = paramHeaders(req.r.Header)
+	}
+	if req.obs != nil {
+		req.obs.Protocol = revision
 	}
 	return op
 }
