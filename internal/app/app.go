@@ -120,7 +120,14 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
 		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
-	a.observer = newObserver(o)
+	a.spend = newSpendLog(st, o.log)
+	built := false
+	defer func() {
+		if !built {
+			a.spend.close(o.log)
+		}
+	}()
+	a.observer = newObserver(o, a.spend.observeSink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
@@ -144,6 +151,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		return nil, err
 	}
 	a.rpms.set(cfg.Servers)
+	a.spend.setCosts(cfg.Servers)
 	a.cur.Store(g)
 	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
@@ -151,6 +159,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
 	})
+	built = true
 	return a, nil
 }
 
@@ -268,6 +277,7 @@ func (a *App) Close(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	closeClients(ctx, a.log, clients)
+	a.spend.close(a.log) // before the store it writes to
 	if a.store != nil {
 		if err := a.store.Close(); err != nil {
 			a.log.Warn("closing the store", "error", err.Error())

@@ -131,6 +131,7 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 		return fmt.Errorf("apply: %w", err)
 	}
 	a.rpms.set(cfg.Servers)
+	a.spend.setCosts(cfg.Servers)
 	a.cur.Store(g)
 	a.applied(file)
 	if a.state.Load() == closing {

@@ -67,6 +67,8 @@ type shared struct {
 	// observer receives every request and upstream call record; nil when
 	// nothing observes.
 	observer *observe.Observer
+	// spend is the spend and audit log; nil without a store.
+	spend *spendLog
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -125,7 +127,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.slots, s.log),
-		AdmitCall:             (&callerLimits{counter: s.callerCounter, slots: s.slots, resolve: reg.resolve, log: s.log, now: time.Now}).admit,
+		AdmitCall: budgetAdmit(s.store,
+			(&callerLimits{counter: s.callerCounter, slots: s.slots, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
 	})
 	g.gw = gw
@@ -152,6 +155,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
 	keys.Register(g.mux)
 	keys.RegisterDirectory(g.mux)
+	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	return g, nil

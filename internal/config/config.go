@@ -175,6 +175,8 @@ type Server struct {
 	MaxConcurrentRequests int
 	// Timeout bounds one upstream request; 0 means the gateway's default.
 	Timeout time.Duration
+	// Cost is mcp_info.mcp_server_cost_info: what the server's tool calls cost.
+	Cost ServerCost
 
 	// AccessGroups name the permission groups this server belongs to.
 	AccessGroups []string

@@ -117,12 +117,15 @@ func (l *loader) connectionKey(r *serverFields, key string, v *yaml.Node, field 
 			at.protocol = v
 		}
 	case "mcp_info":
-		// A free-form mapping; only protocol_version matters here.
+		// A free-form mapping; only protocol_version and mcp_server_cost_info matter here.
 		for _, ie := range l.entries(v, field, "key") {
-			if ie.key == "protocol_version" {
+			switch ie.key {
+			case "protocol_version":
 				if p, ok := l.str(ie.v, field+".protocol_version"); ok {
 					r.infoVersion, r.infoNode = strings.TrimSpace(p), ie.v
 				}
+			case "mcp_server_cost_info":
+				l.serverCost(ie.v, field+".mcp_server_cost_info", &s.Cost)
 			}
 		}
 	default:

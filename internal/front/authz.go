@@ -241,7 +241,7 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 		change(&next)
 	}
 	if !limitsEqual(cur, next) {
-		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests or mcp_rpm_limit")
+		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit or max_budget")
 		return false
 	}
 	if mint && !m.mayMint(next.UserID) {
@@ -253,7 +253,8 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 }
 
 func limitsEqual(a, b store.Key) bool {
-	return eqPtr(a.RPMLimit, b.RPMLimit) && eqPtr(a.MaxParallelRequests, b.MaxParallelRequests) && maps.Equal(a.MCPRPMLimit, b.MCPRPMLimit)
+	return eqPtr(a.RPMLimit, b.RPMLimit) && eqPtr(a.MaxParallelRequests, b.MaxParallelRequests) && maps.Equal(a.MCPRPMLimit, b.MCPRPMLimit) &&
+		eqPtr(a.MaxBudget, b.MaxBudget)
 }
 
-func eqPtr(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+func eqPtr[T comparable](a, b *T) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }

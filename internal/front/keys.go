@@ -72,6 +72,8 @@ type keyJSON struct {
 	RPMLimit            *int64           `json:"rpm_limit"`
 	MaxParallelRequests *int64           `json:"max_parallel_requests"`
 	MCPRPMLimit         map[string]int64 `json:"mcp_rpm_limit"`
+	Spend               float64          `json:"spend"`
+	MaxBudget           *float64         `json:"max_budget"`
 	CreatedAt           time.Time        `json:"created_at"`
 	UpdatedAt           time.Time        `json:"updated_at"`
 }
@@ -87,7 +89,7 @@ func toJSON(k store.Key) keyJSON {
 	return keyJSON{KeyName: k.KeyName, KeyAlias: orNil(k.Alias), Token: k.Token, Expires: k.Expires,
 		UserID: orNil(k.UserID), TeamID: orNil(k.TeamID), OrganizationID: orNil(k.OrganizationID),
 		Metadata: k.Metadata, ObjectPermission: k.Permission, Blocked: k.Blocked, RPMLimit: k.RPMLimit,
-		MaxParallelRequests: k.MaxParallelRequests, MCPRPMLimit: k.MCPRPMLimit,
+		MaxParallelRequests: k.MaxParallelRequests, MCPRPMLimit: k.MCPRPMLimit, Spend: k.Spend, MaxBudget: k.MaxBudget,
 		CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 }
 
@@ -133,8 +135,8 @@ func (k *Keys) generate(w http.ResponseWriter, r *http.Request, body []byte) {
 		if nk.UserID == "" {
 			nk.UserID = m.caller.UserID // a key a user makes is theirs, unless they name another
 		}
-		if nk.RPMLimit != nil || nk.MaxParallelRequests != nil || nk.MCPRPMLimit != nil {
-			forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests or mcp_rpm_limit")
+		if nk.RPMLimit != nil || nk.MaxParallelRequests != nil || nk.MCPRPMLimit != nil || nk.MaxBudget != nil {
+			forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit or max_budget")
 			return
 		}
 		ok, err := m.mayKey(r.Context(), true, nk.UserID, nk.TeamID)

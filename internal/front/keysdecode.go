@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -37,7 +38,7 @@ func bad(param, format string, args ...any) error {
 
 // generateFields are /key/generate's body fields, LiteLLM's names.
 var generateFields = []string{"key_alias", "duration", "user_id", "team_id", "organization_id", "metadata",
-	"object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit"}
+	"object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget"}
 
 var permissionFields = []string{"mcp_servers", "mcp_access_groups", "mcp_tool_permissions", "mcp_toolsets", "blocked_tools"}
 
@@ -261,8 +262,24 @@ func decodeKeyFields(m map[string]json.RawMessage, now time.Time) (store.NewKey,
 	if nk.MaxParallelRequests, err = optCount(m, "max_parallel_requests"); err != nil {
 		return nk, err
 	}
+	if nk.MaxBudget, err = optBudget(m, "max_budget"); err != nil {
+		return nk, err
+	}
 	nk.MCPRPMLimit, err = decodeLimits(m["mcp_rpm_limit"])
 	return nk, err
+}
+
+// optBudget decodes an optional max_budget: a finite number ≥ 0.
+func optBudget(m map[string]json.RawMessage, name string) (*float64, error) {
+	v := m[name]
+	if isNull(v) {
+		return nil, nil
+	}
+	n, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) || v[0] == '"' {
+		return nil, bad(name, "%s: want a number ≥ 0", name)
+	}
+	return &n, nil
 }
 
 // decodeLimits decodes mcp_rpm_limit {server: n}.
@@ -341,6 +358,8 @@ func keyChange(m map[string]json.RawMessage, nk store.NewKey) func(*store.Key) {
 				k.MaxParallelRequests = nk.MaxParallelRequests
 			case "mcp_rpm_limit":
 				k.MCPRPMLimit = nk.MCPRPMLimit
+			case "max_budget":
+				k.MaxBudget = nk.MaxBudget
 			}
 		}
 	}

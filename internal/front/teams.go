@@ -100,6 +100,8 @@ type teamJSON struct {
 	RPMLimit            *int64           `json:"rpm_limit"`
 	MaxParallelRequests *int64           `json:"max_parallel_requests"`
 	MCPRPMLimit         map[string]int64 `json:"mcp_rpm_limit"`
+	Spend               float64          `json:"spend"`
+	MaxBudget           *float64         `json:"max_budget"`
 	CreatedAt           time.Time        `json:"created_at"`
 	UpdatedAt           time.Time        `json:"updated_at"`
 }
@@ -109,6 +111,7 @@ func teamToJSON(t store.Team) teamJSON {
 	return teamJSON{TeamID: t.TeamID, TeamAlias: orNil(t.Alias), OrganizationID: orNil(t.OrganizationID),
 		Metadata: t.Metadata, ObjectPermission: t.Permission, MembersWithRoles: members, Blocked: t.Blocked,
 		RPMLimit: t.RPMLimit, MaxParallelRequests: t.MaxParallelRequests, MCPRPMLimit: t.MCPRPMLimit,
+		Spend: t.Spend, MaxBudget: t.MaxBudget,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 

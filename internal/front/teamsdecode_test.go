@@ -38,7 +38,7 @@ func TestDirectoryDecodersRefuseBadInput(t *testing.T) {
 		{"team/new", `[]`, "", "want a JSON object"},
 		{"team/new", `{} {}`, "", "unexpected data"},
 		{"team/new", `{"models":["gpt-4"]}`, "models", `unknown field "models"`},
-		{"team/new", `{"max_budget":1}`, "max_budget", `unknown field "max_budget"`},
+		{"team/new", `{"max_budget":-1}`, "max_budget", `max_budget: want a number ≥ 0`},
 		{"team/new", `{"TEAM_ALIAS":"x"}`, "TEAM_ALIAS", "unknown field"},
 		{"team/new", `{"team_alias":1}`, "team_alias", "want a string"},
 		{"team/new", `{"blocked":"yes"}`, "blocked", "want true or false"},

@@ -44,6 +44,10 @@ type Key struct {
 	MCPRPMLimit         map[string]int64
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	// Spend is what the key's calls have cost so far (kept by RecordSpend); MaxBudget, when
+	// set, is the spend past which its tool calls are refused.
+	Spend     float64
+	MaxBudget *float64
 }
 
 // NewKey is what Generate stores; the zero value is a key without limits, expiry or permissions.
@@ -58,6 +62,7 @@ type NewKey struct {
 	RPMLimit            *int64
 	MaxParallelRequests *int64
 	MCPRPMLimit         map[string]int64
+	MaxBudget           *float64
 }
 
 // Hash returns the token of secret: its hex SHA-256.
@@ -76,6 +81,9 @@ func newSecret() string {
 const keyColumns = `token, key_name, key_alias, user_id, team_id, organization_id, metadata,
 	object_permission, expires, blocked, rpm_limit, max_parallel_requests, mcp_rpm_limit, created_at, updated_at`
 
+// keyReadColumns are what reads of a key select: keyColumns, then what RecordSpend keeps.
+const keyReadColumns = keyColumns + `, spend, max_budget`
+
 // Generate stores a new key and returns its secret (shown once; only its hash is kept) and the
 // stored key. A key_alias already in use is ErrDuplicateAlias and nothing is written.
 func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
@@ -86,7 +94,7 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 		Alias: nk.Alias, UserID: nk.UserID, TeamID: nk.TeamID, OrganizationID: nk.OrganizationID,
 		Metadata: nk.Metadata, Permission: nk.Permission, Expires: nk.Expires,
 		RPMLimit: nk.RPMLimit, MaxParallelRequests: nk.MaxParallelRequests, MCPRPMLimit: nk.MCPRPMLimit,
-		CreatedAt: now, UpdatedAt: now,
+		MaxBudget: nk.MaxBudget, CreatedAt: now, UpdatedAt: now,
 	}
 	if len(k.Metadata) == 0 {
 		k.Metadata = json.RawMessage("{}")
@@ -115,11 +123,11 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 		if err := checkRefs(ctx, tx, k.TeamID, k.OrganizationID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO keys (`+keyColumns+`, max_budget)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			k.Token, k.KeyName, nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata),
 			string(perm), millis(k.Expires), false, k.RPMLimit, k.MaxParallelRequests, string(limits),
-			now.UnixMilli(), now.UnixMilli())
+			now.UnixMilli(), now.UnixMilli(), k.MaxBudget)
 		tx.touch(keyCacheKey(k.Token)) // a refusal remembered for this secret no longer holds
 		return err
 	})
@@ -152,7 +160,7 @@ func (s *Store) Get(ctx context.Context, token string) (Key, error) {
 // readKey reads the key with token on q; none is ErrNotFound.
 func readKey(ctx context.Context, q querier, token string) (Key, error) {
 	return queryRow(ctx, q, "a key", scanKey, func() error { return ErrNotFound },
-		`SELECT `+keyColumns+` FROM keys WHERE token = $1`, token)
+		`SELECT `+keyReadColumns+` FROM keys WHERE token = $1`, token)
 }
 
 // Lookup returns the key with token for authentication, through this replica's short-lived
@@ -197,7 +205,7 @@ func (s *Store) SetBlocked(ctx context.Context, token string, blocked bool) (Key
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotFound
 		}
-		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE token = $1`, token))
+		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyReadColumns+` FROM keys WHERE token = $1`, token))
 		return err
 	})
 	return k, err
@@ -219,9 +227,10 @@ func scanKey(r scanner) (Key, error) {
 		meta, perm, limits   string
 		expires, rpm, maxPar sql.NullInt64
 		created, updated     int64
+		budget               sql.NullFloat64
 	)
 	if err := r.Scan(&k.Token, &k.KeyName, &alias, &k.UserID, &k.TeamID, &k.OrganizationID, &meta, &perm,
-		&expires, &k.Blocked, &rpm, &maxPar, &limits, &created, &updated); err != nil {
+		&expires, &k.Blocked, &rpm, &maxPar, &limits, &created, &updated, &k.Spend, &budget); err != nil {
 		return Key{}, err
 	}
 	k.Alias = alias.String
@@ -246,6 +255,7 @@ func scanKey(r scanner) (Key, error) {
 		k.MaxParallelRequests = &maxPar.Int64
 	}
 	k.CreatedAt, k.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	k.MaxBudget = nullFloat(budget)
 	return k, nil
 }
 

@@ -36,10 +36,18 @@ type Team struct {
 	MCPRPMLimit         map[string]int64
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
+	// Spend is what the team's keys' calls have cost so far (kept by RecordSpend, never
+	// written by CreateTeam or UpdateTeam); MaxBudget, when set, is the spend past which
+	// their tool calls are refused.
+	Spend     float64
+	MaxBudget *float64
 }
 
 const teamColumns = `team_id, team_alias, organization_id, metadata, object_permission, blocked, rpm_limit,
 	max_parallel_requests, mcp_rpm_limit, created_at, updated_at`
+
+// teamReadColumns are what reads of a team select: teamColumns, then what RecordSpend keeps.
+const teamReadColumns = teamColumns + `, spend, max_budget`
 
 // CreateTeam stores t (a fresh UUID as its id when TeamID is empty) with its members, all or
 // nothing: a team_id or team_alias in use, an organization_id that does not exist or a member
@@ -63,10 +71,10 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 		if err := checkRefs(ctx, tx, "", t.OrganizationID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO teams (`+teamColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO teams (`+teamColumns+`, max_budget)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			t.TeamID, nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission),
-			t.Blocked, t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), now.UnixMilli(), now.UnixMilli())
+			t.Blocked, t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), now.UnixMilli(), now.UnixMilli(), t.MaxBudget)
 		if err != nil {
 			return uniqueRefused(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
@@ -111,7 +119,7 @@ func (s *Store) GetTeam(ctx context.Context, id string) (Team, error) {
 // (ErrNotFound).
 func readTeam(ctx context.Context, q querier, id string) (Team, error) {
 	return queryRow(ctx, q, "a team", scanTeam, notFound("team_id", "team_id '%s' does not exist", id),
-		`SELECT `+teamColumns+` FROM teams WHERE team_id = $1`, id)
+		`SELECT `+teamReadColumns+` FROM teams WHERE team_id = $1`, id)
 }
 
 // LookupTeam returns the team with id through this replica's lookup cache (see
@@ -147,9 +155,9 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE teams SET team_alias = $1, organization_id = $2, metadata = $3,
 			object_permission = $4, blocked = $5, rpm_limit = $6, max_parallel_requests = $7, mcp_rpm_limit = $8,
-			updated_at = $9 WHERE team_id = $10`,
+			updated_at = $9, max_budget = $11 WHERE team_id = $10`,
 			nullString(t.Alias), t.OrganizationID, string(t.Metadata), permissionText(t.Permission), t.Blocked,
-			t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), t.UpdatedAt.UnixMilli(), id)
+			t.RPMLimit, t.MaxParallelRequests, limitsText(t.MCPRPMLimit), t.UpdatedAt.UnixMilli(), id, t.MaxBudget)
 		if err != nil {
 			return uniqueRefused(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
@@ -205,7 +213,7 @@ type TeamQuery struct {
 func (s *Store) ListTeams(ctx context.Context, q TeamQuery) ([]Team, error) {
 	cond, args := ` WHERE (CAST($1 AS TEXT) = '' OR organization_id = $1)
 		AND (CAST($2 AS TEXT) = '' OR team_id IN (SELECT team_id FROM team_members WHERE user_id = $2))`, []any{q.OrganizationID, q.UserID}
-	out, err := queryRows(ctx, s.db, "listing teams", scanTeam, `SELECT `+teamColumns+` FROM teams`+cond+
+	out, err := queryRows(ctx, s.db, "listing teams", scanTeam, `SELECT `+teamReadColumns+` FROM teams`+cond+
 		` ORDER BY created_at, team_id LIMIT $3 OFFSET $4`, append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, err
@@ -225,9 +233,10 @@ func scanTeam(r scanner) (Team, error) {
 		meta, perm, limits string
 		rpm, maxPar        sql.NullInt64
 		created, updated   int64
+		budget             sql.NullFloat64
 	)
 	if err := r.Scan(&t.TeamID, &alias, &t.OrganizationID, &meta, &perm, &t.Blocked, &rpm, &maxPar, &limits,
-		&created, &updated); err != nil {
+		&created, &updated, &t.Spend, &budget); err != nil {
 		return Team{}, err
 	}
 	var err error
@@ -240,5 +249,6 @@ func scanTeam(r scanner) (Team, error) {
 	}
 	t.RPMLimit, t.MaxParallelRequests = nullInt(rpm), nullInt(maxPar)
 	t.CreatedAt, t.UpdatedAt = fromMillis(created), fromMillis(updated)
+	t.MaxBudget = nullFloat(budget)
 	return t, nil
 }

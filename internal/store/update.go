@@ -59,9 +59,9 @@ func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE keys SET key_alias = $1, user_id = $2, team_id = $3,
 		organization_id = $4, metadata = $5, object_permission = $6, expires = $7, rpm_limit = $8,
-		max_parallel_requests = $9, mcp_rpm_limit = $10, updated_at = $11 WHERE token = $12`,
+		max_parallel_requests = $9, mcp_rpm_limit = $10, updated_at = $11, max_budget = $13 WHERE token = $12`,
 		nullString(k.Alias), k.UserID, k.TeamID, k.OrganizationID, string(k.Metadata), string(perm),
-		millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token)
+		millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token, k.MaxBudget)
 	if err != nil {
 		return Key{}, fmt.Errorf("store: updating a key: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Key, int, error) {
 	}
 	args = append(args, q.Limit, q.Offset)
 	out, err := queryRows(ctx, s.db, "listing keys", scanKey, fmt.Sprintf(`SELECT %s FROM keys%s
-		ORDER BY created_at, token LIMIT $%d OFFSET $%d`, keyColumns, cond, len(args)-1, len(args)), args...)
+		ORDER BY created_at, token LIMIT $%d OFFSET $%d`, keyReadColumns, cond, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, err
 	}

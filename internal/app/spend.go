@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/spend"
+	"github.com/mcpgw/mcpgw/internal/store"
+)
+
+// spendCloseTimeout bounds writing the spend rows still queued when the App closes.
+const spendCloseTimeout = 5 * time.Second
+
+// spendLog is the spend and audit log: a row per tool call and listing, written to the
+// store by a batched writer, with what each call cost. nil without a store.
+type spendLog struct {
+	w    *spend.Writer
+	sink *spend.Sink
+}
+
+// newSpendLog starts the spend writer over st; nil when st is nil.
+func newSpendLog(st *store.Store, log *slog.Logger) *spendLog {
+	if st == nil {
+		return nil
+	}
+	w := spend.NewWriter(spend.WriterConfig{Record: st.RecordSpend, Logger: log})
+	return &spendLog{w: w, sink: spend.NewSink(w)}
+}
+
+// observeSink is the sink to observe requests with; nil (no sink) without a spend log.
+func (s *spendLog) observeSink() observe.Sink {
+	if s == nil {
+		return nil
+	}
+	return s.sink
+}
+
+// setCosts makes servers' mcp_server_cost_info the price of their calls.
+func (s *spendLog) setCosts(servers []config.Server) {
+	if s == nil {
+		return
+	}
+	c := make(spend.Costs, len(servers))
+	for _, sv := range servers {
+		if sv.Cost.DefaultPerQuery != 0 || len(sv.Cost.PerTool) > 0 {
+			c[sv.Name] = spend.Cost{Default: sv.Cost.DefaultPerQuery, PerTool: sv.Cost.PerTool}
+		}
+	}
+	s.sink.SetCosts(c)
+}
+
+// close writes the rows still queued, waiting at most spendCloseTimeout.
+func (s *spendLog) close(log *slog.Logger) {
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), spendCloseTimeout)
+	defer cancel()
+	if err := s.w.Close(ctx); err != nil {
+		log.Warn("spend logs still queued at shutdown were not written", "error", err.Error())
+	}
+	if st := s.w.Stats(); st.Dropped > 0 || st.Failed > 0 {
+		log.Warn("spend logs lost", "dropped", st.Dropped, "failed", st.Failed)
+	}
+}
+
+// admitFunc admits one tools/call (gateway.Config.AdmitCall).
+type admitFunc func(ctx context.Context, caller *identity.Caller, server string) (func(), *fault.Fault)
+
+// budgetAdmit refuses a store key's tool call when the key's, else its team's, spend has
+// reached its max_budget (LiteLLM's check: spend >= max_budget), then admits it by next.
+// Key and team are read through the store's lookup cache, which the spend writer's commits
+// invalidate, so a key over budget is refused once the row that took it over is written.
+func budgetAdmit(st *store.Store, next admitFunc) admitFunc {
+	if st == nil {
+		return next
+	}
+	return func(ctx context.Context, caller *identity.Caller, server string) (func(), *fault.Fault) {
+		if caller != nil && !caller.IsMaster && caller.KeyHash != "" {
+			if f := overBudget(ctx, st, caller); f != nil {
+				observe.Served(ctx, server) // the refused call's row names the server it was routed to
+				return nil, f
+			}
+		}
+		return next(ctx, caller, server)
+	}
+}
+
+// overBudget is the fault refusing caller's key or team for its spent budget, or nil. A
+// failed read admits the call (as a limit counter that cannot decide does).
+func overBudget(ctx context.Context, st *store.Store, caller *identity.Caller) *fault.Fault {
+	k, found, err := st.Lookup(ctx, caller.KeyHash)
+	if err != nil || !found {
+		return nil
+	}
+	if k.MaxBudget != nil && k.Spend >= *k.MaxBudget {
+		return budgetFault("ExceededTokenBudget: Current spend for token: " + num(k.Spend) +
+			"; Max Budget for Token: " + num(*k.MaxBudget))
+	}
+	if k.TeamID == "" {
+		return nil
+	}
+	t, found, err := st.LookupTeam(ctx, k.TeamID)
+	if err != nil || !found || t.MaxBudget == nil || t.Spend < *t.MaxBudget {
+		return nil
+	}
+	return budgetFault("ExceededBudget: Team=" + t.TeamID + " over budget. Spend=" + num(t.Spend) +
+		", Budget=" + num(*t.MaxBudget))
+}
+
+// budgetFault refuses a call for a spent budget: limit_exceeded (HTTP 429), without a
+// Retry-After worth waiting for (a budget is not reset by time).
+func budgetFault(msg string) *fault.Fault {
+	return &fault.Fault{Class: fault.LimitExceeded, Message: "Budget has been exceeded! " + msg}
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

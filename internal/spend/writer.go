@@ -1,0 +1,205 @@
+package spend
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/panics"
+	"github.com/mcpgw/mcpgw/internal/store"
+)
+
+// The writer's defaults.
+const (
+	// DefaultQueueSize is how many rows wait for the writer at most; a row that finds
+	// the queue full is dropped (and counted), never waited for.
+	DefaultQueueSize = 10000
+	// DefaultBatchSize is how many rows one write commits at most.
+	DefaultBatchSize = 500
+	// DefaultFlushInterval is how long a row waits for more to share its write.
+	DefaultFlushInterval = 50 * time.Millisecond
+	// retries is how many times a failed write is tried again, 100 ms apart, before its
+	// rows are counted as failed.
+	retries = 3
+)
+
+// WriterConfig configures a Writer; zero fields take the defaults.
+type WriterConfig struct {
+	// Record writes one batch (store.RecordSpend).
+	Record        func(context.Context, []store.SpendRow) error
+	QueueSize     int
+	BatchSize     int
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Stats is what a Writer has done so far.
+type Stats struct {
+	Queued  int64 // rows accepted by Add
+	Written int64 // rows committed
+	Dropped int64 // rows Add refused because the queue was full
+	Failed  int64 // rows whose write failed after its retries (or while closing)
+	// MaxLag is the longest time from a row's EndTime to the commit that wrote it.
+	MaxLag time.Duration
+}
+
+// Writer writes spend rows in batches on a goroutine of its own: Add never blocks.
+type Writer struct {
+	cfg     WriterConfig
+	queue   chan store.SpendRow
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	queued  atomic.Int64
+	written atomic.Int64
+	dropped atomic.Int64
+	failed  atomic.Int64
+	maxLag  atomic.Int64
+	now     func() time.Time
+}
+
+// NewWriter starts a Writer; Close ends it.
+func NewWriter(cfg WriterConfig) *Writer {
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = DefaultFlushInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Writer{cfg: cfg, queue: make(chan store.SpendRow, cfg.QueueSize),
+		stop: make(chan struct{}), done: make(chan struct{}), now: time.Now}
+	panics.Go(cfg.Logger, "spend writer", w.run, nil) // run closes done however it ends
+	return w
+}
+
+// Add queues r for writing and reports whether it was queued: false when the queue is
+// full or the writer closed (the row is dropped and counted).
+func (w *Writer) Add(r store.SpendRow) bool {
+	select {
+	case <-w.stop:
+		w.dropped.Add(1)
+		return false
+	default:
+	}
+	select {
+	case w.queue <- r:
+		w.queued.Add(1)
+		return true
+	default:
+		w.dropped.Add(1)
+		return false
+	}
+}
+
+// Stats returns what the writer has done so far.
+func (w *Writer) Stats() Stats {
+	return Stats{Queued: w.queued.Load(), Written: w.written.Load(), Dropped: w.dropped.Load(),
+		Failed: w.failed.Load(), MaxLag: time.Duration(w.maxLag.Load())}
+}
+
+// Close stops taking rows, writes those queued and returns when they are written or ctx
+// ends (the rows still queued then are counted as failed); it returns ctx's error then.
+func (w *Writer) Close(ctx context.Context) error {
+	w.once.Do(func() { close(w.stop) })
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run collects rows into batches, writing one when it is full or its first row has
+// waited FlushInterval, until Close; then it drains the queue.
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]store.SpendRow, 0, w.cfg.BatchSize)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	flush := func() {
+		if len(batch) > 0 {
+			w.write(batch)
+			batch = batch[:0]
+		}
+	}
+	for {
+		select {
+		case r := <-w.queue:
+			if len(batch) == 0 {
+				timer.Reset(w.cfg.FlushInterval)
+			}
+			batch = append(batch, r)
+			if len(batch) == w.cfg.BatchSize {
+				timer.Stop()
+				flush()
+			}
+		case <-timer.C:
+			flush()
+		case <-w.stop:
+			timer.Stop()
+			for {
+				select {
+				case r := <-w.queue:
+					batch = append(batch, r)
+					if len(batch) == w.cfg.BatchSize {
+						flush()
+					}
+				default:
+					flush()
+					return
+				}
+			}
+		}
+	}
+}
+
+// write commits batch, trying again on failure; a panic in Record is recovered and the
+// batch counted as failed.
+func (w *Writer) write(batch []store.SpendRow) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.cfg.Logger.Error("recovered from a panic", append([]any{"in", "spend writer"}, panics.Attrs(v)...)...)
+			w.failed.Add(int64(len(batch)))
+		}
+	}()
+	var err error
+	for attempt := 0; attempt <= retries; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-w.stop: // closing: one last try, no more waits
+				attempt = retries
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = w.cfg.Record(ctx, batch)
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		w.cfg.Logger.Warn("writing spend logs", "rows", len(batch), "error", err.Error())
+		w.failed.Add(int64(len(batch)))
+		return
+	}
+	w.written.Add(int64(len(batch)))
+	now := w.now()
+	for _, r := range batch {
+		lag := int64(now.Sub(r.EndTime))
+		for {
+			cur := w.maxLag.Load()
+			if lag <= cur || w.maxLag.CompareAndSwap(cur, lag) {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package spend
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/store"
+)
+
+// recorder is a Record that keeps the batches it is given; gate, when set, holds each
+// write until it is closed or receives.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]store.SpendRow
+	gate    chan struct{}
+	fail    int // fail this many writes first
+	panics  bool
+}
+
+func (r *recorder) record(_ context.Context, rows []store.SpendRow) error {
+	if r.gate != nil {
+		<-r.gate
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.panics {
+		r.panics = false
+		panic("boom")
+	}
+	if r.fail > 0 {
+		r.fail--
+		return errors.New("db down")
+	}
+	r.batches = append(r.batches, append([]store.SpendRow(nil), rows...))
+	return nil
+}
+
+func (r *recorder) sizes() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []int
+	for _, b := range r.batches {
+		out = append(out, len(b))
+	}
+	return out
+}
+
+func row(i int) store.SpendRow {
+	return store.SpendRow{RequestID: strconv.Itoa(i), CallType: store.CallTypeTool, EndTime: time.Now()}
+}
+
+func TestWriterBatchesBySizeAndInterval(t *testing.T) {
+	rec := &recorder{}
+	w := NewWriter(WriterConfig{Record: rec.record, BatchSize: 3, FlushInterval: 30 * time.Millisecond})
+	for i := range 7 {
+		if !w.Add(row(i)) {
+			t.Fatal("a row was refused with room in the queue")
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Stats().Written < 7 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := rec.sizes(); len(got) != 3 || got[0] != 3 || got[1] != 3 || got[2] != 1 {
+		t.Fatalf("batches %v, want [3 3 1] (two full, the rest after the interval)", got)
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Queued != 7 || st.Written != 7 || st.Dropped != 0 || st.Failed != 0 || st.MaxLag <= 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestWriterDropsWhenFullAndFlushesAtClose(t *testing.T) {
+	rec := &recorder{gate: make(chan struct{})}
+	w := NewWriter(WriterConfig{Record: rec.record, QueueSize: 4, BatchSize: 1, FlushInterval: time.Millisecond})
+	w.Add(row(0)) // taken by the writer, whose write waits on the gate
+	deadline := time.Now().Add(5 * time.Second)
+	for len(w.queue) != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	accepted := 0
+	start := time.Now()
+	for i := 1; i <= 10; i++ {
+		if w.Add(row(i)) {
+			accepted++
+		}
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("Add blocked on a full queue")
+	}
+	if accepted != 4 || w.Stats().Dropped != 6 {
+		t.Fatalf("accepted %d, stats %+v; want 4 queued and 6 dropped", accepted, w.Stats())
+	}
+	close(rec.gate)
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Written != 5 || st.Dropped != 6 {
+		t.Fatalf("after close: %+v, want every queued row written", st)
+	}
+	if w.Add(row(99)) || w.Stats().Dropped != 7 {
+		t.Fatal("a closed writer took a row")
+	}
+}
+
+func TestWriterCloseIsBounded(t *testing.T) {
+	rec := &recorder{gate: make(chan struct{})}
+	w := NewWriter(WriterConfig{Record: rec.record, BatchSize: 1})
+	w.Add(row(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := w.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("close of a stuck writer: %v", err)
+	}
+	close(rec.gate) // let it end, for goleak
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriterRetriesAndSurvivesPanics(t *testing.T) {
+	rec := &recorder{fail: 2, panics: true}
+	w := NewWriter(WriterConfig{Record: rec.record, BatchSize: 1, FlushInterval: time.Millisecond})
+	w.Add(row(0)) // panics: counted as failed
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Stats().Failed == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	w.Add(row(1)) // fails twice, then written
+	for w.Stats().Written == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Failed != 1 || st.Written != 1 {
+		t.Fatalf("stats %+v, want the panicking batch failed and the retried one written", st)
+	}
+}
+
+func TestSinkRowsAndCost(t *testing.T) {
+	rec := &recorder{}
+	w := NewWriter(WriterConfig{Record: rec.record, FlushInterval: time.Millisecond})
+	s := NewSink(w)
+	s.SetCosts(Costs{"fx": {Default: 0.25, PerTool: map[string]float64{"echo": 2}}})
+	caller := observe.Caller{KeyHash: "h", KeyAlias: "a", Team: "t", User: "u", EndUser: "e", Org: "o"}
+	reqs := []*observe.Request{
+		{Method: "tools/call", Target: "fx-echo", Server: "fx", Caller: caller, Status: 200},
+		{Method: "tools/call", Target: "fx-add", Server: "fx", Caller: caller, Status: 200},
+		{Method: "tools/call", Target: "fx-add", Server: "fx", Caller: caller, Status: 200, InBandError: true},
+		{Method: "tools/call", Target: "fx-add", Server: "fx", Caller: caller, Status: 200, ErrorCode: -32603},
+		{Method: "tools/list", Caller: caller, Status: 200},
+		{Method: "prompts/list", Caller: caller, Status: 200},
+	}
+	for _, r := range reqs {
+		r.Start, r.Duration = time.Now(), time.Millisecond
+		s.EndRequest(context.Background(), r)
+	}
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.SpendRow
+	for _, b := range rec.batches {
+		rows = append(rows, b...)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want one per tools/call and tools/list", len(rows))
+	}
+	wantCost := []float64{2, 0.25, 0.25, 0, 0}
+	for i, r := range rows {
+		if r.Spend != wantCost[i] || reqs[i].Cost != wantCost[i] {
+			t.Errorf("row %d spend %v (record %v), want %v", i, r.Spend, reqs[i].Cost, wantCost[i])
+		}
+		if r.APIKey != "h" || r.KeyAlias != "a" || r.TeamID != "t" || r.UserID != "u" || r.EndUser != "e" || r.OrganizationID != "o" || len(r.RequestID) != 36 {
+			t.Errorf("row %d caller ids %+v", i, r)
+		}
+	}
+	if rows[2].Status != store.SpendFailure || rows[2].Fault != "tool_error" || rows[3].Fault != "-32603" || rows[4].CallType != store.CallTypeList || rows[0].Status != store.SpendSuccess {
+		t.Fatalf("statuses %+v", rows)
+	}
+}

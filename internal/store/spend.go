@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SpendRow is one spend_logs row: a tool call or a listing, as LiteLLM's LiteLLM_SpendLogs
+// records it. It names who called and what, never arguments or results.
+type SpendRow struct {
+	RequestID string
+	CallType  string // CallTypeTool or CallTypeList
+	// Model is the namespaced tool name the caller called (LiteLLM's model column for MCP
+	// calls); "" for a listing.
+	Model          string
+	Server         string // the server that served it; "" when it spans several
+	APIKey         string // the caller's key hash; "" for none
+	KeyAlias       string
+	TeamID         string
+	UserID         string
+	EndUser        string
+	OrganizationID string
+	Status         string // SpendSuccess or SpendFailure
+	Fault          string // the failure's class; "" on success
+	Spend          float64
+	StartTime      time.Time
+	EndTime        time.Time
+}
+
+// The call types and statuses of spend rows, LiteLLM's words.
+const (
+	CallTypeTool  = "call_mcp_tool"
+	CallTypeList  = "list_mcp_tools"
+	SpendSuccess  = "success"
+	SpendFailure  = "failure"
+	spendColumns  = `request_id, call_type, model, mcp_server, api_key, key_alias, team_id, user_id, end_user, organization_id, status, fault, spend, start_time, end_time`
+	spendNumCols  = 15
+	dailyColumns  = `date, api_key, team_id, mcp_server, spend, api_requests, failed_requests`
+	spendDayStamp = "2006-01-02"
+)
+
+// RecordSpend writes rows in one transaction: the spend_logs rows, the spend of their keys
+// and teams, and their daily_spend rollup. A key or team whose spend changed is forgotten
+// from the lookup cache (on every replica, on Postgres), so its budget is checked against
+// the new spend; rows that cost nothing change no spend and forget nothing.
+func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *tx) error {
+		if err := insertSpendRows(ctx, tx, rows); err != nil {
+			return err
+		}
+		keys, teams := map[string]float64{}, map[string]float64{}
+		type dayKey struct{ date, key, team, server string }
+		type dayVal struct {
+			spend        float64
+			calls, fails int64
+		}
+		days := map[dayKey]*dayVal{}
+		for _, r := range rows {
+			if r.Spend != 0 && r.APIKey != "" {
+				keys[r.APIKey] += r.Spend
+			}
+			if r.Spend != 0 && r.TeamID != "" {
+				teams[r.TeamID] += r.Spend
+			}
+			k := dayKey{r.StartTime.UTC().Format(spendDayStamp), r.APIKey, r.TeamID, r.Server}
+			d := days[k]
+			if d == nil {
+				d = &dayVal{}
+				days[k] = d
+			}
+			d.spend += r.Spend
+			d.calls++
+			if r.Status != SpendSuccess {
+				d.fails++
+			}
+		}
+		for token, v := range keys {
+			tx.touch(keyCacheKey(token))
+			if _, err := tx.ExecContext(ctx, `UPDATE keys SET spend = spend + $1 WHERE token = $2`, v, token); err != nil {
+				return fmt.Errorf("store: adding a key's spend: %w", err)
+			}
+		}
+		for id, v := range teams {
+			tx.touch(teamCacheKey(id))
+			if _, err := tx.ExecContext(ctx, `UPDATE teams SET spend = spend + $1 WHERE team_id = $2`, v, id); err != nil {
+				return fmt.Errorf("store: adding a team's spend: %w", err)
+			}
+		}
+		for k, d := range days {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO daily_spend (`+dailyColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (date, api_key, team_id, mcp_server) DO UPDATE SET
+				spend = daily_spend.spend + excluded.spend,
+				api_requests = daily_spend.api_requests + excluded.api_requests,
+				failed_requests = daily_spend.failed_requests + excluded.failed_requests`,
+				k.date, k.key, k.team, k.server, d.spend, d.calls, d.fails); err != nil {
+				return fmt.Errorf("store: adding to the daily spend: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// insertSpendRows inserts rows as multi-row INSERTs of at most 500 rows each (7 500
+// parameters, under both backends' limits).
+func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow) error {
+	const per = 500
+	for len(rows) > 0 {
+		n := min(per, len(rows))
+		var b strings.Builder
+		b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+		args := make([]any, 0, n*spendNumCols)
+		for i, r := range rows[:n] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			for c := range spendNumCols {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "$%d", i*spendNumCols+c+1)
+			}
+			b.WriteString(")")
+			args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
+				r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault, r.Spend,
+				r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
+		}
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: inserting spend logs: %w", err)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// SpendFilter selects spend rows; a zero field selects all. Start and End bound start_time
+// (Start inclusive, End exclusive).
+type SpendFilter struct {
+	APIKey    string
+	UserID    string
+	RequestID string
+	Start     time.Time
+	End       time.Time
+	Limit     int // at most this many rows, the newest first; 0 means 1000
+}
+
+// SpendLogs returns the spend rows f selects, newest first.
+func (s *Store) SpendLogs(ctx context.Context, f SpendFilter) ([]SpendRow, error) {
+	cond, args := spendConditions(f)
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	args = append(args, limit)
+	return queryRows(ctx, s.db, "listing spend logs", scanSpend,
+		`SELECT `+spendColumns+` FROM spend_logs`+cond+fmt.Sprintf(` ORDER BY start_time DESC, request_id LIMIT $%d`, len(args)), args...)
+}
+
+// CountSpendLogs returns how many spend rows f selects (Limit ignored).
+func (s *Store) CountSpendLogs(ctx context.Context, f SpendFilter) (int64, error) {
+	cond, args := spendConditions(f)
+	var n int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM spend_logs`+cond, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: counting spend logs: %w", err)
+	}
+	return n, nil
+}
+
+func spendConditions(f SpendFilter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(expr string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(expr, len(args)))
+	}
+	if f.APIKey != "" {
+		add("api_key = $%d", f.APIKey)
+	}
+	if f.UserID != "" {
+		add("user_id = $%d", f.UserID)
+	}
+	if f.RequestID != "" {
+		add("request_id = $%d", f.RequestID)
+	}
+	if !f.Start.IsZero() {
+		add("start_time >= $%d", f.Start.UnixMilli())
+	}
+	if !f.End.IsZero() {
+		add("start_time < $%d", f.End.UnixMilli())
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+func scanSpend(r scanner) (SpendRow, error) {
+	var (
+		row        SpendRow
+		start, end int64
+	)
+	if err := r.Scan(&row.RequestID, &row.CallType, &row.Model, &row.Server, &row.APIKey, &row.KeyAlias,
+		&row.TeamID, &row.UserID, &row.EndUser, &row.OrganizationID, &row.Status, &row.Fault, &row.Spend,
+		&start, &end); err != nil {
+		return SpendRow{}, err
+	}
+	row.StartTime, row.EndTime = fromMillis(start), fromMillis(end)
+	return row, nil
+}
+
+// DailySpend is one daily_spend row: a day's calls and spend for one key, team and server.
+type DailySpend struct {
+	Date           string // YYYY-MM-DD, UTC
+	APIKey         string
+	TeamID         string
+	Server         string
+	Spend          float64
+	APIRequests    int64
+	FailedRequests int64
+}
+
+// DailySpendFilter selects daily rows; a zero field selects all. Start and End are dates
+// (YYYY-MM-DD), both inclusive.
+type DailySpendFilter struct {
+	APIKey, TeamID, Server string
+	Start, End             string
+}
+
+// DailySpends returns the daily rows f selects, by date, key, team and server.
+func (s *Store) DailySpends(ctx context.Context, f DailySpendFilter) ([]DailySpend, error) {
+	var conds []string
+	var args []any
+	for _, c := range []struct{ expr, v string }{
+		{"api_key = $%d", f.APIKey}, {"team_id = $%d", f.TeamID}, {"mcp_server = $%d", f.Server},
+		{"date >= $%d", f.Start}, {"date <= $%d", f.End},
+	} {
+		if c.v != "" {
+			args = append(args, c.v)
+			conds = append(conds, fmt.Sprintf(c.expr, len(args)))
+		}
+	}
+	cond := ""
+	if len(conds) > 0 {
+		cond = " WHERE " + strings.Join(conds, " AND ")
+	}
+	return queryRows(ctx, s.db, "listing daily spend", func(r scanner) (DailySpend, error) {
+		var d DailySpend
+		err := r.Scan(&d.Date, &d.APIKey, &d.TeamID, &d.Server, &d.Spend, &d.APIRequests, &d.FailedRequests)
+		return d, err
+	}, `SELECT `+dailyColumns+` FROM daily_spend`+cond+` ORDER BY date, api_key, team_id, mcp_server`, args...)
+}
+
+func nullFloat(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	return &f.Float64
+}

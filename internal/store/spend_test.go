@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestRecordSpend(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open opener) {
+		s := open(t, Options{CacheTTL: time.Hour})
+		ctx := context.Background()
+		budget := 1.5
+		if _, err := s.CreateTeam(ctx, Team{TeamID: "t1", MaxBudget: &budget}); err != nil {
+			t.Fatal(err)
+		}
+		_, k, err := s.Generate(ctx, NewKey{TeamID: "t1", MaxBudget: &budget})
+		if err != nil || k.MaxBudget == nil || *k.MaxBudget != 1.5 {
+			t.Fatalf("generate: %+v %v", k, err)
+		}
+		if got, _, _ := s.Lookup(ctx, k.Token); got.Spend != 0 { // cached now, for an hour
+			t.Fatalf("fresh key spend %v", got.Spend)
+		}
+		day := time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)
+		var rows []SpendRow
+		for i := range 1203 { // more than one multi-row INSERT
+			st := SpendSuccess
+			if i%3 == 0 {
+				st = SpendFailure
+			}
+			start := day.Add(time.Duration(i) * time.Millisecond)
+			if i >= 1200 {
+				start = start.Add(time.Hour) // the next day
+			}
+			rows = append(rows, SpendRow{RequestID: fmt.Sprintf("r%04d", i), CallType: CallTypeTool, Model: "fx-echo",
+				Server: "fx", APIKey: k.Token, TeamID: "t1", UserID: "u1", Status: st, Spend: 0.001,
+				StartTime: start, EndTime: start.Add(time.Millisecond)})
+		}
+		rows = append(rows, SpendRow{RequestID: "list", CallType: CallTypeList, APIKey: k.Token, TeamID: "t1",
+			Status: SpendSuccess, StartTime: day, EndTime: day})
+		if err := s.RecordSpend(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := s.Lookup(ctx, k.Token) // the write forgot the cached key
+		if err != nil || got.Spend < 1.2029 || got.Spend > 1.2031 {
+			t.Fatalf("key spend %v %v", got.Spend, err)
+		}
+		team, _, err := s.LookupTeam(ctx, "t1")
+		if err != nil || team.Spend < 1.2029 || team.Spend > 1.2031 || team.MaxBudget == nil {
+			t.Fatalf("team spend %+v %v", team, err)
+		}
+		if n, err := s.CountSpendLogs(ctx, SpendFilter{APIKey: k.Token}); err != nil || n != 1204 {
+			t.Fatalf("count %d %v", n, err)
+		}
+		one, err := s.SpendLogs(ctx, SpendFilter{RequestID: "r0007"})
+		if err != nil || len(one) != 1 || one[0] != rows[7] {
+			t.Fatalf("r0007: %+v %v, want %+v", one, err, rows[7])
+		}
+		if n, _ := s.CountSpendLogs(ctx, SpendFilter{Start: day.Add(1200 * time.Millisecond)}); n != 3 {
+			t.Fatalf("since 1200 ms: %d", n)
+		}
+		if n, _ := s.CountSpendLogs(ctx, SpendFilter{UserID: "nobody"}); n != 0 {
+			t.Fatalf("nobody: %d", n)
+		}
+		daily, err := s.DailySpends(ctx, DailySpendFilter{APIKey: k.Token, Start: "2026-03-04", End: "2026-03-05"})
+		if err != nil || len(daily) != 3 {
+			t.Fatalf("daily: %+v %v", daily, err)
+		}
+		var calls, fails int64
+		for _, d := range daily {
+			calls, fails = calls+d.APIRequests, fails+d.FailedRequests
+		}
+		if calls != 1204 || fails != 401 || daily[0].Date != "2026-03-04" {
+			t.Fatalf("daily: %+v", daily)
+		}
+		// a second batch adds to the same rollup rows
+		if err := s.RecordSpend(ctx, rows[:1]); err == nil {
+			t.Fatal("a duplicate request_id was accepted")
+		}
+		rows[0].RequestID = "again"
+		if err := s.RecordSpend(ctx, rows[:1]); err != nil {
+			t.Fatal(err)
+		}
+		daily, _ = s.DailySpends(ctx, DailySpendFilter{Server: "fx"})
+		if len(daily) != 2 || daily[0].APIRequests != 1201 {
+			t.Fatalf("daily after a second batch: %+v", daily)
+		}
+	})
+}
