@@ -43,6 +43,9 @@ type Stats struct {
 	Failed  int64 // rows whose write failed after its retries (or while closing)
 	// MaxLag is the longest time from a row's EndTime to the commit that wrote it.
 	MaxLag time.Duration
+	// Batches is how many writes committed; SlowestWrite the longest one took.
+	Batches      int64
+	SlowestWrite time.Duration
 }
 
 // Writer writes spend rows in batches on a goroutine of its own: Add never blocks.
@@ -57,6 +60,8 @@ type Writer struct {
 	dropped atomic.Int64
 	failed  atomic.Int64
 	maxLag  atomic.Int64
+	batches atomic.Int64
+	slowest atomic.Int64
 	now     func() time.Time
 }
 
@@ -102,7 +107,8 @@ func (w *Writer) Add(r store.SpendRow) bool {
 // Stats returns what the writer has done so far.
 func (w *Writer) Stats() Stats {
 	return Stats{Queued: w.queued.Load(), Written: w.written.Load(), Dropped: w.dropped.Load(),
-		Failed: w.failed.Load(), MaxLag: time.Duration(w.maxLag.Load())}
+		Failed: w.failed.Load(), MaxLag: time.Duration(w.maxLag.Load()), Batches: w.batches.Load(),
+		SlowestWrite: time.Duration(w.slowest.Load())}
 }
 
 // Close stops taking rows, writes those queued and returns when they are written or ctx
@@ -180,8 +186,10 @@ func (w *Writer) write(batch []store.SpendRow) {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		began := w.now()
 		err = w.cfg.Record(ctx, batch)
 		cancel()
+		storeMax(&w.slowest, int64(w.now().Sub(began)))
 		if err == nil {
 			break
 		}
@@ -192,14 +200,19 @@ func (w *Writer) write(batch []store.SpendRow) {
 		return
 	}
 	w.written.Add(int64(len(batch)))
+	w.batches.Add(1)
 	now := w.now()
 	for _, r := range batch {
-		lag := int64(now.Sub(r.EndTime))
-		for {
-			cur := w.maxLag.Load()
-			if lag <= cur || w.maxLag.CompareAndSwap(cur, lag) {
-				break
-			}
+		storeMax(&w.maxLag, int64(now.Sub(r.EndTime)))
+	}
+}
+
+// storeMax makes m hold v when v is larger.
+func storeMax(m *atomic.Int64, v int64) {
+	for {
+		cur := m.Load()
+		if v <= cur || m.CompareAndSwap(cur, v) {
+			return
 		}
 	}
 }

@@ -1,0 +1,37 @@
+// Package spend is the gateway's spend and audit log: a Sink on the observation seam
+// (internal/observe) that turns every tools/call and tools/list the gateway answers into one
+// row of the store's spend_logs (LiteLLM's LiteLLM_SpendLogs names: call_type
+// call_mcp_tool or list_mcp_tools, the namespaced tool name as model, the server, the key's
+// hash and alias, team, user, end user, organisation, status, fault class, start and end
+// time, spend), and a Writer that commits the rows in batches.
+//
+// Design decisions:
+//
+//   - Cost: a tools/call costs its server's mcp_info.mcp_server_cost_info price,
+//     tool_name_to_cost_per_query for the tool (by the upstream name, or the name as called)
+//     else default_cost_per_query, when it was routed to one server and answered without a
+//     fault or JSON-RPC error; a tool's own in-band error (isError) still cost the upstream
+//     the call and is charged. Refused, failed calls and listings cost 0. The Sink sets the
+//     request's Cost in EndRequest, so sinks after it (metrics) read it. Servers kept in the
+//     store (/v1/mcp/server) have no cost configuration: their calls cost 0.
+//   - Arguments and results are never stored: the record carries names and ids only.
+//     LiteLLM's store_prompts_in_spend_logs is not supported (the rows have no column for
+//     them).
+//   - The Writer never blocks a call: Add puts the row on a bounded queue (DefaultQueueSize
+//     10 000 rows) and returns; when the queue is full the row is dropped and counted
+//     (Stats.Dropped, logged at shutdown). A goroutine commits a batch when DefaultBatchSize
+//     (500) rows are waiting or DefaultFlushInterval (50 ms) after the first of them, in one
+//     store transaction that also adds to the keys' and teams' spend and the daily rollup. A
+//     failed write is retried 3 times 100 ms apart, then its rows are counted as failed. At
+//     ~2 000 rows per second and a few ms per batch the queue holds minutes of Postgres
+//     trouble before dropping anything; a bigger queue would only hold more memory (each
+//     row is ~300 bytes).
+//   - Close stops Add (later rows are dropped), writes what is queued and returns when done
+//     or when its context ends (internal/app allows 5 s). A panic in a write is recovered
+//     and its batch counted as failed; the goroutine goes on.
+//   - Budgets (max_budget on keys and teams, enforced in internal/app before a tools/call is
+//     sent) read spend through the store's lookup cache; a commit that changes a key's or
+//     team's spend forgets its cached row, so a key that went over budget is refused from
+//     the call after the commit (at most FlushInterval plus a write after the call that took
+//     it over; a burst of calls in flight meanwhile may overshoot, as in LiteLLM).
+package spend
