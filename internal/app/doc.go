@@ -155,6 +155,20 @@
 //     the rows and Applies unless they equal those last read (an echo, a
 //     reconnect with nothing lost). It recovers panics and ends at Close.
 //
+// # Spend and budgets
+//
+// With a store, New starts the spend log (spend.go): an internal/spend Writer
+// over store.RecordSpend and its Sink, given to the observer after the access
+// log and before any other sink, so Cost is set before those read it. Each
+// generation's servers' mcp_server_cost_info becomes the Sink's prices when it
+// starts serving (New, Apply). Close writes the queued rows, within
+// spendCloseTimeout (5 s), after the upstream clients are closed (no call can
+// end later) and before the store closes. max_budget is checked before a
+// tools/call is admitted (budgetAdmit wraps callerLimits' admit): the key's
+// and its team's spend and max_budget are read through the store's lookup
+// cache, which RecordSpend invalidates for the keys and teams it charged; a
+// refused call names the server it was routed to, so its spend row does.
+//
 // # Readiness
 //
 // /health/readiness answers 503 with a reason before Start, from Drain on,

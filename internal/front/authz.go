@@ -257,4 +257,6 @@ func limitsEqual(a, b store.Key) bool {
 		eqPtr(a.MaxBudget, b.MaxBudget)
 }
 
-func eqPtr[T comparable](a, b *T) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+func eqPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}

@@ -233,7 +233,7 @@
 //     authenticate themselves, so a refusal there has the same shape.
 //   - Bodies are decoded strictly: one JSON object, nothing after it, keys matched exactly
 //     (encoding/json alone would take "KEY_ALIAS" for key_alias), unknown fields refused with
-//     the list of known ones. LiteLLM fields mcpgw has no use for (models, max_budget, ...)
+//     the list of known ones. LiteLLM fields mcpgw has no use for (models, soft_budget, ...; max_budget only on keys and teams)
 //     are therefore 400, not silently dropped.
 //   - /key/update: a field present replaces the stored value (null clears it), a field absent
 //     is kept; object_permission is replaced whole (a merge could not remove an entry). The
@@ -252,6 +252,13 @@
 //     refused: the master key lives in the config file. A secret in the path is replaced by its
 //     token before authentication, so neither the custom_auth webhook (sent the path) nor a
 //     refusal message ever holds it.
+//
+// Spend (spend.go, registered by Keys.RegisterSpend): GET /spend/logs with LiteLLM's query
+// parameters (api_key as a token or a secret, user_id, request_id, start_date, end_date as
+// UTC days, both included) and GET /spend/daily, the rollup. The proxy admin and
+// proxy_admin_viewer read every row; another caller only its own key's (asking for another
+// key is 403, not an empty list, so a typo is not mistaken for no spend). One answer holds at
+// most maxSpendRows (1 000), newest first.
 //
 // Server registry (MCPServers, mcpservers*.go): LiteLLM's /v1/mcp/server routes,
 // /v1/mcp/access_groups and /v1/mcp/tools over a ServerRegistry internal/app provides (the

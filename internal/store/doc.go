@@ -109,4 +109,16 @@
 //     reconnecting (notifications sent while it was down are lost); the hook must return at
 //     once (internal/app queues a re-read and Apply on a goroutine of its own). SQLite serves
 //     one replica and never runs the hook.
+//   - Spend (migrations/00004): spend_logs holds one row per tool call or listing
+//     (LiteLLM_SpendLogs' column names where they apply: request_id, call_type, model,
+//     api_key, team_id, user, end_user, spend, start/end time; plus mcp_server, key_alias,
+//     status and fault), daily_spend the rollup per UTC day, key, team and server, and keys
+//     and teams gain spend and max_budget. RecordSpend writes a batch in one transaction:
+//     multi-row INSERTs of at most 500 rows, one UPDATE per key and per team charged, one
+//     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row. It
+//     touches the cache keys of the keys and teams whose spend changed, so budgets are
+//     checked against the new spend on every replica; rows that cost nothing touch nothing,
+//     so free calls do not churn the cache. spend is written by RecordSpend only: Generate,
+//     Update, CreateTeam and UpdateTeam set max_budget and leave spend as it is. Rows are
+//     never deleted by the gateway (no retention yet; delete old rows by start_time).
 package store
