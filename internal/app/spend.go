@@ -114,10 +114,14 @@ func overBudget(ctx context.Context, st *store.Store, caller *identity.Caller) *
 		", Budget=" + num(*t.MaxBudget))
 }
 
-// budgetFault refuses a call for a spent budget: limit_exceeded (HTTP 429), without a
-// Retry-After worth waiting for (a budget is not reset by time).
+// budgetRetry is a budget refusal's Retry-After: a budget is not reset by time, so a client
+// that retries on 429 is told not to come back soon (a 1 s default would have it hammer).
+const budgetRetry = 24 * time.Hour
+
+// budgetFault refuses a call for a spent budget: limit_exceeded (HTTP 429, Retry-After one
+// day).
 func budgetFault(msg string) *fault.Fault {
-	return &fault.Fault{Class: fault.LimitExceeded, Message: "Budget has been exceeded! " + msg}
+	return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: budgetRetry, Message: "Budget has been exceeded! " + msg}
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

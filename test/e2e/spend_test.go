@@ -107,10 +107,11 @@ mcp_servers:
 			t.Fatalf("/team/info: %v", team)
 		}
 
-		status, body := callAs(t, gw, key, "fx-test_simple_text")
+		status, hdr, body := rpc(t, gw+"/mcp", modernAs(key, "tools/call", "fx-test_simple_text"),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx-test_simple_text","arguments":{},`+modernMeta+`}}`)
 		if status != 429 || !strings.Contains(errMessage(body), "Budget has been exceeded") ||
-			!strings.Contains(errMessage(body), "Max Budget for Token: 0.6") {
-			t.Fatalf("over budget: %d %v, want 429 with LiteLLM's budget message", status, body)
+			!strings.Contains(errMessage(body), "Max Budget for Token: 0.6") || hdr.Get("Retry-After") != "86400" {
+			t.Fatalf("over budget: %d %v (Retry-After %q), want 429 with LiteLLM's budget message", status, body, hdr.Get("Retry-After"))
 		}
 		if status, _ := listAs(t, gw, key); status != 200 {
 			t.Fatalf("listing over budget = %d, want 200 (budgets hold tool calls)", status)
