@@ -79,7 +79,13 @@ func getSSE(t *testing.T, url string, hdr map[string]string) *http.Response {
 func openLegacyGET(t *testing.T, base, path, key string) *legacyStream {
 	t.Helper()
 	s := &legacyStream{t: t, post: base + path, key: key, ended: make(chan struct{})}
-	s.sid = initLegacy(t, s.post, key)
+	status, hdr, body := rpc(t, s.post, legacyHeaders(key, ""), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if s.sid = hdr.Get("Mcp-Session-Id"); status != 200 || s.sid == "" || body["result"] == nil {
+		t.Fatalf("initialize on %s: %d %v", s.post, status, body)
+	}
+	if status, _ := s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != 202 {
+		t.Fatalf("notifications/initialized on %s: %d", s.post, status)
+	}
 	go s.read(getSSE(t, s.post, legacyHeaders(key, s.sid)), nil)
 	return s
 }
