@@ -245,7 +245,8 @@ func clipString(s string, n int) string {
 
 // TestReloadSoak: the real binary serves tools/call at C=10 against a server
 // whose config never changes (seven callers of the 2026-07-28 era on /mcp,
-// three legacy sessions on /keep/mcp with their GET streams open) while its
+// three legacy sessions on /keep/mcp with their GET streams open, and an
+// /mcp/sse connection whose key sees only that server) while its
 // config file is rewritten 50 times: other's url and description change,
 // a third server comes and goes, and one rewrite in ten is invalid. Every
 // call to the unchanged server is answered; the legacy sessions keep their
@@ -273,7 +274,9 @@ func TestReloadSoak(t *testing.T) {
 	for range 3 {
 		streams = append(streams, openLegacyGET(t, gw.base, "/keep/mcp/", testKey))
 	}
-	waitOpen(t, &keep.open, 3, 10*time.Second, "the legacy sessions' follows of keep")
+	// An /mcp/sse connection sees every server its key may: this key, keep.
+	sse := openLegacySSE(t, gw.base, generateKey(t, gw.base, `{"object_permission":{"mcp_servers":["keep"]}}`))
+	waitOpen(t, &keep.open, 4, 10*time.Second, "the legacy sessions' follows of keep")
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
 	ctx, stop := context.WithCancel(context.Background())
@@ -332,8 +335,9 @@ func TestReloadSoak(t *testing.T) {
 	for i, s := range streams {
 		s.open(fmt.Sprintf("legacy session %d's GET stream", i))
 	}
-	if n := keepListens.Load(); n != 3 {
-		t.Errorf("keep was sent %d subscriptions/listen, want the 3 of the start (the follows kept)", n)
+	sse.open("the /mcp/sse connection")
+	if n := keepListens.Load(); n != 4 {
+		t.Errorf("keep was sent %d subscriptions/listen, want the 4 of the start (the follows kept)", n)
 	}
 	names := modernToolNames(t, gw.base)
 	if got := slices.Contains(names, "extra-test_simple_text"); got != state.extra {
@@ -343,6 +347,7 @@ func TestReloadSoak(t *testing.T) {
 		t.Errorf("final tools/list = %v", names)
 	}
 	streams[0].mustCall("keep-test_simple_text", "simple", "a kept legacy session after the soak")
+	sse.mustCall("keep-test_simple_text", "simple", "the kept /mcp/sse connection after the soak")
 }
 
 // modernToolNames lists the gateway's tools with one 2026-07-28 tools/list.
