@@ -30,7 +30,9 @@ type Legacy struct {
 	// re-authenticate their callers through it.
 	cur atomic.Pointer[MCP]
 	// ending counts the /mcp/sse connections a hand-over is ending once
-	// their requests are answered.
+	// their requests are answered; none is added once closed.
+	mu     sync.Mutex
+	closed bool
 	ending sync.WaitGroup
 }
 
@@ -49,6 +51,9 @@ func NewLegacy(sealer *seal.Sealer, cfg SessionConfig, log *slog.Logger) *Legacy
 // close ends every legacy session's streams and follows (see
 // sessions.closeAll for the ids it buries) and waits for them.
 func (lg *Legacy) close() {
+	lg.mu.Lock()
+	lg.closed = true
+	lg.mu.Unlock()
 	lg.cancel()
 	lg.sessions.closeAll()
 	lg.ending.Wait()
@@ -99,6 +104,12 @@ func (lg *Legacy) endSSE(conn *sseConn) {
 	conn.mu.Lock()
 	conn.closed = true
 	conn.mu.Unlock()
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	if lg.closed { // shutting down: every stream ends now anyway
+		conn.cancel()
+		return
+	}
 	lg.ending.Add(1)
 	go func() {
 		defer lg.ending.Done()
