@@ -97,33 +97,13 @@ func reloadSoak(ctx context.Context, h *harness, r *result) error {
 		streams = append(streams, c)
 	}
 
-	lctx, stopLoad := context.WithCancel(ctx)
-	var ok, lost atomic.Int64
-	var firstLost sync.Once
-	var lostText string
-	var wg sync.WaitGroup
-	c := newClient(reloadCallers)
-	for range reloadCallers {
-		wg.Go(func() {
-			for lctx.Err() == nil {
-				a := h.callTool(lctx, g, c, "keep-test_simple_text", `{}`, nil)
-				switch {
-				case a.ok():
-					ok.Add(1)
-				case lctx.Err() == nil:
-					lost.Add(1)
-					firstLost.Do(func() { lostText = fmt.Sprintf("HTTP %d %s", a.status, failure(a)) })
-				}
-			}
-		})
-	}
+	load := startReloadLoad(ctx, h, g)
 	start := time.Now()
 	applied, refused, gen := 0, 0, int64(1)
 	for i := 1; i <= reloadRewrites && ctx.Err() == nil; i++ {
 		state = state.next(i)
 		if err := writeRenamed(cfgPath, state.yaml(h.key, keep, other, extra)); err != nil {
-			stopLoad()
-			wg.Wait()
+			load.stop()
 			return err
 		}
 		_ = g.cmd.Process.Signal(syscall.SIGHUP)
@@ -139,15 +119,13 @@ func reloadSoak(ctx context.Context, h *harness, r *result) error {
 		}
 	}
 	took := time.Since(start)
-	stopLoad()
-	wg.Wait()
-	c.CloseIdleConnections()
+	load.stop()
 	r.endPeak()
 	r.note("%d rewrites in %.1f s (one in ten invalid): %d applied, %d invalid refused with the config unchanged",
 		reloadRewrites, took.Seconds(), applied, refused)
-	r.note("tools/call to the unchanged server at C=%d: %d answered, **%d lost**", reloadCallers, ok.Load(), lost.Load())
-	if lostText != "" {
-		r.note("first lost: %s", clip(lostText, 120))
+	r.note("tools/call to the unchanged server at C=%d: %d answered, **%d lost**", reloadCallers, load.ok.Load(), load.lost.Load())
+	if load.firstLost != "" {
+		r.note("first lost: %s", clip(load.firstLost, 120))
 	}
 	open := 0
 	for _, s := range streams {
@@ -159,6 +137,39 @@ func reloadSoak(ctx context.Context, h *harness, r *result) error {
 	cut(streams)
 	r.settle(ctx, 2*time.Second)
 	return nil
+}
+
+// reloadLoad is the reload soak's callers.
+type reloadLoad struct {
+	ok, lost  atomic.Int64
+	once      sync.Once
+	firstLost string // set once; read after stop
+	stop      func() // ends the calls and waits for the callers
+}
+
+// startReloadLoad calls keep-test_simple_text with reloadCallers callers
+// until stop, counting the answers and the calls lost.
+func startReloadLoad(ctx context.Context, h *harness, g *gateway) *reloadLoad {
+	lctx, cancel := context.WithCancel(ctx)
+	l := &reloadLoad{}
+	var wg sync.WaitGroup
+	c := newClient(reloadCallers)
+	for range reloadCallers {
+		wg.Go(func() {
+			for lctx.Err() == nil {
+				a := h.callTool(lctx, g, c, "keep-test_simple_text", `{}`, nil)
+				switch {
+				case a.ok():
+					l.ok.Add(1)
+				case lctx.Err() == nil:
+					l.lost.Add(1)
+					l.once.Do(func() { l.firstLost = fmt.Sprintf("HTTP %d %s", a.status, failure(a)) })
+				}
+			}
+		})
+	}
+	l.stop = func() { cancel(); wg.Wait(); c.CloseIdleConnections() }
+	return l
 }
 
 // openScopedLegacyGET opens a legacy session on path and then its GET stream.

@@ -89,6 +89,28 @@ func openStream(t *testing.T, url, sid string) (ended <-chan struct{}, data <-ch
 	return done, lines
 }
 
+// openSSESession opens an /mcp/sse connection and initializes its session:
+// the channel closes when the gateway ends the stream; endpoint is the
+// path its messages are POSTed to.
+func openSSESession(t *testing.T, base string) (ended <-chan struct{}, endpoint string) {
+	t.Helper()
+	ended, data := openStream(t, base+"/mcp/sse", "")
+	select {
+	case endpoint = <-data:
+	case <-time.After(10 * time.Second):
+		t.Fatal("/mcp/sse sent no endpoint")
+	}
+	if status, _, body := legacyPost(t, base+endpoint, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); status != 202 {
+		t.Fatalf("initialize over /mcp/sse = %d %s", status, body)
+	}
+	select {
+	case <-data: // the initialize answer: the session is set up
+	case <-time.After(10 * time.Second):
+		t.Fatal("initialize over /mcp/sse was not answered")
+	}
+	return ended, endpoint
+}
+
 // TestReloadKeepsLegacyStreamsOfUnchangedServers: a reload through the
 // Reloader keeps a legacy session's GET stream whose servers kept their
 // connections, without waiting for it (it is a stream, not a request), and
@@ -123,21 +145,7 @@ func TestReloadKeepsLegacyStreamsOfUnchangedServers(t *testing.T) {
 		t.Fatalf("initialize = %d %s", status, body)
 	}
 	getEnded, _ := openStream(t, onA, sid)
-	sseEnded, sseData := openStream(t, base+"/mcp/sse", "")
-	var endpoint string
-	select {
-	case endpoint = <-sseData:
-	case <-time.After(10 * time.Second):
-		t.Fatal("/mcp/sse sent no endpoint")
-	}
-	if status, _, body := legacyPost(t, base+endpoint, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); status != 202 {
-		t.Fatalf("initialize over /mcp/sse = %d %s", status, body)
-	}
-	select {
-	case <-sseData: // the initialize answer: the session is set up
-	case <-time.After(10 * time.Second):
-		t.Fatal("initialize over /mcp/sse was not answered")
-	}
+	sseEnded, endpoint := openSSESession(t, base)
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a-echo_a","arguments":{}}}`
 
 	if err := os.WriteFile(path, []byte(yaml(aURL, bURL+"?moved=1")), 0o600); err != nil {

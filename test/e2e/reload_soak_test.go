@@ -278,52 +278,17 @@ func TestReloadSoak(t *testing.T) {
 	sse := openLegacySSE(t, gw.base, generateKey(t, gw.base, `{"object_permission":{"mcp_servers":["keep"]}}`))
 	waitOpen(t, &keep.open, 4, 10*time.Second, "the legacy sessions' follows of keep")
 
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
-	ctx, stop := context.WithCancel(context.Background())
-	calls := &soakCalls{}
-	var wg sync.WaitGroup
-	for w := range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			url, hdr := gw.base+"/mcp/", modernHeaders("tools/call", "keep-test_simple_text")
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keep-test_simple_text","arguments":{},` + modernMeta + `}}`
-			if w < 3 {
-				url, hdr = gw.base+"/keep/mcp/", legacyHeaders(testKey, streams[w].sid)
-				body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keep-test_simple_text","arguments":{}}}`
-			}
-			for ctx.Err() == nil {
-				calls.record(soakCall(ctx, hc, url, hdr, body))
-			}
-		}()
-	}
-
+	calls, stop := soakLoad(gw.base, streams)
 	gen := int64(1)
 	start := time.Now()
 	for i := 1; i <= 50; i++ {
 		state = soakNext(state, i)
-		writeAtomically(t, cfgPath, state.yaml(keep.url, other.url, extra.url))
-		if i%2 == 0 {
-			if err := gw.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-				t.Fatal(err)
-			}
+		if soakRewrite(t, gw, cfgPath, i, state, state.yaml(keep.url, other.url, extra.url), gen) {
+			gen++
 		}
-		if state.invalid != 0 {
-			gw.waitReadiness(t, fmt.Sprintf("invalid rewrite %d", i), func(g int64, lastErr string) bool { return lastErr != "" })
-			if g, _ := gw.readiness(t); g != gen {
-				t.Fatalf("invalid rewrite %d: generation %d, want %d (unchanged)", i, g, gen)
-			}
-			if names := modernToolNames(t, gw.base); !slices.Contains(names, "keep-test_simple_text") || !slices.Contains(names, "other-test_simple_text") {
-				t.Fatalf("invalid rewrite %d: tools/list = %v", i, names)
-			}
-			continue
-		}
-		gen++
-		gw.waitReadiness(t, fmt.Sprintf("rewrite %d", i), func(g int64, lastErr string) bool { return g == gen && lastErr == "" })
 	}
 	elapsed := time.Since(start)
 	stop()
-	wg.Wait()
 
 	t.Logf("50 rewrites (%d applied) in %v; %d calls answered, %d failed", gen-1, elapsed.Round(time.Millisecond), calls.ok.Load(), calls.failed.Load())
 	if n := calls.failed.Load(); n != 0 {
@@ -348,6 +313,56 @@ func TestReloadSoak(t *testing.T) {
 	}
 	streams[0].mustCall("keep-test_simple_text", "simple", "a kept legacy session after the soak")
 	sse.mustCall("keep-test_simple_text", "simple", "the kept /mcp/sse connection after the soak")
+}
+
+// soakLoad calls keep-test_simple_text at C=10 until stop: seven callers
+// of the 2026-07-28 era on /mcp, and one on each legacy session of streams
+// (on /keep/mcp). stop returns once every caller has.
+func soakLoad(base string, streams []*legacyStream) (calls *soakCalls, stop func()) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls = &soakCalls{}
+	var wg sync.WaitGroup
+	for w := range 10 {
+		url, hdr := base+"/mcp/", modernHeaders("tools/call", "keep-test_simple_text")
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keep-test_simple_text","arguments":{},` + modernMeta + `}}`
+		if w < len(streams) {
+			url, hdr = base+"/keep/mcp/", legacyHeaders(testKey, streams[w].sid)
+			body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"keep-test_simple_text","arguments":{}}}`
+		}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				calls.record(soakCall(ctx, hc, url, hdr, body))
+			}
+		})
+	}
+	return calls, func() { cancel(); wg.Wait(); hc.CloseIdleConnections() }
+}
+
+// soakRewrite writes rewrite i (state, as yaml) over the config file,
+// signals every other one, and waits until the gateway applied it (true),
+// or refused it with nothing changed: readiness names the error, the
+// generation stays gen, tools are still listed (false).
+func soakRewrite(t *testing.T, gw *servedBinary, cfgPath string, i int, state soakState, yaml string, gen int64) bool {
+	t.Helper()
+	writeAtomically(t, cfgPath, yaml)
+	if i%2 == 0 {
+		if err := gw.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if state.invalid == 0 {
+		gw.waitReadiness(t, fmt.Sprintf("rewrite %d", i), func(g int64, lastErr string) bool { return g == gen+1 && lastErr == "" })
+		return true
+	}
+	gw.waitReadiness(t, fmt.Sprintf("invalid rewrite %d", i), func(_ int64, lastErr string) bool { return lastErr != "" })
+	if g, _ := gw.readiness(t); g != gen {
+		t.Fatalf("invalid rewrite %d: generation %d, want %d (unchanged)", i, g, gen)
+	}
+	if names := modernToolNames(t, gw.base); !slices.Contains(names, "keep-test_simple_text") || !slices.Contains(names, "other-test_simple_text") {
+		t.Fatalf("invalid rewrite %d: tools/list = %v", i, names)
+	}
+	return false
 }
 
 // modernToolNames lists the gateway's tools with one 2026-07-28 tools/list.
