@@ -67,6 +67,10 @@ type shared struct {
 	// observer receives every request and upstream call record; nil when
 	// nothing observes.
 	observer *observe.Observer
+	// legacy is the legacy sessions' live state every generation's front
+	// serves: a session whose servers kept their connection goes on across
+	// Apply (front.MCP.HandOver).
+	legacy *front.Legacy
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -93,6 +97,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	first := s.listens == nil
 	if first { // New, before any request
 		s.listens = gateway.NewListens()
+		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones}, s.log)
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
@@ -142,9 +147,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
 		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
-		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
+		Legacy:       s.legacy,
 		Detach:       detach,
 		Observer:     s.observer,
+		Hold:         hold,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
