@@ -175,6 +175,8 @@ func decide(ctx context.Context, gate limits.Gate, checks []limits.Check, kinds 
 	case errors.Is(err, errLimitsUnavailable):
 		return nil, &fault.Fault{Class: fault.LimitsUnavailable, RetryAfter: time.Second,
 			Message: "request limits cannot be checked right now (shared counters unreachable); try again later"}
+	case err != nil && ctx.Err() != nil:
+		return &limits.Admission{Refused: -1}, nil // the caller left; the call ends with its context
 	case err != nil:
 		log.Warn("request limits not checked; the call goes ahead", "error", err.Error())
 		return &limits.Admission{Refused: -1}, nil
