@@ -268,3 +268,35 @@ func readiness(t *testing.T, gw string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestAdmittedCallsCarryRateLimitHeaders: an admitted tools/call's answer carries what its
+// tightest limits have left, on REST and a legacy session's POST as on modern (without Redis
+// too); a call no limit applies to carries none.
+func TestAdmittedCallsCarryRateLimitHeaders(t *testing.T) {
+	limited, free := echoUpstream(t), echoUpstream(t)
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  limited:\n    url: %s\n    rpm: 5\n    max_concurrent_requests: 3\n  free:\n    url: %s\n",
+		testKey, limited.URL(), free.URL()), nil)
+	check := func(what string, hdr http.Header, remaining string) {
+		t.Helper()
+		if hdr.Get("x-ratelimit-limit-requests") != "5" || hdr.Get("x-ratelimit-remaining-requests") != remaining ||
+			hdr.Get("x-ratelimit-reset-requests") == "" || hdr.Get("x-ratelimit-limit-max_parallel_requests") != "3" ||
+			hdr.Get("x-ratelimit-remaining-max_parallel_requests") != "2" {
+			t.Fatalf("%s: headers %v, want 5 per minute with %s left and 2 of 3 places free", what, hdr, remaining)
+		}
+	}
+	status, hdr, body := rpc(t, gw.url+"/mcp-rest/tools/call", map[string]string{"Authorization": "Bearer " + testKey}, `{"server_id":"limited","name":"echo","arguments":{}}`)
+	if status != 200 || body == nil {
+		t.Fatalf("REST call: %d %v", status, body)
+	}
+	check("REST", hdr, "4")
+	sid := initLegacy(t, gw.url+"/mcp", testKey)
+	status, hdr, body = rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"limited-echo","arguments":{}}}`)
+	if status != 200 || body["result"] == nil {
+		t.Fatalf("legacy call: %d %v", status, body)
+	}
+	check("legacy POST", hdr, "3")
+	status, hdr, _ = rpc(t, gw.url+"/mcp", legacyHeaders(testKey, sid), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"free-echo","arguments":{}}}`)
+	if status != 200 || hdr.Get("x-ratelimit-limit-requests") != "" || hdr.Get("x-ratelimit-limit-max_parallel_requests") != "" {
+		t.Fatalf("a call no limit applies to: %d %v", status, hdr)
+	}
+}
