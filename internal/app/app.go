@@ -57,6 +57,8 @@ type options struct {
 	hub        notify.Hub
 	httpClient *http.Client
 	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	// redisPrefix starts the Redis keys of the limits; "" is limits.DefaultPrefix.
+	redisPrefix string
 }
 
 // WithLookupEnv reads the environment through f instead of os.LookupEnv.
@@ -117,8 +119,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
-		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
-		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
+		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
+		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
 	a.observer = newObserver(o)
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
@@ -140,6 +142,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		if st != nil {
 			_ = st.Close()
 		}
+		a.gate.close()
 		closeRedis(rc, o.log)
 		return nil, err
 	}
@@ -184,7 +187,7 @@ func (a *App) checks() []front.Check {
 		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
 	}
 	if a.redis != nil {
-		out = append(out, redisCheck(a.redis))
+		out = append(out, redisCheck(a.redis, a.gate))
 	}
 	return out
 }
@@ -273,6 +276,7 @@ func (a *App) Close(ctx context.Context) error {
 			a.log.Warn("closing the store", "error", err.Error())
 		}
 	}
+	a.gate.close()
 	closeRedis(a.redis, a.log)
 	return ctx.Err()
 }

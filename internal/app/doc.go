@@ -11,16 +11,20 @@
 // cursors and continuations sealed before an Apply still open after it), the
 // answer byte budget shared by all upstream clients, the notification hub,
 // the record of ended legacy sessions (so a deleted session stays deleted
-// across Apply), the request counter behind servers' rpm (limits.Memory: one
-// count per replica, kept across Apply) and each server's current rpm and
-// max_concurrent_requests (read by its client's middleware on every call and
-// by the gateway's Limit on every discovery, which counts once per server, so
-// a change needs no new client), the counter behind store keys' and teams'
-// rpm_limit and mcp_rpm_limit (a Memory of its own, so callers cannot evict
-// servers' counts) and the in-flight slots behind max_concurrent_requests and
-// max_parallel_requests (limit_callers.go has the rules: the key's own limit
-// over its team's, a team's shared by its keys; the gateway admits each
-// tools/call through them, Config.AdmitCall), the health endpoints and the admission layer (host guard,
+// across Apply), the Redis client when one is configured (redis.go: settings
+// from the config's cache_params / router_settings or REDIS_URL, REDIS_HOST…;
+// reported by readiness, never failing it), the one gate every limit goes
+// through (limit_shared.go: limits.Redis shared by the replicas on that Redis,
+// falling back to limits.Local while it is unreachable or failing closed as
+// redis_failure_mode says; limits.Local alone without Redis; kept across
+// Apply) and each server's current rpm and max_concurrent_requests (read by
+// its client's middleware on every call and by the gateway's Limit on every
+// discovery, which counts once per server, so a change needs no new client).
+// A tools/call is admitted once against its key's and team's limits and its
+// server's together (limit_callers.go has the rules: the key's own limit over
+// its team's, a team's shared by its keys; the gateway admits each
+// tools/call through it, Config.AdmitCall, whose context tells the client
+// middleware the server's limits are taken), the health endpoints and the admission layer (host guard,
 // in-flight bound, body read deadline; general_settings' HTTP limits
 // therefore take effect at start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,

@@ -17,7 +17,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
-	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/notify"
@@ -43,17 +42,13 @@ type shared struct {
 	budget     *upstream.ByteBudget
 	hub        notify.Hub
 	tombstones front.Tombstones // ended legacy sessions, remembered across generations
-	counter    limits.Counter   // counts calls against servers' rpm, across generations
 	rpms       *rpms            // each server's current rpm, read by its client's middleware
-	// slots holds the requests in flight per server (max_concurrent_requests)
-	// and per key or team (max_parallel_requests).
-	slots limits.Slots
-	// callerCounter counts store keys' and teams' tool calls (rpm_limit,
-	// mcp_rpm_limit), apart from counter so callers cannot evict servers' counts.
-	callerCounter limits.Counter
-	httpClient    *http.Client // for upstream clients; nil means each builds its own
-	health        *front.Health
-	store         *store.Store // the key store; nil without a data dir
+	// gate admits calls against every limit (servers', keys' and teams'),
+	// across generations: in Redis when configured, else in this process.
+	gate       *sharedGate
+	httpClient *http.Client // for upstream clients; nil means each builds its own
+	health     *front.Health
+	store      *store.Store // the key store; nil without a data dir
 	// redis is the Redis client shared state goes through; nil when none is configured.
 	redis *redisconn.Conn
 	// servers is the /v1/mcp/server registry (the App's); serverHealth, when set, is the
@@ -129,8 +124,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
-		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.slots, s.log),
-		AdmitCall:             (&callerLimits{counter: s.callerCounter, slots: s.slots, resolve: reg.resolve, log: s.log, now: time.Now}).admit,
+		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
+		AdmitCall:             (&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit,
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
 	})
 	g.gw = gw
@@ -174,8 +169,7 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc.OnNotification = func(session, method string, params json.RawMessage) {
 		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
 	}
-	uc.Middleware = append(uc.Middleware, concurrencyLimit(s.slots, sv.Name, s.rpms.maxOf(sv.Name)),
-		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
+	uc.Middleware = append(uc.Middleware, serverLimits(s.gate, sv.Name, s.rpms.of(sv.Name), s.rpms.maxOf(sv.Name), s.log))
 	if s.observer.Enabled() {
 		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
 	}

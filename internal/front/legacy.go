@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
@@ -176,6 +177,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
+	ctx, usage := limits.WithUsage(ctx)
 	res := h.cfg.Gateway.Do(ctx, op)
 	noteOutcome(req.obs, res)
 	if ctx.Err() != nil {
@@ -196,6 +198,9 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 		out.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
+	}
+	if onPOST {
+		setUsageHeaders(rw.w, usage)
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, a.result))
 }

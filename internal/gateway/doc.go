@@ -68,8 +68,10 @@
 //     completions. A server that announces nothing is never sent subscriptions/listen; a legacy
 //     caller's resources/subscribe that no server can honour fails at once.
 //   - A tools/call is admitted by Config.AdmitCall (the caller's own limits: its key's and
-//     team's) once it is routed and allowed, just before it is sent, so a call refused for
-//     any other reason is never counted; the place it takes is given back when the call
+//     team's, and those of its server the composition root adds) once it is routed and
+//     allowed, just before it is sent, so a call refused for any other reason is never
+//     counted; the call is sent with the context AdmitCall returns (so the upstream client's
+//     middleware can tell what was admitted); the place it takes is given back when the call
 //     returns, however it ends (deferred: completion, failure, cancellation, panic). A
 //     resumed call is not admitted again: its first leg was.
 //   - After a tools/call (and a resumed one) the caller's cached lists of that server are
