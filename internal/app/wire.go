@@ -56,6 +56,11 @@ type shared struct {
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
 	listens *gateway.Listens
+	// prober checks every server's health in the background; it follows
+	// each generation's clients (see Apply).
+	prober *prober
+	// lookupEnv resolves os.environ/NAME in posted server configs (previews).
+	lookupEnv func(string) (string, bool)
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -141,6 +146,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.Register(g.mux)
 	keys.RegisterDirectory(g.mux)
 	s.health.Register(g.mux)
+	s.registerHealthRoutes(g, cfg, authn)
 	return g, nil
 }
 

@@ -222,6 +222,8 @@ type GeneralSettings struct {
 	// MCPAllowAllKeysRespectsScope (mcp_allow_all_keys_respects_mcp_scope): allow_all_keys
 	// servers are not added for a key whose own lists are set.
 	MCPAllowAllKeysRespectsScope bool
+	// Health holds the MCP server health checks' and previews' keys; see DefaultHealthSettings.
+	Health HealthSettings
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.
