@@ -238,15 +238,15 @@ func (p *prober) statuses() map[string]string {
 }
 
 // checkNow checks the named servers now, each unless its last check ended
-// within healthFresh (a check already running is waited for rather than
-// doubled), and returns their results once all ended or ctx ends (then the
+// within healthFresh with a verdict (an unknown costs nothing to ask again;
+// a check already running is waited for rather than doubled), and returns their results once all ended or ctx ends (then the
 // unfinished ones answer with their previous result).
 func (p *prober) checkNow(ctx context.Context, names []string) map[string]front.ServerHealth {
 	var waits []chan struct{}
 	for _, n := range names {
 		p.mu.Lock()
 		t := p.targets[n]
-		fresh := t != nil && t.running == nil && !t.last.LastCheck.IsZero() && p.now().Sub(t.last.LastCheck) < healthFresh
+		fresh := t != nil && t.running == nil && t.last.Status != front.HealthUnknown && p.now().Sub(t.last.LastCheck) < healthFresh
 		p.mu.Unlock()
 		if t == nil || fresh {
 			continue

@@ -88,10 +88,15 @@ func (g outboundGuard) check(ctx context.Context, rawURL string) string {
 		addrs, _ = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 	}
 	for _, ip := range addrs {
-		if why := g.refusal(ip); why != "" {
-			return "the preview may not connect to " + host + ": it is " + why +
-				" (general_settings.mcp_preview_allow_private_networks allows loopback and private ones)"
+		why := g.refusal(ip)
+		if why == "" {
+			continue
 		}
+		msg := "the preview may not connect to " + host + ": it is " + why
+		if (outboundGuard{allowPrivate: true}).refusal(ip) == "" {
+			msg += " (general_settings.mcp_preview_allow_private_networks allows loopback and private ones)"
+		}
+		return msg
 	}
 	return ""
 }
