@@ -171,9 +171,9 @@ func (p *prober) begin(name string) chan struct{} {
 	done := make(chan struct{})
 	t.running = done
 	p.wg.Add(1)
-	finish := func(h front.ServerHealth) {
+	finish := func(h front.ServerHealth, verdict bool) {
 		p.mu.Lock()
-		if p.targets[name] == t { // not replaced or removed meanwhile
+		if verdict && p.targets[name] == t { // not replaced or removed meanwhile
 			t.last = h
 		}
 		t.running = nil
@@ -182,37 +182,39 @@ func (p *prober) begin(name string) chan struct{} {
 		p.wg.Done()
 	}
 	panics.Go(p.log, "health check", func() { finish(p.check(t)) }, func() {
-		finish(front.ServerHealth{Status: front.HealthUnknown, LastCheck: p.now(), Error: "internal error while checking"})
+		finish(front.ServerHealth{Status: front.HealthUnknown, LastCheck: p.now(), Error: "internal error while checking"}, true)
 	})
 	return done
 }
 
-// check runs one check of t, waiting for a concurrency slot first.
-func (p *prober) check(t *healthTarget) front.ServerHealth {
+// check runs one check of t, waiting for a concurrency slot first; verdict
+// is false when the prober closed meanwhile (the result says nothing about
+// the server and is not kept).
+func (p *prober) check(t *healthTarget) (h front.ServerHealth, verdict bool) {
 	if t.skip != "" {
-		return front.ServerHealth{Status: front.HealthUnknown, Error: t.skip}
+		return front.ServerHealth{Status: front.HealthUnknown, Error: t.skip}, true
 	}
 	select {
 	case p.sem <- struct{}{}:
 	case <-p.ctx.Done():
-		return t.last
+		return front.ServerHealth{}, false
 	}
 	defer func() { <-p.sem }()
 	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	defer cancel()
 	err := t.client.Ping(ctx)
-	h := front.ServerHealth{Status: front.HealthHealthy, LastCheck: p.now()}
+	h = front.ServerHealth{Status: front.HealthHealthy, LastCheck: p.now()}
 	switch {
 	case err == nil:
 	case errors.Is(err, upstream.ErrNotStarted):
 		h.Status = front.HealthUnknown
 	case p.ctx.Err() != nil: // closing: not the server's fault
-		return t.last
+		return front.ServerHealth{}, false
 	default:
 		cl := upstream.Classify(err)
 		h.Status, h.Error = front.HealthUnhealthy, string(cl.Fault)+": "+cl.Message
 	}
-	return h
+	return h, true
 }
 
 // health returns the last result for the server named name (unknown when
