@@ -139,7 +139,9 @@
 //     handshake anew each time. A stdio server is checked only through its
 //     running child; one not started yet is unknown, never started to be
 //     checked. An oauth_delegate server is never checked: the gateway has no
-//     credential of its own for it.
+//     credential of its own for it. Likewise a 401 or 403 answer is unknown,
+//     not unhealthy, for a server the config gives no credential (no
+//     auth_type beyond none, no static_headers): its callers bring theirs.
 //   - Rounds run every general_settings.mcp_health_check_interval (default
 //     60 s; 0: none) from Start to Close, one goroutine; each check is a
 //     goroutine of its own (at most one per server at a time) that waits for

@@ -35,7 +35,11 @@ type healthTarget struct {
 	// skip, when set, is why the server is never checked (its credential
 	// comes from each caller, so the gateway has none to check it with).
 	skip string
-	last front.ServerHealth
+	// ownCredential says the config gives the gateway a credential for the
+	// server; without one, an upstream asking for authentication says
+	// nothing about its health.
+	ownCredential bool
+	last          front.ServerHealth
 	// running is closed when the check in flight ends; nil when none is.
 	running chan struct{}
 }
@@ -93,7 +97,8 @@ func (p *prober) set(servers []config.Server, clients map[string]*upstream.Clien
 			next[s.Name] = t
 			continue
 		}
-		t := &healthTarget{client: c, last: front.ServerHealth{Status: front.HealthUnknown}}
+		t := &healthTarget{client: c, last: front.ServerHealth{Status: front.HealthUnknown},
+			ownCredential: s.AuthType != "" && s.AuthType != config.AuthNone || len(s.StaticHeaders) > 0}
 		if s.AuthType == config.AuthOAuthDelegate {
 			t.skip = "not checked: the server's credential comes from each caller"
 		}
@@ -213,6 +218,9 @@ func (p *prober) check(t *healthTarget) (h front.ServerHealth, verdict bool) {
 	default:
 		cl := upstream.Classify(err)
 		h.Status, h.Error = front.HealthUnhealthy, string(cl.Fault)+": "+cl.Message
+		if !t.ownCredential && (cl.Fault == upstream.FaultAuthRequired || cl.Fault == upstream.FaultForbidden) {
+			h.Status, h.Error = front.HealthUnknown, h.Error+"; the gateway has no credential of its own to check it with"
+		}
 	}
 	return h, true
 }

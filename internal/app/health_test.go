@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -240,4 +241,38 @@ func serverHealth(t *testing.T, base, query string) []healthEntry {
 		t.Fatal(fmt.Errorf("server health body: %w", err))
 	}
 	return out
+}
+
+// An upstream that asks for authentication is unhealthy when the gateway
+// holds a credential for it (the credential is wrong), and unknown when it
+// holds none (its callers bring theirs).
+func TestProberAuthAnswers(t *testing.T) {
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="peer"`)
+		http.Error(w, "who are you", http.StatusUnauthorized)
+	}))
+	t.Cleanup(refuse.Close)
+	cfg := parse(t, minimal+"  mcp_health_check_interval: 0.1\nmcp_servers:\n"+
+		"  bare:\n    url: "+refuse.URL+"/mcp\n"+
+		"  keyed:\n    url: "+refuse.URL+"/mcp\n    auth_type: bearer_token\n    auth_value: not-the-right-one\n")
+	a, err := app.New(cfg, app.WithLookupEnv(noEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveApp(t, a)
+	waitStatus(t, a.Handler(), "keyed", "unhealthy", 5*time.Second)
+	for _, e := range serverHealth(t, base, "") {
+		want := map[string]string{"bare": "unknown", "keyed": "unhealthy"}[e.ServerID]
+		if e.Status != want || e.HealthCheckError == nil || !strings.HasPrefix(*e.HealthCheckError, "auth_required") ||
+			strings.Contains(*e.HealthCheckError, "who are you") {
+			t.Errorf("%s: %s %v, want %s with auth_required and no body", e.ServerID, e.Status, deref(e.HealthCheckError), want)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }

@@ -81,4 +81,33 @@ mcp_servers:
 	if status, _ := manage(t, http.MethodGet, gw+"/v1/mcp/server/health", "sk-not-a-key", ""); status != http.StatusUnauthorized {
 		t.Fatalf("unknown key = %d, want 401", status)
 	}
+
+	// Readiness lists each server's last status by name, and stays 200.
+	status, m := manage(t, http.MethodGet, gw+"/health/readiness", "", "")
+	servers, _ := m["mcp_servers"].(map[string]any)
+	if status != http.StatusOK || servers["stdio_fx"] != "healthy" || servers["modern_fx"] != "healthy" || servers["legacy_fx"] != "healthy" {
+		t.Fatalf("readiness = %d %v", status, m)
+	}
+}
+
+// TestHealthReadinessStaysUpWithAServerDown: an unreachable server is
+// unhealthy in readiness's detail and in /v1/mcp/server/health, and
+// readiness still answers 200.
+func TestHealthReadinessStaysUpWithAServerDown(t *testing.T) {
+	gw := startGateway(t, fmt.Sprintf(`
+general_settings:
+  master_key: %s
+  mcp_health_check_interval: 0.1
+mcp_servers:
+  gone:
+    url: http://127.0.0.1:1/mcp
+`, testKey), nil)
+	if got, _ := serverStatuses(t, gw.url, testKey, ""); got["gone"] != "unhealthy" {
+		t.Fatalf("health = %v, want gone unhealthy", got)
+	}
+	status, m := manage(t, http.MethodGet, gw.url+"/health/readiness", "", "")
+	servers, _ := m["mcp_servers"].(map[string]any)
+	if status != http.StatusOK || m["status"] != "healthy" || servers["gone"] != "unhealthy" {
+		t.Fatalf("readiness = %d %v, want 200 healthy with gone unhealthy", status, m)
+	}
 }
