@@ -72,12 +72,12 @@ func (s *shared) preview(ctx context.Context, hs config.HealthSettings, op front
 			Message: "stdio previews run the posted command on the gateway host; they are off unless general_settings.mcp_preview_allow_stdio is true"}
 	}
 	guard := outboundGuard{allowPrivate: hs.PreviewAllowPrivateNetworks}
-	for _, u := range []string{sv.URL, sv.TokenURL} {
-		if u == "" || sv.Transport == config.TransportStdio && u == sv.URL {
+	for _, u := range []struct{ param, url string }{{"url", sv.URL}, {"token_url", sv.TokenURL}} {
+		if u.url == "" || sv.Transport == config.TransportStdio && u.param == "url" {
 			continue
 		}
-		if why := guard.check(ctx, u); why != "" {
-			return front.PreviewResult{Refused: http.StatusForbidden, Param: "url", Message: scrub(why)}
+		if why := guard.check(ctx, u.url); why != "" {
+			return front.PreviewResult{Refused: http.StatusForbidden, Param: u.param, Message: scrub(why)}
 		}
 	}
 	uc := upstreamConfig(sv, s.env, s.info)
