@@ -5,7 +5,9 @@
 # Node.js in test/node (scripts/node.sh), whatever Node the machine has: the machine's npm is used
 # only to fetch it (as root, without npm, Debian's npm is installed for that). The store's Postgres
 # tests run against a throwaway cluster (scripts/postgres.sh; as root, without Postgres, Debian's
-# postgresql is installed for that), stopped when the script exits. Every step prints how long it
+# postgresql is installed for that), and the shared-limit tests against a throwaway redis-server
+# (scripts/redis.sh; as root, without it, Debian's redis-server is installed), both stopped when
+# the script exits. Every step prints how long it
 # took.
 set -euo pipefail
 
@@ -16,6 +18,8 @@ GO_SDK_VERSION=v1.8.0 # keep in step with go.mod and internal/testpeers
 source "$ROOT/scripts/node.sh"
 # shellcheck source=postgres.sh
 source "$ROOT/scripts/postgres.sh"
+# shellcheck source=redis.sh
+source "$ROOT/scripts/redis.sh"
 
 step() {
 	local name=$1
@@ -38,6 +42,7 @@ step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
 step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
 step "throwaway postgres (MCPGW_TEST_DATABASE_URL)" start_test_postgres
+step "throwaway redis (MCPGW_TEST_REDIS_URL)" start_test_redis
 
 export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...

@@ -25,9 +25,10 @@ import (
 // clients, and what must be stopped at shutdown.
 type App struct {
 	shared
-	limits  config.HTTPLimits
-	dataDir string
-	handler http.Handler
+	serverState // the stored servers merged into the file's; the config generation
+	limits      config.HTTPLimits
+	dataDir     string
+	handler     http.Handler
 
 	cur   atomic.Pointer[generation]
 	state atomic.Int32 // a lifecycle value
@@ -102,8 +103,13 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	rc, err := openRedis(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(cfg, o)
 	if err != nil {
+		closeRedis(rc, o.log)
 		return nil, err
 	}
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
@@ -112,24 +118,37 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
-		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0),
+		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
 	a.prober = newProber(o.log, cfg.General.Health)
-	a.lookupEnv = o.lookupEnv
+	a.previewEnv = o.lookupEnv
+	a.shared.serverHealth = a.healthOf
 	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus, Servers: a.prober.statuses}
+	a.servers = serverRegistry{a}
+	if err := a.initServers(cfg, o.lookupEnv); err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+	_, cfg, err = a.withStoredServers(ctx, cfg)
+	cancel()
+	if err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
 	g, err := a.wire(cfg, nil)
 	if err != nil {
 		if st != nil {
 			_ = st.Close()
 		}
+		closeRedis(rc, o.log)
 		return nil, err
 	}
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
 	a.prober.set(cfg.Servers, g.clients)
+	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
 		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
@@ -167,14 +186,20 @@ func (a *App) checks() []front.Check {
 	if a.store != nil {
 		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
 	}
+	if a.redis != nil {
+		out = append(out, redisCheck(a.redis))
+	}
 	return out
 }
 
 // configStatus is readiness's "config" detail: present once a Reloader
-// watches the config file.
+// watches the config file, or while servers are kept in the store.
 func (a *App) configStatus() *front.ConfigStatus {
 	if r := a.reloader.Load(); r != nil {
 		return r.status()
+	}
+	if a.storedEnabled(a.fileCfg.Load()) { // the API changes the config too
+		return &front.ConfigStatus{Generation: a.generation.Load()}
 	}
 	return nil
 }
@@ -234,6 +259,7 @@ func (a *App) Drain() {
 // parallel, within ctx. It is safe to call more than once.
 func (a *App) Close(ctx context.Context) error {
 	a.Drain()
+	a.stopServerSync()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -254,5 +280,6 @@ func (a *App) Close(ctx context.Context) error {
 			a.log.Warn("closing the store", "error", err.Error())
 		}
 	}
+	closeRedis(a.redis, a.log)
 	return ctx.Err()
 }

@@ -106,12 +106,18 @@ func (g *generation) retire(ctx context.Context) {
 // other listen ends, as do the old front's legacy sessions' streams (their
 // callers reopen them on the new graph). Once the old requests have
 // finished, or ctx ends, the clients of removed and changed servers are
-// closed. On error the running config stays as it was.
+// closed. On error the running config stays as it was. The config run is cfg plus the
+// servers kept in the store (store_model_in_db), read again; a nil cfg re-applies the config
+// file's config last applied, for a change of the stored servers.
 func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return errors.New("apply: the gateway is closed")
+	}
+	file, cfg, err := a.withStoredServers(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
 	}
 	old := a.cur.Load()
 	keep := make(map[string]*upstream.Client)
@@ -127,6 +133,7 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
 	a.prober.set(cfg.Servers, g.clients)
+	a.applied(file)
 	if a.state.Load() == closing {
 		g.front.Close()
 	}

@@ -104,14 +104,56 @@
 //     always a save caught between truncation and write.
 //   - Each Apply waits at most DefaultReloadApplyTimeout (30 s) for the old
 //     generation's requests before closing stale clients.
-//   - The generation counter (1 at start, +1 per applied reload) and the last
-//     reload error (its first problem with its line, or the error without
-//     the file's path) are the Reloader's; readiness shows them as "config"
-//     once a Reloader exists, so an App without one answers as before. A
-//     failed reload never fails readiness: the running config is whole.
+//   - The generation counter is the App's (1 at start, +1 at each Apply's
+//     swap, whether a file reload or a change of the stored servers caused
+//     it); the last reload error (its first problem with its line, or the
+//     error without the file's path) is the Reloader's. Readiness shows them
+//     as "config" once a Reloader exists or servers are kept in the store, so
+//     an App with neither answers as before. A failed reload never fails
+//     readiness: the running config is whole.
 //   - Both goroutines (reloads, watch events) recover panics and end at
 //     Close, which waits for a reload that is running. When the watch cannot
 //     start, the caller logs it and signals keep working.
+//
+// # Stored servers
+//
+// With general_settings.store_model_in_db, servers may be kept in the store
+// and managed through /v1/mcp/server (servers*.go; the routes are front's,
+// serverRegistry is their front.ServerRegistry). Design decisions:
+//
+//   - The effective config is always the config file's last applied config
+//     plus the stored servers, built inside Apply under its lock: Apply(cfg)
+//     for a file reload, Apply(nil) for a change of the stored servers (the
+//     file's config last applied). Each Apply reads the stored servers again,
+//     so two changes racing cannot apply an older read over a newer one; when
+//     the read fails, a file reload goes on with the rows read last, and a
+//     re-apply fails.
+//   - A stored server becomes an mcp_servers entry and goes through
+//     config.ParseServer: the file's rules and messages, and os.environ/NAME
+//     resolved as in the file (environment_variables, then the environment
+//     New was given). One that cannot run (its route taken by a file server,
+//     a credential that no longer decrypts, a reference not set) is left out
+//     with a warning, never failing the Apply: one bad row must not block
+//     every other change. The API refuses such a server before storing it.
+//   - The file's servers are read-only through the API (409), as in LiteLLM:
+//     the file is the operator's, and a reload would undo an API change.
+//   - Credentials (auth_value, client_secret, static header and env values)
+//     are sealed before they reach the store (internal/secretbox: AES-256-GCM
+//     under a key derived once from LITELLM_SALT_KEY with HKDF-SHA256 and its
+//     own label, bound to server and field). Without a salt key a literal
+//     credential is refused with 400 rather than stored in clear, while an
+//     os.environ/NAME reference, not a secret, is stored as written and shown
+//     in answers; every other credential is answered "****", and "****" sent
+//     back keeps the stored value.
+//   - An API write answers once a generation with it serves: it counts the
+//     write (storedWrites), runs Apply on a goroutine (bounded by
+//     DefaultReloadApplyTimeout; the request itself is in flight on the old
+//     generation, which Apply waits for) and waits until the generation
+//     serving was built from a read that followed the write (storedApplied).
+//   - Other replicas: the store's OnServersChanged hook (Postgres
+//     LISTEN/NOTIFY) kicks a one-slot channel; one goroutine per App re-reads
+//     the rows and Applies unless they equal those last read (an echo, a
+//     reconnect with nothing lost). It recovers panics and ends at Close.
 //
 // # Readiness
 //
@@ -155,8 +197,8 @@
 //     check, so callers cannot make the gateway ping an upstream faster.
 //   - The failure text is the upstream fault class and its safe message
 //     (upstream.Classify): never an upstream body, never a credential.
-//   - App.serverHealth answers the last result for a server (by name,
-//     server_id or alias) for listings that show status.
+//   - App.healthOf answers the last result for a server (by name,
+//     server_id or alias): the /v1/mcp/server routes' status fields.
 //
 // # Server previews
 //

@@ -287,10 +287,11 @@ func (p *prober) close() {
 	p.wg.Wait()
 }
 
-// serverHealth is the health prober's last result for the server a route
-// key (its name, server_id or alias) selects in the running config;
-// unknown when it names no server or the server was never checked.
-func (a *App) serverHealth(key string) front.ServerHealth {
+// healthOf is the health prober's last result for the server a route key
+// (its name, server_id or alias) selects in the running config; unknown
+// when it names no server or the server was never checked. It is the
+// /v1/mcp/server routes' shared.serverHealth.
+func (a *App) healthOf(key string) front.ServerHealth {
 	name, ok := a.cur.Load().reg.resolve(key)
 	if !ok {
 		return front.ServerHealth{Status: front.HealthUnknown}

@@ -106,9 +106,8 @@ type Reloader struct {
 	attempted ConfigSum  // the content last tried, applied or not
 	failed    bool       // the last attempt failed
 
-	smu        sync.Mutex // guards generation and lastErr
-	generation int64
-	lastErr    string
+	smu     sync.Mutex // guards lastErr
+	lastErr string
 }
 
 // NewReloader returns a Reloader for a, whose config was read from path,
@@ -128,7 +127,7 @@ func NewReloader(a *App, path string, o ReloadOptions) *Reloader {
 	r := &Reloader{
 		a: a, path: path, env: o.LookupEnv, debounce: o.Debounce, timeout: o.ApplyTimeout,
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1),
-		applied: o.Loaded, attempted: o.Loaded, generation: 1,
+		applied: o.Loaded, attempted: o.Loaded,
 	}
 	a.reloader.Store(r)
 	r.wg.Add(1)
@@ -180,7 +179,7 @@ func (r *Reloader) safeReload(force bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.a.log.Error("recovered from a panic", append([]any{"in", "reloading the config"}, panics.Attrs(v)...)...)
-			r.setStatus(0, "reload: internal error")
+			r.setStatus("reload: internal error")
 		}
 	}()
 	_, _ = r.reload(r.ctx, force)
@@ -226,7 +225,7 @@ func (r *Reloader) reload(ctx context.Context, force bool) (bool, error) {
 		case sum == r.applied:
 			if r.failed { // back to the running content: nothing failed any more
 				r.failed, r.attempted = false, sum
-				r.setStatus(0, "")
+				r.setStatus("")
 				log.Info("config file is back to the running config", "file", r.path)
 			}
 			return false, nil
@@ -245,7 +244,7 @@ func (r *Reloader) reload(ctx context.Context, force bool) (bool, error) {
 	if err != nil {
 		r.failed = true
 		msg := reloadError(err, problems)
-		r.setStatus(0, msg)
+		r.setStatus(msg)
 		args := []any{"file", r.path, "error", msg}
 		if len(problems) > 0 {
 			args = append(args, "problems", problemStrings(problems))
@@ -254,26 +253,24 @@ func (r *Reloader) reload(ctx context.Context, force bool) (bool, error) {
 		return false, fmt.Errorf("reload: %s", msg)
 	}
 	r.failed, r.applied = false, sum
-	gen := r.setStatus(1, "")
+	r.setStatus("")
+	gen := r.a.generation.Load()
 	log.Info("config reloaded", "file", r.path, "generation", gen, "servers", len(cfg.Servers))
 	return true, nil
 }
 
-// setStatus adds delta to the generation, records the last error and
-// returns the generation.
-func (r *Reloader) setStatus(delta int64, lastErr string) int64 {
+// setStatus records the last reload error ("" when the last reload did not fail).
+func (r *Reloader) setStatus(lastErr string) {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	r.generation += delta
 	r.lastErr = lastErr
-	return r.generation
 }
 
 // status is what readiness reports of the config.
 func (r *Reloader) status() *front.ConfigStatus {
 	r.smu.Lock()
 	defer r.smu.Unlock()
-	return &front.ConfigStatus{Generation: r.generation, LastReloadError: r.lastErr}
+	return &front.ConfigStatus{Generation: r.a.generation.Load(), LastReloadError: r.lastErr}
 }
 
 // Close stops the watcher and the reload goroutine, waiting for a reload

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
+	"github.com/mcpgw/mcpgw/internal/redisconn"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -52,6 +53,12 @@ type shared struct {
 	httpClient    *http.Client // for upstream clients; nil means each builds its own
 	health        *front.Health
 	store         *store.Store // the key store; nil without a data dir
+	// redis is the Redis client shared state goes through; nil when none is configured.
+	redis *redisconn.Conn
+	// servers is the /v1/mcp/server registry (the App's); serverHealth, when set, is the
+	// prober's last word on a server.
+	servers      front.ServerRegistry
+	serverHealth func(serverID string) front.ServerHealth
 	// listens are the subscriptions/listen and legacy follows running on
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
@@ -59,8 +66,8 @@ type shared struct {
 	// prober checks every server's health in the background; it follows
 	// each generation's clients (see Apply).
 	prober *prober
-	// lookupEnv resolves os.environ/NAME in posted server configs (previews).
-	lookupEnv func(string) (string, bool)
+	// previewEnv resolves os.environ/NAME in posted server configs (previews).
+	previewEnv func(string) (string, bool)
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -145,6 +152,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
 	keys.Register(g.mux)
 	keys.RegisterDirectory(g.mux)
+	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	return g, nil

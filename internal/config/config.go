@@ -82,6 +82,8 @@ type Config struct {
 	LiteLLM LiteLLMSettings
 	// Models holds model_list.
 	Models []Model
+	// Redis is the Redis connection named by litellm_settings.cache_params and router_settings.
+	Redis Redis
 	// EnvironmentVariables holds environment_variables as written (after their own os.environ/ references).
 	EnvironmentVariables map[string]string
 }
@@ -222,6 +224,9 @@ type GeneralSettings struct {
 	// MCPAllowAllKeysRespectsScope (mcp_allow_all_keys_respects_mcp_scope): allow_all_keys
 	// servers are not added for a key whose own lists are set.
 	MCPAllowAllKeysRespectsScope bool
+	// RedisFailureMode (redis_failure_mode) says what limits do while Redis is unreachable:
+	// RedisFailOpen (the default when empty) or RedisFailClosed.
+	RedisFailureMode RedisFailureMode
 	// Health holds the MCP server health checks' and previews' keys; see DefaultHealthSettings.
 	Health HealthSettings
 }

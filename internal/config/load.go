@@ -68,7 +68,7 @@ func (l *loader) parse(data []byte) *Config {
 		}
 	}
 	l.fileEnv = cfg.EnvironmentVariables
-	var serversNode, samplingNode *yaml.Node
+	var serversNode, samplingNode, routerNode *yaml.Node
 	for _, e := range top {
 		switch e.key {
 		case "environment_variables":
@@ -81,9 +81,18 @@ func (l *loader) parse(data []byte) *Config {
 			l.general(e.v, &cfg.General)
 		case "litellm_settings":
 			samplingNode = l.litellm(e.v, &cfg.LiteLLM)
+		case "router_settings":
+			routerNode = e.v
 		default:
 			l.warnf(e.k, "top-level key %q is not used by mcpgw (ignored)%s", e.key, didYouMean(e.key, topLevelKeys))
 		}
+	}
+	// cache_params first: where both name the connection, it wins over router_settings.
+	if l.cacheParamsNode != nil {
+		l.cacheParams(l.cacheParamsNode, &cfg.Redis)
+	}
+	if routerNode != nil {
+		l.routerSettings(routerNode, &cfg.Redis)
 	}
 	l.validate(cfg, serversNode, samplingNode)
 	return cfg
@@ -203,6 +212,8 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 		case "database_url":
 			s, _ := l.str(e.v, field)
 			g.DatabaseURL = Secret(s)
+		case "redis_failure_mode":
+			l.redisFailureMode(e, field, g)
 		case "store_model_in_db":
 			g.StoreModelInDB, _ = l.boolean(e.v, field)
 		case "require_key_mcp_access_defined":
@@ -366,6 +377,10 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 			}
 		case "mcp_aliases":
 			s.MCPAliases, l.aliasNodes = l.strMap(e.v, sec+"."+e.key)
+		case "cache_params":
+			l.cacheParamsNode = e.v
+		case "cache":
+			// LiteLLM's switch for its response cache; cache_params alone names the Redis.
 		default:
 			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}

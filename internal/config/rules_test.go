@@ -52,7 +52,8 @@ func TestRules(t *testing.T) {
 		{name: "second document", src: ok + "---\nfoo: 1\n", want: []want{w(4, "first YAML document")}},
 		{name: "no servers", src: "general_settings: {}\n", want: []want{w(1, "no mcp_servers")}},
 		{name: "no servers but db", src: "general_settings:\n  store_model_in_db: true\n"},
-		{name: "unknown top-level key", src: ok + "router_settings:\n  x: 1\n", want: []want{w(4, `"router_settings" is not used`)}},
+		{name: "unknown top-level key", src: ok + "router_settingz:\n  x: 1\n", want: []want{w(4, `"router_settingz" is not used`)}},
+		{name: "unknown router_settings key", src: ok + "router_settings:\n  x: 1\n", want: []want{w(5, `key "x" in router_settings is not used`)}},
 		{name: "duplicate top-level key", src: ok + "mcp_servers: {}\n", want: []want{e(4, `duplicate top-level key "mcp_servers"`)}},
 		{name: "mcp_servers not a mapping", src: "mcp_servers: [a]\n", want: []want{e(1, "mcp_servers must be a mapping"), w(1, "no mcp_servers")}},
 

@@ -8,15 +8,16 @@ import (
 // The keys the loader reads at each level, for "did you mean" hints on unknown keys. A test
 // checks that each is accepted without a warning, so the lists cannot drift from the loader.
 var (
-	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings"}
+	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings", "router_settings"}
 	generalKeys  = []string{"master_key", "custom_auth", "mcp_advertised_versions", "database_url",
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
-		"mcp_allow_all_keys_respects_mcp_scope", "mcp_health_check_interval", "mcp_health_check_timeout",
+		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode", "mcp_health_check_interval", "mcp_health_check_timeout",
 		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks"}
-	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases"}
+	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache"}
+	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}
 	serverKeys     = []string{"server_id", "alias", "description", "url", "transport", "command", "args",

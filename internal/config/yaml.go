@@ -25,6 +25,8 @@ type loader struct {
 	// aliases cannot make loading slow; tooComplex records that it ran out.
 	mergeBudget int
 	tooComplex  bool
+	// cacheParamsNode is litellm_settings.cache_params, read after every section.
+	cacheParamsNode *yaml.Node
 	// aliasNodes are the key nodes of litellm_settings.mcp_aliases, for validation messages.
 	aliasNodes map[string]*yaml.Node
 }

@@ -197,6 +197,8 @@
 //   - /key/* bodies: 1 MiB; ids, aliases and list entries 256 bytes; lists, tool-permission
 //     and mcp_rpm_limit maps and keys per delete 1000 entries; metadata 64 KiB; duration
 //     100 years. Each is a 400 naming the field.
+//   - /v1/mcp/server bodies: 1 MiB; one string field 8 KiB; env and static_headers 256
+//     entries; mcp_info 64 KiB; lists 1000 entries of 256 bytes.
 //
 // Narrowing (narrow.go): a request's scope is the servers its scoped URL
 // (/{entry[,entry...]}/mcp: servers, access groups, mcp_aliases) selects,
@@ -250,6 +252,15 @@
 //     refused: the master key lives in the config file. A secret in the path is replaced by its
 //     token before authentication, so neither the custom_auth webhook (sent the path) nor a
 //     refusal message ever holds it.
+//
+// Server registry (MCPServers, mcpservers*.go): LiteLLM's /v1/mcp/server routes,
+// /v1/mcp/access_groups and /v1/mcp/tools over a ServerRegistry internal/app provides (the
+// front validates the request's shape; the registry validates a server by the config file's
+// rules, stores it and applies it). Writes are the proxy admin's, others get LiteLLM's 403
+// message; reads show what the caller may see (MCPServersConfig.Visible, the policy listings
+// use; everything for the proxy admin and proxy_admin_viewer). Credentials reach answers only
+// masked (MaskedSecret), decode errors name fields and never values, and a registry error that
+// is not a ServerError is answered 500 without its text.
 //
 // Server health and previews: GET /v1/mcp/server/health (mcphealth.go)
 // answers LiteLLM's [{server_id, status, …}] for the servers the caller may

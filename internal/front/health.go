@@ -20,6 +20,9 @@ type Check struct {
 	// HideWhenOK leaves the check out of the readiness body while it passes, so adding it does
 	// not change a ready gateway's answer.
 	HideWhenOK bool
+	// Advisory reports the check's failure in the readiness body without making readiness
+	// fail: a dependency the gateway serves without (in a degraded way).
+	Advisory bool
 }
 
 // Health serves LiteLLM's health endpoints: /health/liveliness (also spelled /health/liveness)
@@ -92,7 +95,7 @@ func (h *Health) Readiness(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		body.Checks[c.Name] = err.Error()
-		if body.Reason == "" {
+		if body.Reason == "" && !c.Advisory {
 			body.Status, body.Reason = "unhealthy", c.Name+": "+err.Error()
 		}
 	}

@@ -1,5 +1,6 @@
-// Package store is the gateway's persistent state: today the virtual keys minted by the
-// /key/* management API. It is one database/sql store over either the embedded SQLite file
+// Package store is the gateway's persistent state: the virtual keys minted by the /key/*
+// management API, their teams, users, organisations and end users, and the MCP servers
+// managed through /v1/mcp/server. It is one database/sql store over either the embedded SQLite file
 // <data-dir>/mcpgw.db (modernc.org/sqlite: pure Go, so CGO_ENABLED=0 builds keep working) or
 // a Postgres database shared by every replica (OpenPostgres; jackc/pgx/v5 through its
 // database/sql driver, pgx/v5/stdlib).
@@ -96,4 +97,16 @@
 //     and LookupTeam/LookupOrganization/LookupUser/LookupEndUser go through the same cache
 //     as Lookup (found or not, Options.CacheTTL, Options.CacheSize). Ids not given are random
 //     UUIDs; team_alias and organization_alias are UNIQUE like key_alias.
+//   - MCP servers (migrations/00003, table mcp_servers) carry LiteLLM's LiteLLM_MCPServerTable
+//     fields; lists and maps are JSON in TEXT columns. The store keeps credential values as it is
+//     given them: internal/app seals them (internal/secretbox) before they reach it, so neither
+//     this package nor the database ever holds the key. server_id is the primary key and
+//     server_name UNIQUE (checked first, the constraint catching a racing writer, both
+//     ErrServerExists). Every write of the table touches the cache key "mcpservers:*", which
+//     nothing caches: its notification is how the other replicas learn that the stored
+//     servers changed. The listener runs the OnServersChanged hook for such a notification
+//     from another store, for an unparsable one or "*" (it may have named them), and after
+//     reconnecting (notifications sent while it was down are lost); the hook must return at
+//     once (internal/app queues a re-read and Apply on a goroutine of its own). SQLite serves
+//     one replica and never runs the hook.
 package store

@@ -84,7 +84,7 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	}
 	s := &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}
 	origin := newOrigin()
-	l, err := startListener(ctx, cfg, s.cache, opts.logger(), origin)
+	l, err := startListener(ctx, cfg, s.cache, opts.logger(), origin, s.serversChanged)
 	if err != nil {
 		_ = db.Close()
 		return nil, redact(err)
@@ -167,20 +167,23 @@ func notifyPayloads(origin string, keys []string) []string {
 
 // applyPayload forgets the cache keys in one notification, unless it is from self (the
 // store's own writes, forgotten on commit); anything but a JSON array of strings after the
-// origin (clearPayload included) forgets the whole cache.
-func applyPayload(c *keyCache, self, payload string) {
+// origin (clearPayload included) forgets the whole cache. It reports whether the stored
+// servers may have changed: the keys name serversCacheKey, or the whole cache was forgotten.
+func applyPayload(c *keyCache, self, payload string) (servers bool) {
 	if origin, rest, ok := strings.Cut(payload, "|"); ok {
 		if origin == self {
-			return
+			return false
 		}
 		payload = rest
 	}
 	var keys []string
 	if err := json.Unmarshal([]byte(payload), &keys); err != nil {
 		c.reset(false)
-		return
+		return true
 	}
 	for _, k := range keys {
 		c.forget(k)
+		servers = servers || k == serversCacheKey
 	}
+	return servers
 }

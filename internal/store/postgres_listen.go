@@ -37,6 +37,9 @@ type listener struct {
 	cache *keyCache
 	log   *slog.Logger
 	apply func(payload string) // applies one notification to cache
+	// reconnected runs after a new connection listens again: notifications sent while the
+	// connection was down are lost, so what they would have said must be re-read.
+	reconnected func()
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -48,9 +51,14 @@ type listener struct {
 
 // startListener connects and LISTENs (failing when it cannot), then serves notifications in
 // a goroutine until stop.
-func startListener(ctx context.Context, cfg *pgx.ConnConfig, cache *keyCache, log *slog.Logger, origin string) (*listener, error) {
-	l := &listener{cfg: cfg, cache: cache, log: log}
-	l.apply = func(payload string) { applyPayload(cache, origin, payload) }
+func startListener(ctx context.Context, cfg *pgx.ConnConfig, cache *keyCache, log *slog.Logger, origin string,
+	serversChanged func()) (*listener, error) {
+	l := &listener{cfg: cfg, cache: cache, log: log, reconnected: serversChanged}
+	l.apply = func(payload string) {
+		if applyPayload(cache, origin, payload) {
+			serversChanged()
+		}
+	}
 	if err := l.start(ctx); err != nil {
 		return nil, err
 	}
@@ -131,6 +139,7 @@ func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
 		}
 		backoff = listenMinBackoff
 		l.cache.reset(false)
+		l.reconnected()
 		l.log.Info("store: the invalidation listener reconnected; the lookup cache was cleared")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +46,8 @@ type Store struct {
 	// pg is set on Postgres: writes take the write lock and notify the other replicas, and
 	// its listener forgets what they changed.
 	pg *pgState
+	// onServers is the OnServersChanged hook.
+	onServers atomic.Pointer[func()]
 }
 
 // Options tunes a Store; the zero value is the documented defaults.

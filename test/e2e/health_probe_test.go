@@ -82,8 +82,21 @@ mcp_servers:
 		t.Fatalf("unknown key = %d, want 401", status)
 	}
 
+	// The server list shows the prober's last word.
+	status, m := manage(t, http.MethodGet, gw+"/v1/mcp/server", testKey, "")
+	list, _ := m["list"].([]any)
+	seen := map[string]any{}
+	for _, e := range list {
+		if v, ok := e.(map[string]any); ok {
+			seen[fmt.Sprint(v["server_id"])] = v["status"]
+		}
+	}
+	if status != http.StatusOK || seen["modern_fx"] != "healthy" || seen["stdio_fx"] != "healthy" {
+		t.Fatalf("/v1/mcp/server = %d, statuses %v", status, seen)
+	}
+
 	// Readiness lists each server's last status by name, and stays 200.
-	status, m := manage(t, http.MethodGet, gw+"/health/readiness", "", "")
+	status, m = manage(t, http.MethodGet, gw+"/health/readiness", "", "")
 	servers, _ := m["mcp_servers"].(map[string]any)
 	if status != http.StatusOK || servers["stdio_fx"] != "healthy" || servers["modern_fx"] != "healthy" || servers["legacy_fx"] != "healthy" {
 		t.Fatalf("readiness = %d %v", status, m)
