@@ -66,19 +66,35 @@
 // followed servers all kept their clients, and whose caller sees the same
 // servers, goes on with its upstream listeners open and is told a list
 // change only when what it sees changed (a tool filter); one following a
-// removed or changed server ends, and its caller listens again. Then the old
-// generation's front is retired (its legacy sessions' GET streams, /mcp/sse
-// connections and follows end; its listens do not), its running requests
-// finish, its hub subscription ends, and the clients of removed or changed
-// servers are closed. An acknowledged listen is a stream, not a request in
-// flight: it detaches from its generation's count (front.MCPConfig.Detach),
-// so retiring never waits for a kept listen. Drain ends the listens of
-// every generation (gateway.Listens.End). Because the front is built over one gateway, each
-// generation has its own front; legacy sessions survive the swap because
-// their ids are sealed with the App's one sealer, except those holding
-// state their ids cannot carry (resource subscriptions, a log level): the
-// old front buries them, so their callers get 404 and initialize again
-// rather than silently losing that state.
+// removed or changed server ends, and its caller listens again. Legacy
+// sessions follow the same rule: every front shares one front.Legacy (the
+// live sessions, their GET streams, /mcp/sse connections, follows and
+// resource subscriptions), and the old front hands it over
+// (front.MCP.HandOver): a session whose caller sees the same servers, each
+// with the same client, keeps its stream, follows (moved by TakeOver, so a
+// filter change it can see is told as list_changed on its stream), log
+// level and subscriptions, and its next requests run on the new generation;
+// any other session ends and is buried (404 on its next request, so its
+// client initializes again; the spec's answer for a session that is gone),
+// an /mcp/sse connection once it has answered the requests it is running.
+// Then the old generation's running requests finish (an /mcp/sse request
+// answered after its POST returned is held in the count of the generation
+// that received it, front.MCPConfig.Hold), its hub subscription ends, and
+// the clients of removed or changed servers are closed. A stream (an
+// acknowledged listen, a legacy GET stream, an /mcp/sse stream) is not a
+// request in flight: it detaches from its generation's count
+// (front.MCPConfig.Detach) once open, so retiring never waits for a kept
+// stream. Drain ends the listens of every generation (gateway.Listens.End)
+// and every legacy session. Because the front is built over one gateway,
+// each generation has its own front; a legacy session this replica does not
+// hold (served elsewhere, or ended at shutdown) reopens from its sealed id,
+// sealed with the App's one sealer.
+//
+// Rejected: keeping a legacy session whose server's connection changed, with
+// its follow set up again on the new client. Its upstream sessions,
+// subscriptions and the state the caller set there (roots, a log level) are
+// gone with the old client, and the caller would not know; ending it makes
+// the client start over, as a listen's caller listens again.
 //
 // # Reloading
 //
@@ -98,8 +114,8 @@
 //     absorbs an editor's several events per save.
 //   - The SHA-256 of the bytes is taken before the file is parsed, so a
 //     change racing the read is never mistaken for content already seen.
-//     The content running is never re-applied (Apply ends long-lived
-//     streams); content whose last attempt failed is retried only on a
+//     The content running is never re-applied (Apply would build a
+//     generation for nothing); content whose last attempt failed is retried only on a
 //     signal, not on a watch event. An empty file is refused: it is almost
 //     always a save caught between truncation and write.
 //   - Each Apply waits at most DefaultReloadApplyTimeout (30 s) for the old

@@ -17,9 +17,9 @@ import (
 	"github.com/mcpgw/mcpgw/internal/app"
 )
 
-// sdkUpstream is a go-sdk v1.8.0 server over streamable HTTP on a fixed
+// probedPeer is a go-sdk v1.8.0 server over streamable HTTP on a fixed
 // loopback address that can be stopped and started again.
-type sdkUpstream struct {
+type probedPeer struct {
 	t    *testing.T
 	addr string
 	mu   sync.Mutex
@@ -27,9 +27,9 @@ type sdkUpstream struct {
 	sdk  *sdk.Server
 }
 
-func newSDKUpstream(t *testing.T) *sdkUpstream {
+func newProbedPeer(t *testing.T) *probedPeer {
 	t.Helper()
-	u := &sdkUpstream{t: t}
+	u := &probedPeer{t: t}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +40,9 @@ func newSDKUpstream(t *testing.T) *sdkUpstream {
 	return u
 }
 
-func (u *sdkUpstream) url() string { return "http://" + u.addr + "/mcp" }
+func (u *probedPeer) url() string { return "http://" + u.addr + "/mcp" }
 
-func (u *sdkUpstream) serve(l net.Listener) {
+func (u *probedPeer) serve(l net.Listener) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "health-peer", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil, nil
@@ -55,7 +55,7 @@ func (u *sdkUpstream) serve(l net.Listener) {
 }
 
 // stop closes the listener and every connection.
-func (u *sdkUpstream) stop() {
+func (u *probedPeer) stop() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.srv != nil {
@@ -68,7 +68,7 @@ func (u *sdkUpstream) stop() {
 }
 
 // start listens on the same address again (a restarted server).
-func (u *sdkUpstream) start() {
+func (u *probedPeer) start() {
 	u.t.Helper()
 	var l net.Listener
 	var err error
@@ -143,7 +143,7 @@ func waitStatus(t *testing.T, h http.Handler, server, want string, within time.D
 // (with a classified error, never a body) and healthy again once back; the
 // background checks find each change within a few intervals.
 func TestProberFollowsAnUpstreamDownAndBack(t *testing.T) {
-	up := newSDKUpstream(t)
+	up := newProbedPeer(t)
 	cfg := parse(t, minimal+"  mcp_health_check_interval: 0.1\n  mcp_health_check_timeout: 1\nmcp_servers:\n  peer:\n    url: "+up.url()+"\n")
 	a, err := app.New(cfg, app.WithLookupEnv(noEnv))
 	if err != nil {
@@ -177,7 +177,7 @@ func TestProberFollowsAnUpstreamDownAndBack(t *testing.T) {
 // timeout, and the hung one turns unhealthy with a timeout once its own
 // check gives up.
 func TestProberHungServerDoesNotDelayOthers(t *testing.T) {
-	up := newSDKUpstream(t)
+	up := newProbedPeer(t)
 	hung := hangingUpstream(t)
 	cfg := parse(t, minimal+"  mcp_health_check_interval: 0.2\n  mcp_health_check_timeout: 3\nmcp_servers:\n"+
 		"  hung:\n    url: "+hung+"\n  hung2:\n    url: "+hung+"\n  hung3:\n    url: "+hung+"\n  peer:\n    url: "+up.url()+"\n")
@@ -205,7 +205,7 @@ func TestProberHungServerDoesNotDelayOthers(t *testing.T) {
 // Apply moves the prober to the new config: a server added is checked, a
 // removed one is forgotten.
 func TestProberFollowsApply(t *testing.T) {
-	up := newSDKUpstream(t)
+	up := newProbedPeer(t)
 	a, err := app.New(parse(t, minimal+"  mcp_health_check_interval: 0.1\nmcp_servers:\n  one:\n    url: "+up.url()+"\n"), app.WithLookupEnv(noEnv))
 	if err != nil {
 		t.Fatal(err)

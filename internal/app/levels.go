@@ -29,7 +29,7 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 		if err != nil || !found {
 			return identity.StoredKey{}, found, err
 		}
-		out := identity.StoredKey{UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
+		out := identity.StoredKey{KeyAlias: k.Alias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
 			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
 			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked,
 			KeyLimits: identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit}}
@@ -57,6 +57,7 @@ func resolveLevels(ctx context.Context, st *store.Store, k store.Key, endUser st
 			if t.Blocked {
 				out.BlockedBy = "team"
 			}
+			out.TeamAlias = t.Alias
 			out.Grants = append(out.Grants, grant(identity.LevelTeam, t.Permission))
 			out.TeamLimits = identity.Limits{RPM: t.RPMLimit, MaxParallel: t.MaxParallelRequests, ServerRPM: t.MCPRPMLimit}
 			if t.OrganizationID != "" && !slices.Contains(orgs, t.OrganizationID) {

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/notify"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/redisconn"
@@ -63,6 +64,13 @@ type shared struct {
 	// any generation's gateway: each moves to the next generation on Apply
 	// when its servers kept their connection, else ends (see Apply).
 	listens *gateway.Listens
+	// observer receives every request and upstream call record; nil when
+	// nothing observes.
+	observer *observe.Observer
+	// legacy is the legacy sessions' live state every generation's front
+	// serves: a session whose servers kept their connection goes on across
+	// Apply (front.MCP.HandOver).
+	legacy *front.Legacy
 	// prober checks every server's health in the background; it follows
 	// each generation's clients (see Apply).
 	prober *prober
@@ -94,6 +102,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	first := s.listens == nil
 	if first { // New, before any request
 		s.listens = gateway.NewListens()
+		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones}, s.log)
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
@@ -143,8 +152,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
 		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
-		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
+		Legacy:       s.legacy,
 		Detach:       detach,
+		Observer:     s.observer,
+		Hold:         hold,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -171,6 +182,9 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	}
 	uc.Middleware = append(uc.Middleware, concurrencyLimit(s.slots, sv.Name, s.rpms.maxOf(sv.Name)),
 		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
+	if s.observer.Enabled() {
+		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
+	}
 	return uc
 }
 

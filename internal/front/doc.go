@@ -56,8 +56,8 @@
 // expiry) answers 404 here, so its client re-initializes; the id is
 // remembered until it expires or until it is the oldest beyond the cap, after
 // which the still-valid sealed id would open again with fresh state, as on
-// another replica. Close (shutdown, or internal/app swapping in a new config)
-// also buries the sessions that hold state their sealed id cannot carry
+// another replica. Close (shutdown) also buries the sessions that hold state
+// their sealed id cannot carry
 // (resource subscriptions, a log level set with logging/setLevel): reopened
 // they would silently lack it, so their clients get 404 and start over;
 // sessions without such state reopen from their ids.
@@ -76,12 +76,28 @@
 // worse error; a failed Bury is logged and the session still ends here. The
 // contract is in package fronttest.
 //
-// A new config (internal/app's Apply) retires the old front (Retire): its
-// legacy sessions' GET streams, /mcp/sse connections and follows end as at
-// Close, but its subscriptions/listen go on, served by the gateway that took
-// them over (gateway.Gateway.TakeOver) or ended by it; Close (shutdown) ends
-// them too. An acknowledged listen tells MCPConfig.Detach, so the composition
-// root stops counting it as a request in flight of the old config.
+// Legacy sessions outlive a new config (internal/app's Apply). Their live
+// state (sessions, GET streams, /mcp/sse connections, follows, resource
+// subscriptions) is a Legacy that every front of the process shares
+// (MCPConfig.Legacy), and the old front hands it to the new one (HandOver).
+// A session is kept when every server its caller sees (under the scope of
+// its latest request) is served by the new gateway with the same upstream
+// client and the caller sees the same servers there
+// (gateway.Gateway.Keeps, the rule a subscriptions/listen moves by): its
+// stream stays open, its follows go on (the gateway's TakeOver moves them,
+// telling list_changed when the caller's view changed), and its next
+// requests are served by the new front. Any other session ends: a
+// streamable HTTP session is buried (its GET stream closes; its next request
+// gets 404 and its client initializes again); an /mcp/sse connection refuses
+// new requests, answers those it is running (MCPConfig.Hold keeps each
+// counted in flight on the generation that received it), then closes its
+// stream. The old front's subscriptions/listen go on, served by the gateway
+// that took them over (gateway.Gateway.TakeOver) or ended by it. Close
+// (shutdown) ends every listen of that front and every legacy session. A
+// stream tells MCPConfig.Detach once open (an acknowledged listen, a GET
+// stream, an /mcp/sse stream), so the composition root stops counting it as
+// a request in flight of the old config; a kept stream re-authenticates its
+// caller through the newest front (its authenticator, its policy).
 //
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends

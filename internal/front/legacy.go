@@ -40,7 +40,7 @@ func (h *MCP) serveLegacy(req *request) {
 			"Bad Request: Mcp-Session-Id header is required (initialize first, or send MCP-Protocol-Version: %s with _meta)", mcp.Latest))
 		return
 	}
-	sess, err := h.sessions.open(r.Context(), sid, req.caller.Binding(), scope)
+	sess, err := h.sessions.open(r.Context(), sid, req.caller.Binding(), scope, &sessionView{caller: req.caller, scope: req.scope})
 	if err != nil {
 		writeRPCError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Session not found"))
 		return
@@ -177,6 +177,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 	}
 	res := h.cfg.Gateway.Do(ctx, op)
+	noteOutcome(req.obs, res)
 	if ctx.Err() != nil {
 		// Cancelled by the caller (notifications/cancelled) or gone: a
 		// cancelled request gets no response.
@@ -294,7 +295,7 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 // of session) on a legacy session, for the caller serve established.
 func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, nar narrowing) {
 	sid := r.Header.Get(mcp.HeaderSessionID)
-	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), nar.url)
+	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), nar.url, &sessionView{caller: caller, scope: nar.scope})
 	if err != nil {
 		status := http.StatusNotFound
 		if errors.Is(err, errSessionForeign) {
@@ -341,6 +342,9 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	admit.KeepOpen(w, r)
+	if h.cfg.Detach != nil {
+		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
+	}
 	st.open(w)
 	st.run(ctx, sess.done) // the follow re-checks the caller and ends the stream (revoked)
 }

@@ -83,7 +83,9 @@ func (h *MCP) serveModern(req *request) {
 		h.serveListen(req, op)
 		return
 	}
-	h.answerModern(w, rp, msg, h.cfg.Gateway.Do(r.Context(), op))
+	out := h.cfg.Gateway.Do(r.Context(), op)
+	noteOutcome(req.obs, out)
+	h.answerModern(w, rp, msg, out)
 }
 
 // answerModern encodes an outcome for a 2026-07-28 caller: a fault through

@@ -78,5 +78,6 @@ func writeRaw(w http.ResponseWriter, status int, body []byte) {
 
 // writeRPCError answers with a JSON-RPC error and an HTTP status.
 func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	noteRPCError(w, e)
 	writeRaw(w, status, jsonrpc.EncodeError(id, e))
 }

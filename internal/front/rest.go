@@ -48,6 +48,8 @@ func (h *MCP) restList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w, r, span := h.observeREST(w, r, caller, mcp.MethodToolsList)
+	defer span.End()
 	var servers []string
 	if id := r.URL.Query().Get("server_id"); id != "" {
 		name, ok := h.cfg.Resolve(id)
@@ -142,6 +144,8 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w, r, span := h.observeREST(w, r, caller, mcp.MethodToolsCall)
+	defer span.End()
 	ctx, done := later.With(r.Context()) // see serve
 	defer done()
 	r = r.WithContext(ctx)
@@ -173,6 +177,9 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 		restError(w, http.StatusBadRequest, "missing_parameter", "server_id and name are required")
 		return
 	}
+	if rec := span.Record(); rec != nil {
+		rec.Target = clipTo(in.Name, maxTargetBytes)
+	}
 	server, ok := h.cfg.Resolve(in.ServerID)
 	if !ok {
 		restError(w, http.StatusNotFound, "not_found", "unknown server_id")
@@ -190,6 +197,7 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	params = jsonrpc.AppendString(params, in.Name)
 	params = append(append(append(params, `,"arguments":`...), args...), '}')
 	out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, server, mcp.MethodToolsCall, params))
+	noteOutcome(span.Record(), out)
 	a := answerOf(fault.REST, mcp.MethodToolsCall, out)
 	switch {
 	case a.detail != "":

@@ -132,6 +132,8 @@ type live struct {
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
 	used     atomic.Int64   // unix nanoseconds of the last request or GET stream
+	// view is the caller and scope of the latest request (see HandOver).
+	view atomic.Pointer[sessionView]
 	// logLevel is the level the caller last set with logging/setLevel on
 	// this replica ("" until then: every level is relayed).
 	logLevel atomic.Pointer[string]
@@ -281,13 +283,16 @@ func (ss *sessions) mint(c claims) (string, error) {
 	return ss.sealer.Seal(SessionPurpose, b, sessionTTL)
 }
 
-// open returns the live state of session id for this caller and scope. A
-// session ended here (deleted, idle, evicted) or past its sealed expiry is
-// not found.
-func (ss *sessions) open(ctx context.Context, id, binding, scope string) (*live, error) {
+// open returns the live state of session id for this caller and scope,
+// recording view as whom and what it serves now. A session ended here
+// (deleted, idle, evicted) or past its sealed expiry is not found.
+func (ss *sessions) open(ctx context.Context, id, binding, scope string, view *sessionView) (*live, error) {
 	now := ss.now()
 	ss.mu.Lock()
 	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+		if l != nil {
+			l.view.Store(view)
+		}
 		ss.mu.Unlock()
 		return l, err
 	}
@@ -310,9 +315,13 @@ func (ss *sessions) open(ctx context.Context, id, binding, scope string) (*live,
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+		if l != nil {
+			l.view.Store(view)
+		}
 		return l, err // opened, deleted or expired meanwhile
 	}
 	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{})}
+	l.view.Store(view)
 	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())
 	ss.admitLocked(ctx, l)

@@ -138,7 +138,10 @@
 //     indefinitely, a tool filter change never reaching them, and two hub subscribers
 //     delivering each notification twice); and setting each kept listen up again on the new
 //     gateway (a second upstream listen per caller, and an event in the gap lost or told twice).
-//     Listens.End ends every listen at shutdown and refuses new ones.
+//     Listens.End ends every listen at shutdown and refuses new ones. Keeps answers the same
+//     question for a legacy session the front holds across configs (its caller and scope, the
+//     servers it sees under the old gateway): the front keeps the session, its stream and its
+//     follows (which TakeOver moves) exactly when a listen of that caller would be kept.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are

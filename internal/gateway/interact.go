@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -176,6 +177,7 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 	if err != nil {
 		return fail(fault.InvalidParams, "invalid inputResponses: %v", err)
 	}
+	observe.Served(ctx, s.Name)
 	out := g.call(ctx, op, s, len(servers) > 1, params, c)
 	if op.Method == mcp.MethodToolsCall {
 		g.forgetLists(op, c.Server) // the call ran on: see callNamed

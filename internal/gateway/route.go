@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -78,6 +79,7 @@ func toolRefusal(tool, server string) json.RawMessage {
 // forward sends op.Method with params to one server and maps its answer.
 func (g *Gateway) forward(ctx context.Context, op *Operation, server string, servers []string, params json.RawMessage) Outcome {
 	s := g.servers[server]
+	observe.Served(ctx, server)
 	if !mcp.MayReturnInputRequired(op.Method) {
 		res, err := s.Client.Call(ctx, op.Method, params, g.options(s, op, len(servers) > 1))
 		if err != nil {

@@ -24,6 +24,9 @@ const MasterUserID = "default_user_id"
 type Caller struct {
 	// KeyHash is the hex SHA-256 of the gateway credential presented ("" for none).
 	KeyHash string
+	// KeyAlias and TeamAlias are the stored key's key_alias and its team's team_alias ("" when
+	// none); they name the caller in metrics and logs, never in decisions.
+	KeyAlias, TeamAlias string
 	// UserID is the user the caller acts as.
 	UserID string
 	// TeamID is the caller's team.

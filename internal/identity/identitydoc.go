@@ -25,6 +25,7 @@ func decodeIdentity(raw []byte) (*Caller, error) {
 	}{
 		{"user_id", &c.UserID}, {"team_id", &c.TeamID}, {"org_id", &c.OrgID},
 		{"end_user_id", &c.EndUserID}, {"user_role", &c.Role},
+		{"key_alias", &c.KeyAlias}, {"team_alias", &c.TeamAlias},
 	} {
 		v, err := optString(top[f.name])
 		if err != nil {

@@ -15,9 +15,11 @@ const maxEndUserID = 256
 // StoredKey is what the authenticator needs to know about a key from the key store, with the
 // levels it belongs to already resolved.
 type StoredKey struct {
-	UserID string
-	TeamID string
-	OrgID  string
+	// KeyAlias and TeamAlias are the key's key_alias and its team's team_alias.
+	KeyAlias, TeamAlias string
+	UserID              string
+	TeamID              string
+	OrgID               string
 	// Role is the key's user's user_role ("" when the key has no user or the user none).
 	Role string
 	// Servers, AccessGroups, ToolPermissions and BlockedTools are the key's object_permission,
@@ -64,7 +66,7 @@ func (a *Authenticator) storeKey(ctx context.Context, keyHash, endUser string) (
 	case k.BlockedBy != "":
 		return nil, &Error{Status: 403, Message: "the key's " + k.BlockedBy + " is blocked: an admin can unblock it"}
 	}
-	c := &Caller{KeyHash: keyHash, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrgID, EndUserID: endUser,
+	c := &Caller{KeyHash: keyHash, KeyAlias: k.KeyAlias, TeamAlias: k.TeamAlias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrgID, EndUserID: endUser,
 		Role: k.Role, Servers: nonEmpty(k.Servers), AccessGroups: nonEmpty(k.AccessGroups),
 		ToolPermissions: toolPermissions(k.ToolPermissions), BlockedTools: nonEmpty(k.BlockedTools),
 		KeyLimits: k.KeyLimits, TeamLimits: k.TeamLimits}

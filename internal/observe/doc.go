@@ -1,0 +1,24 @@
+// Package observe is the seam through which the data plane reports what it
+// does: one Request record per downstream MCP request (every era, REST,
+// legacy SSE) and one Call record per request the gateway sends upstream.
+// Metrics, traces, spend and access logs are Sinks; the front and the
+// upstream client path know nothing about them.
+//
+// Cost when nobody listens is one nil check: a nil *Observer (New with no
+// sinks returns nil) starts nothing, allocates nothing and returns the
+// context unchanged, so callers guard the building of a record with Enabled.
+//
+// A record is started with Observer.Request or Observer.Call, which give
+// every sink a chance to derive a context (a trace span) before the work
+// runs, and ended with the returned span's End, which stamps the duration
+// and hands the finished record to every sink in order. Sinks run in the
+// order given to New, on the request's goroutine, and must not block: a
+// sink may fill a field later sinks read (the spend sink sets Cost before
+// the metrics sink adds it). The record is the sinks' to read only until
+// End returns; a sink keeping data copies it.
+//
+// The request in flight is reachable from its context (RequestFrom), so the
+// core can annotate what only it knows (the server a tools/call went to,
+// the fault class of its outcome) without importing any sink. Records carry
+// names and ids only: never arguments, results or tokens.
+package observe
