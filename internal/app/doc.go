@@ -201,7 +201,12 @@
 //     not unhealthy, for a server the config gives no credential (no
 //     auth_type beyond none, no static_headers): its callers bring theirs.
 //   - Rounds run every general_settings.mcp_health_check_interval (default
-//     60 s; 0: none) from Start to Close, one goroutine; each check is a
+//     60 s; 0: none) from Start to Close, one goroutine, the first one
+//     interval after Start (a round at Start would open a session with every
+//     upstream just as the first callers do, and an upstream that asks
+//     something of a new session, as server-everything asks roots/list,
+//     could put the question on a caller's request), and at once after an
+//     Apply changed the servers; each check is a
 //     goroutine of its own (at most one per server at a time) that waits for
 //     one of healthConcurrency (8) slots and is bounded by
 //     mcp_health_check_timeout (default 10 s), so a hung server holds one

@@ -106,8 +106,9 @@ func (p *prober) set(servers []config.Server, clients map[string]*upstream.Clien
 		changed = true
 	}
 	p.targets = next
+	started := p.started
 	p.mu.Unlock()
-	if changed {
+	if changed && started {
 		p.poke()
 	}
 }
@@ -120,9 +121,12 @@ func (p *prober) poke() {
 	}
 }
 
-// start runs the background rounds until close: one at once, then one
-// every interval (and one after set changed the targets). Nothing runs when
-// the interval is 0.
+// start runs the background rounds until close: one every interval,
+// the first one interval after start (so a gateway starting does not open
+// a session with every upstream at the moment its first callers do), and
+// one as soon as set changed the targets. Nothing runs when the interval
+// is 0; until the first round, servers are unknown (an on-demand check
+// answers at once).
 func (p *prober) start() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -136,13 +140,13 @@ func (p *prober) start() {
 		t := time.NewTicker(p.interval)
 		defer t.Stop()
 		for {
-			p.round()
 			select {
 			case <-p.ctx.Done():
 				return
 			case <-t.C:
 			case <-p.kick:
 			}
+			p.round()
 		}
 	}, nil)
 }
