@@ -126,7 +126,10 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
-	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus}
+	a.prober = newProber(o.log, cfg.General.Health)
+	a.previewEnv = o.lookupEnv
+	a.shared.serverHealth = a.healthOf
+	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus, Servers: a.prober.statuses}
 	a.servers = serverRegistry{a}
 	if err := a.initServers(cfg, o.lookupEnv); err != nil {
 		return nil, errors.Join(err, closeStore(st))
@@ -148,6 +151,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
+	a.prober.set(cfg.Servers, g.clients)
 	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
 		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
@@ -241,7 +245,10 @@ func (a *App) Server() *http.Server {
 
 // Start marks the App ready: readiness answers 200 from now on while its
 // checks pass. Call it once Handler is being served.
-func (a *App) Start() { a.state.CompareAndSwap(starting, ready) }
+func (a *App) Start() {
+	a.state.CompareAndSwap(starting, ready)
+	a.prober.start()
+}
 
 // Drain marks the App as shutting down (readiness answers 503) and ends
 // every long-lived downstream stream, so an HTTP server's graceful shutdown
@@ -263,6 +270,7 @@ func (a *App) Close(ctx context.Context) error {
 		return nil
 	}
 	a.closed = true
+	a.prober.close()
 	g := a.cur.Load()
 	g.front.Close() // again: Apply may have swapped generations since Drain
 	g.unsubscribe()

@@ -156,6 +156,7 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	}
 	a.rpms.set(cfg.Servers)
 	a.cur.Store(g)
+	a.prober.set(cfg.Servers, g.clients)
 	a.applied(file)
 	if a.state.Load() == closing {
 		g.front.Close()

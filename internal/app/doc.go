@@ -181,4 +181,63 @@
 // and while the data dir (WithDataDir) cannot be written; those checks are
 // named in the body only when they fail. The store (a ping) is named in the
 // body always, as "store"; Close closes it, after the upstream clients.
+// Each server's last health status is listed as "mcp_servers" and never
+// fails readiness: one upstream down must not take a replica out of
+// rotation (LiteLLM's readiness does not fail on an MCP server either).
+//
+// # Server health
+//
+// The prober (health.go) is built once per App and follows each generation:
+// New and Apply hand it the servers and their clients (set), so a server
+// added or changed (a new client) starts unknown and is checked at once, one
+// whose client was kept keeps its result, and a removed one is forgotten (a
+// check of it still running is ignored when it ends). Design decisions:
+//
+//   - A check is upstream.Client.Ping on the server's own client: the
+//     lightest request of its era, on the session callers without
+//     credentials share, outside the client's middleware so it never counts
+//     against rpm or max_concurrent_requests. A throwaway client per check
+//     was rejected: it would spawn a child per check for stdio servers and
+//     handshake anew each time. A stdio server is checked only through its
+//     running child; one not started yet is unknown, never started to be
+//     checked. An oauth_delegate server is never checked: the gateway has no
+//     credential of its own for it. Likewise a 401 or 403 answer is unknown,
+//     not unhealthy, for a server the config gives no credential (no
+//     auth_type beyond none, no static_headers): its callers bring theirs.
+//   - Rounds run every general_settings.mcp_health_check_interval (default
+//     60 s; 0: none) from Start to Close, one goroutine, the first one
+//     interval after Start (a round at Start would open a session with every
+//     upstream just as the first callers do, and an upstream that asks
+//     something of a new session, as server-everything asks roots/list,
+//     could put the question on a caller's request), and at once after an
+//     Apply changed the servers; each check is a
+//     goroutine of its own (at most one per server at a time) that waits for
+//     one of healthConcurrency (8) slots and is bounded by
+//     mcp_health_check_timeout (default 10 s), so a hung server holds one
+//     slot for one timeout and delays no other check. Every goroutine
+//     recovers panics and ends at Close, which waits for them.
+//   - GET /v1/mcp/server/health checks on demand, as LiteLLM does, through
+//     the same checks (checkNow): a check already running is waited for, and
+//     a verdict younger than healthFresh (2 s) answers instead of a new
+//     check, so callers cannot make the gateway ping an upstream faster.
+//   - The failure text is the upstream fault class and its safe message
+//     (upstream.Classify): never an upstream body, never a credential.
+//   - App.healthOf answers the last result for a server (by name,
+//     server_id or alias): the /v1/mcp/server routes' status fields.
+//
+// # Server previews
+//
+// POST /mcp-rest/test/connection and /mcp-rest/test/tools/list (preview.go)
+// parse the posted NewMCPServerRequest with config.ParseServerRequest (the
+// YAML rules), build a client for that request alone (no middleware, no hub),
+// connect or list on an ephemeral session within
+// LITELLM_MCP_TOOL_LISTING_TIMEOUT, and close it. They are an SSRF and, for
+// stdio, a code-execution surface, so: proxy admin only; stdio refused
+// unless general_settings.mcp_preview_allow_stdio; the URL's host resolved
+// and refused when loopback or private (unless
+// mcp_preview_allow_private_networks) or link-local (always), and the same
+// rule checked again by the client's dialer on every connection after
+// resolution (preview_guard.go), so DNS rebinding and redirects cannot get
+// past it; no HTTP proxy. Messages are scrubbed of the config's credential
+// values besides being built from safe texts.
 package app

@@ -66,6 +66,11 @@ type shared struct {
 	// serves: a session whose servers kept their connection goes on across
 	// Apply (front.MCP.HandOver).
 	legacy *front.Legacy
+	// prober checks every server's health in the background; it follows
+	// each generation's clients (see Apply).
+	prober *prober
+	// previewEnv resolves os.environ/NAME in posted server configs (previews).
+	previewEnv func(string) (string, bool)
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -155,6 +160,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
+	s.registerHealthRoutes(g, cfg, authn)
 	return g, nil
 }
 

@@ -227,6 +227,8 @@ type GeneralSettings struct {
 	// RedisFailureMode (redis_failure_mode) says what limits do while Redis is unreachable:
 	// RedisFailOpen (the default when empty) or RedisFailClosed.
 	RedisFailureMode RedisFailureMode
+	// Health holds the MCP server health checks' and previews' keys; see DefaultHealthSettings.
+	Health HealthSettings
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

@@ -22,6 +22,7 @@ func (l *loader) parse(data []byte) *Config {
 			MCPScopedPrefix:       true,
 			HTTP:                  DefaultHTTPLimits(),
 			MaxListenersPerCaller: DefaultMaxListenersPerCaller,
+			Health:                DefaultHealthSettings(),
 		},
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -238,7 +239,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 				g.MaxListenersPerCaller = v
 			}
 		default:
-			if !l.httpLimit(e, field, &g.HTTP) {
+			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}

@@ -278,6 +278,19 @@
 // masked (MaskedSecret), decode errors name fields and never values, and a registry error that
 // is not a ServerError is answered 500 without its text.
 //
+// Server health and previews: GET /v1/mcp/server/health (mcphealth.go)
+// answers LiteLLM's [{server_id, status, …}] for the servers the caller may
+// see (every server for the proxy admin and proxy_admin_viewer, else the
+// policy's Visible), narrowed by server_ids; ids it may not see are left
+// out rather than refused, as LiteLLM does, so the answer reveals nothing
+// beyond the caller's servers. The checks themselves are the composition
+// root's (ServerHealthConfig.Check). POST /mcp-rest/test/connection and
+// /mcp-rest/test/tools/list (preview.go) are the proxy admin's; the front
+// authenticates, reads at most 1 MiB and renders LiteLLM's shapes, and
+// PreviewConfig.Run does the rest, since the front may not build upstream
+// clients. Readiness lists each server's health as "mcp_servers" and never
+// fails on it (Health.Servers).
+//
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,
 // if any, is answered with an internal error.

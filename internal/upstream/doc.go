@@ -103,6 +103,13 @@
 //     streams for the same reason, and restored before delivery.
 //   - ping is answered by the client itself; a request with no handler gets a
 //     JSON-RPC error, never silence.
+//   - Ping (health.go) is the health check's request: ping, or
+//     server/discover for a 2026-07-28 upstream (which has no ping), on the
+//     shared session of callers without credentials, outside the middleware
+//     chain (a check is not a caller's request, so it never counts against
+//     rpm or the in-flight bound). On stdio it only asks a running, set-up
+//     shared session and answers ErrNotStarted when there is none: a check
+//     must never start a child process.
 //   - A session is set up at most once and never reused after it is
 //     released (setup failed, the upstream ended it, Close). Concurrent
 //     callers wait for one setup, each only within its own context; when
