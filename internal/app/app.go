@@ -87,9 +87,6 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.hub == nil {
-		o.hub = notify.NewMemory()
-	}
 	env, err := ReadEnv(o.lookupEnv)
 	if err != nil {
 		return nil, err
@@ -112,11 +109,12 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		closeRedis(rc, o.log)
 		return nil, err
 	}
+	rs := newReplicaState(rc, o.hub, o.log)
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
-		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
+		hub: rs.hub, tombstones: rs.tombstones, relay: rs.relay, closeShared: rs.close,
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
 		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
@@ -140,6 +138,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		if st != nil {
 			_ = st.Close()
 		}
+		rs.close()
 		closeRedis(rc, o.log)
 		return nil, err
 	}
@@ -273,6 +272,7 @@ func (a *App) Close(ctx context.Context) error {
 			a.log.Warn("closing the store", "error", err.Error())
 		}
 	}
+	a.closeShared()
 	closeRedis(a.redis, a.log)
 	return ctx.Err()
 }

@@ -40,11 +40,13 @@ type shared struct {
 	sealer, continuations *seal.Sealer
 	// budget bounds the upstream answer bytes buffered at once, shared by
 	// every server, so many large answers cannot add up past it.
-	budget     *upstream.ByteBudget
-	hub        notify.Hub
-	tombstones front.Tombstones // ended legacy sessions, remembered across generations
-	counter    limits.Counter   // counts calls against servers' rpm, across generations
-	rpms       *rpms            // each server's current rpm, read by its client's middleware
+	budget      *upstream.ByteBudget
+	hub         notify.Hub
+	tombstones  front.Tombstones // ended legacy sessions, remembered across generations
+	relay       front.Relay      // routes legacy callers' answers between replicas; nil without Redis
+	closeShared func()           // ends the shared state's Redis subscriptions
+	counter     limits.Counter   // counts calls against servers' rpm, across generations
+	rpms        *rpms            // each server's current rpm, read by its client's middleware
 	// slots holds the requests in flight per server (max_concurrent_requests)
 	// and per key or team (max_parallel_requests).
 	slots limits.Slots
@@ -97,7 +99,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	first := s.listens == nil
 	if first { // New, before any request
 		s.listens = gateway.NewListens()
-		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones}, s.log)
+		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones, Relay: s.relay}, s.log)
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
