@@ -256,7 +256,7 @@ type sessions struct {
 	perCall  map[string]int // binding → live sessions
 	tombs    Tombstones
 	replica  string // the relay's name for this replica ("" without one)
-	sweeping bool // a sweeper runs while sessions are live
+	sweeping bool   // a sweeper runs while sessions are live
 	closed   bool
 	sweepers sync.WaitGroup
 	stop     chan struct{}

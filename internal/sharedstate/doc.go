@@ -17,8 +17,8 @@
 //     more and a restarted replica still sees it. A legacy request costs
 //     one EXISTS unless this replica buried the id itself (its own record
 //     answers first).
-//   - Relay: each replica subscribes to its own channel (prefix + "relay:"
-//     + its name). The ids of the requests a replica sends to legacy
+//   - Relay: each replica subscribes to its own channel (prefix +
+//     "relay:" + its name). The ids of the requests a replica sends to legacy
 //     callers name it ("mcpgw-<replica>.<n>"), so the replica that
 //     receives an answer it does not hold publishes it on the holder's
 //     channel: no Redis command per request asked, one PUBLISH per answer
