@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,4 +216,98 @@ func waitSubscribers(t *testing.T, srv *redistest.Server, pattern string, n int)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// cachingPeer is a go-sdk server (2025-11-25, stateful, over HTTP) whose
+// tools/list answers say they may be cached for an hour, counting them and
+// the GET streams open on it; change adds the tool "added", which makes it
+// send notifications/tools/list_changed on its sessions' GET streams.
+type cachingPeer struct {
+	url   string
+	srv   *sdk.Server
+	lists atomic.Int32
+	gets  atomic.Int32
+}
+
+func newCachingPeer(t *testing.T) *cachingPeer {
+	p := &cachingPeer{srv: sdk.NewServer(&sdk.Implementation{Name: "caching-peer", Version: "1"}, nil)}
+	text := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}
+	p.srv.AddTool(&sdk.Tool{Name: "base", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return text, nil
+	})
+	p.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+				p.lists.Add(1)
+				lr.TTLMs = int(time.Hour / time.Millisecond)
+			}
+			return res, err
+		}
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return p.srv }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			p.gets.Add(1)
+			defer p.gets.Add(-1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL
+	return p
+}
+
+func (p *cachingPeer) change() {
+	p.srv.AddTool(&sdk.Tool{Name: "added", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "new tool"}}}, nil
+	})
+}
+
+// TestRedisListChangeHeardByOneReplicaRefreshesAnother: replica B caches an
+// upstream's tool list (the upstream says it may for an hour); the upstream
+// changes it and tells replica A (a caller listens there, so A follows the
+// upstream; nothing follows it on B); B's next tools/list fetches the list
+// again and shows the new tool.
+func TestRedisListChangeHeardByOneReplicaRefreshesAnother(t *testing.T) {
+	srvRedis := redistest.Start(t)
+	p := newCachingPeer(t)
+	cfg := fmt.Sprintf("general_settings:\n  master_key: %s\n  mcp_advertised_versions: [\"2025-11-25\", \"2026-07-28\"]\nmcp_servers:\n  peer:\n    url: %s\n    protocol_version: \"2025-11-25\"\n", testKey, p.url)
+	env := replicaEnv(srvRedis)
+	a, b := startGateway(t, cfg, env), startGateway(t, cfg, env)
+	waitSubscribers(t, srvRedis, "mcpgw:notify", 1)
+	tools := func(gw string) []string {
+		t.Helper()
+		status, body := listAs(t, gw, testKey)
+		if status != 200 {
+			t.Fatalf("tools/list: %d %v", status, body)
+		}
+		return toolsOf(body)
+	}
+	if got := tools(b.url); !slices.Contains(got, "peer-base") || slices.Contains(got, "peer-added") {
+		t.Fatalf("B's tools before the change: %v", got)
+	}
+	before := p.lists.Load()
+	tools(b.url)
+	if n := p.lists.Load(); n != before {
+		t.Fatalf("B's second tools/list reached the upstream (%d lists, was %d): the list is not cached, so the test proves nothing", n, before)
+	}
+
+	events, _ := listenUntilLeft(t, a.url+"/mcp", modernHeaders("subscriptions/listen", ""))
+	if first := <-events; !strings.Contains(first, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event of A's listen = %s", first)
+	}
+	waitUntil(t, 3*time.Second, "A does not follow the upstream", func() bool { return p.gets.Load() == 1 })
+	p.change()
+	select {
+	case ev := <-events:
+		if !strings.Contains(ev, "notifications/tools/list_changed") {
+			t.Fatalf("A's listen event = %s", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("A heard no list change within 5 s")
+	}
+	waitUntil(t, 3*time.Second, "B still serves its cached list after A heard the change", func() bool {
+		return slices.Contains(tools(b.url), "peer-added")
+	})
 }
