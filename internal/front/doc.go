@@ -76,6 +76,16 @@
 // worse error; a failed Bury is logged and the session still ends here. The
 // contract is in package fronttest.
 //
+// A legacy caller's answer to a request the gateway sent it (elicitation,
+// sampling, roots) is delivered to the request waiting on this replica's
+// live session. With a Relay (SessionConfig.Relay; internal/app sets one
+// when replicas share Redis) the ids of those requests name this replica
+// ("mcpgw-<replica>.<n>"), and an answer that matches no request waiting
+// here, but names another replica, is handed to that replica through the
+// Relay, which delivers it to its live session of the same id; the POST is
+// answered 202 either way. Without a Relay the ids are "mcpgw-<n>" and an
+// answer reaches only the replica it is posted to.
+//
 // Legacy sessions outlive a new config (internal/app's Apply). Their live
 // state (sessions, GET streams, /mcp/sse connections, follows, resource
 // subscriptions) is a Legacy that every front of the process shares
