@@ -74,7 +74,12 @@
 // fails closed (the session is treated as ended: 404, and the client
 // initializes again), because reviving a session its client deleted is the
 // worse error; a failed Bury is logged and the session still ends here. The
-// contract is in package fronttest.
+// contract is in package fronttest. A shared Tombstones that also offers
+// BuryHere (LocalTombstones) is told apart what ends a session for every
+// replica (its caller's DELETE; at Close, the state only this replica held)
+// from what ends it here only (idle here, evicted to make room, expired):
+// with no stickiness another replica may be serving a session this one has
+// not seen for a while, and that one must not end with it.
 //
 // A legacy caller's answer to a request the gateway sent it (elicitation,
 // sampling, roots) is delivered to the request waiting on this replica's

@@ -389,8 +389,8 @@ func (ss *sessions) admitLocked(ctx context.Context, l *live) {
 	}
 }
 
-// retireLocked ends a live session and buries its id, so that it is not
-// found again.
+// retireLocked ends a live session and buries its id here (see
+// LocalTombstones), so that it is not found again.
 func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 	l.end()
 	if _, ok := ss.live[l.id]; ok {
@@ -399,6 +399,12 @@ func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 		if ss.perCall[l.claims.Binding]--; ss.perCall[l.claims.Binding] <= 0 {
 			delete(ss.perCall, l.claims.Binding)
 		}
+	}
+	if here, ok := ss.tombs.(LocalTombstones); ok {
+		if err := here.BuryHere(context.WithoutCancel(ctx), l.id, time.Unix(0, l.expires)); err != nil {
+			ss.log.Warn("legacy session tombstone not stored", "error", err.Error())
+		}
+		return
 	}
 	ss.bury(ctx, l.id, l.expires)
 }
@@ -462,7 +468,9 @@ func (ss *sessions) remove(ctx context.Context, id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if e, ok := ss.live[id]; ok {
-		ss.retireLocked(ctx, e.Value.(*live))
+		l := e.Value.(*live)
+		ss.retireLocked(ctx, l)
+		ss.bury(ctx, id, l.expires) // for every replica
 		return
 	}
 	ss.bury(ctx, id, ss.now().Add(sessionTTL).UnixNano())

@@ -14,7 +14,11 @@
 //     the sealed id (ids are long; the digest keeps keys short and out of
 //     the id's reach), SET with NX (the first record stays) and PXAT the
 //     sealed id's expiry, so Redis drops it when the id could not open any
-//     more and a restarted replica still sees it. A legacy request costs
+//     more and a restarted replica still sees it. Only a session's end
+//     for every replica goes there (its caller's DELETE, or state only the
+//     closing replica held); one a replica ended for reasons of its own
+//     (idle there, evicted, expired) is remembered there only (BuryHere),
+//     since another replica may be serving it. A legacy request costs
 //     one EXISTS unless this replica buried the id itself (its own record
 //     answers first).
 //   - Relay: each replica subscribes to its own channel (prefix +

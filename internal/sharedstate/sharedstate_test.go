@@ -53,6 +53,17 @@ func TestRedisTombstonesShareBurialsAndDegradeWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("restarted replica: Buried = %v, %v; want true", got, err)
 	}
 
+	// A burial here only is not seen by the other replica.
+	if err := a.BuryHere(ctx, "local", hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Buried(ctx, "local"); !got {
+		t.Fatal("BuryHere not remembered here")
+	}
+	if got, _ := b.Buried(ctx, "local"); got {
+		t.Fatal("BuryHere seen by another replica")
+	}
+
 	srv.Stop()
 	start := time.Now()
 	if err := a.Bury(ctx, "s2", hour); err != nil {

@@ -30,7 +30,7 @@ type Tombstones struct {
 	tried  atomic.Int64 // unix nanoseconds of the last command sent while Redis was down
 }
 
-var _ front.Tombstones = (*Tombstones)(nil)
+var _ front.LocalTombstones = (*Tombstones)(nil)
 
 // NewTombstones returns tombstones kept in conn's Redis under prefix, with
 // a local record of at most max ids (max ≤ 0: front.DefaultMaxDeletedSessions).
@@ -52,6 +52,13 @@ func (t *Tombstones) Bury(ctx context.Context, id string, until time.Time) error
 		return fmt.Errorf("redis tombstone: %w", err)
 	}
 	return nil
+}
+
+// BuryHere remembers id as ended until until on this replica only (a
+// session this replica ended for reasons of its own, which another may
+// still serve).
+func (t *Tombstones) BuryHere(ctx context.Context, id string, until time.Time) error {
+	return t.local.Bury(ctx, id, until)
 }
 
 // Buried reports whether id was buried here or, through Redis, on any
