@@ -262,3 +262,25 @@ func TestHubCrossesListChangesAndResubscribesAfterAnOutage(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+func TestRelayReceiverPanicDoesNotEndTheSubscription(t *testing.T) {
+	url := redistest.URL(t)
+	prefix := redistest.Prefix(t)
+	a := sharedstate.NewRelay(dial(t, url), prefix, "a", nil)
+	defer a.Close()
+	var got collector
+	defer a.Receive(func(s string, _ []byte) {
+		if s == "boom" {
+			panic("receiver failed")
+		}
+		got.add(s)
+	})()
+	waitSubscribed(t, a, "a")
+	if err := a.Forward(context.Background(), "a", "boom", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Forward(context.Background(), "a", "after", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	got.waitFor(t, "after")
+}
