@@ -1,8 +1,10 @@
 package sharedstate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -283,4 +285,74 @@ func TestRelayReceiverPanicDoesNotEndTheSubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.waitFor(t, "after")
+}
+
+// With Redis down from the start, building the shared state does not wait
+// on it, every part answers at once from this replica, the outage is logged
+// once for all of them, and they work through Redis once it is back.
+func TestSharedStateWithRedisDownLogsOneWarningAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Stop()
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	conn, err := redisconn.New(redisconn.Settings{URL: srv.URL()}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	prefix := redistest.Prefix(t)
+	start := time.Now()
+	tombs := sharedstate.NewTombstones(conn, prefix, 100)
+	relay := sharedstate.NewRelay(conn, prefix, "a", log)
+	defer relay.Close()
+	hub := sharedstate.NewHub(conn, prefix, "a", log)
+	defer hub.Close()
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("building the shared state with Redis down took %v", d)
+	}
+	ctx := context.Background()
+	for range 5 {
+		_ = tombs.Bury(ctx, "x", time.Now().Add(time.Hour))
+		if got, err := tombs.Buried(ctx, "x"); err != nil || !got {
+			t.Fatalf("Buried with Redis down = %v, %v", got, err)
+		}
+		hub.Publish(listChanged("s"))
+		if err := relay.Forward(ctx, "b", "sess", []byte(`{}`)); err == nil {
+			t.Fatal("Forward with Redis down: nil error")
+		}
+	}
+	time.Sleep(time.Second) // the subscriptions retry meanwhile
+	count := func(s string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Count(buf.String(), s)
+	}
+	if n := count("redis unreachable"); n != 1 {
+		t.Fatalf("%d outage warnings, want 1:\n%s", n, buf.String())
+	}
+
+	srv.Restart()
+	waitSubscribed(t, relay, "a")
+	if n := count("redis reachable again"); n != 1 {
+		t.Fatalf("%d recovery lines, want 1", n)
+	}
+	if err := tombs.Bury(ctx, "y", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	other := sharedstate.NewTombstones(dial(t, srv.URL()), prefix, 100)
+	if got, err := other.Buried(ctx, "y"); err != nil || !got {
+		t.Fatalf("burial after recovery not shared: %v, %v", got, err)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -40,9 +40,7 @@ type subscriber struct {
 func subscribe(conn *redisconn.Conn, channel string, log *slog.Logger, handle func(payload string)) *subscriber {
 	s := &subscriber{conn: conn, channel: channel, handle: handle, log: log,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	// Subscribe records the channel even when Redis cannot be reached now:
-	// every reconnection subscribes to it again.
-	s.ps = conn.Client().Subscribe(context.Background(), channel)
+	s.ps = conn.Client().Subscribe(context.Background()) // no channel yet: does not dial
 	go s.run()
 	return s
 }
@@ -50,6 +48,12 @@ func subscribe(conn *redisconn.Conn, channel string, log *slog.Logger, handle fu
 // run receives until close; a panic in handle is logged and the loop goes on.
 func (s *subscriber) run() {
 	defer close(s.done)
+	// Subscribing dials, which may wait the dial timeout on a Redis that is
+	// down; here it does not hold up the caller. The channel is recorded
+	// even when it fails: every reconnection subscribes to it again.
+	if err := s.ps.Subscribe(context.Background(), s.channel); err != nil {
+		s.observe(err)
+	}
 	wait := retryMin
 	for {
 		select {
@@ -92,12 +96,12 @@ func (s *subscriber) receive() (ok bool) {
 			// Quiet, not necessarily dead: a ping's answer (or its failure)
 			// comes with the next receive.
 			if perr := s.ps.Ping(context.Background()); perr != nil {
-				s.conn.Observe(perr)
+				s.observe(perr)
 				return false
 			}
 			return true
 		}
-		s.conn.Observe(err)
+		s.observe(err)
 		return false
 	}
 	s.conn.Observe(nil)
@@ -118,4 +122,14 @@ func (s *subscriber) close() {
 	close(s.stop)
 	_ = s.ps.Close()
 	<-s.done
+}
+
+// observe records a failure in the Conn's health unless the subscriber is
+// closing (its own Close is not an outage).
+func (s *subscriber) observe(err error) {
+	select {
+	case <-s.stop:
+	default:
+		s.conn.Observe(err)
+	}
 }
