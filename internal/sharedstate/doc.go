@@ -57,7 +57,8 @@
 // Conn. Tombstones keep this replica's burials in memory (bounded as
 // front.MemoryTombstones) and answer from them alone; while Redis is down
 // they try it at most once a second, so requests do not each wait on a
-// dead server. Burials made during an outage stay on their replica. A
+// dead server, and one tombstone command waits at most 500 ms (the front
+// holds its session lock meanwhile). Burials made during an outage stay on their replica. A
 // forwarded answer fails (its request waits until its own timeout, as with
 // an answer that never came). Events stay local. Each subscription (one
 // connection per Relay and per Hub) reconnects with a backoff from 100 ms

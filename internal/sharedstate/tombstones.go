@@ -16,6 +16,10 @@ import (
 // a request; in between it answers from this replica alone at once.
 const probeEvery = time.Second
 
+// tombTimeout bounds one tombstone command: the front waits for it while
+// holding its session lock.
+const tombTimeout = 500 * time.Millisecond
+
 // Tombstones is front.Tombstones shared by every replica through Redis: one
 // key per ended session (prefix + "tomb:" + the id's SHA-256), set with NX
 // to keep the first record and expiring at the id's until. A record of this
@@ -46,6 +50,8 @@ func (t *Tombstones) Bury(ctx context.Context, id string, until time.Time) error
 	if !until.After(t.now()) || !t.try() {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, tombTimeout)
+	defer cancel()
 	err := t.conn.Client().Do(ctx, "SET", t.key(id), "1", "PXAT", until.UnixMilli(), "NX").Err()
 	t.observe(err)
 	if err != nil && !redisconn.Unavailable(err) && !isNil(err) {
@@ -72,6 +78,8 @@ func (t *Tombstones) Buried(ctx context.Context, id string) (bool, error) {
 	if !t.try() {
 		return false, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, tombTimeout)
+	defer cancel()
 	n, err := t.conn.Client().Exists(ctx, t.key(id)).Result()
 	t.observe(err)
 	switch {
