@@ -76,7 +76,8 @@
 // worse error; a failed Bury is logged and the session still ends here. The
 // contract is in package fronttest. A shared Tombstones that also offers
 // BuryHere (LocalTombstones) is told apart what ends a session for every
-// replica (its caller's DELETE; at Close, the state only this replica held)
+// replica (its caller's DELETE; at Close, the state only this replica held;
+// at a hand-over, a server of its caller that moved)
 // from what ends it here only (idle here, evicted to make room, expired):
 // with no stickiness another replica may be serving a session this one has
 // not seen for a while, and that one must not end with it.

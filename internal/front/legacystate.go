@@ -135,7 +135,8 @@ func (h *MCP) latest() *MCP {
 	return h
 }
 
-// endUnless ends, and buries, every live session keep refuses.
+// endUnless ends, and buries for every replica, every live session keep
+// refuses.
 func (ss *sessions) endUnless(keep func(*live) bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -144,6 +145,7 @@ func (ss *sessions) endUnless(keep func(*live) bool) {
 		e = e.Next()
 		if !keep(l) {
 			ss.retireLocked(context.Background(), l)
+			ss.bury(context.Background(), l.id, l.expires) // for every replica: its server moved
 		}
 	}
 }
