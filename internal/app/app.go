@@ -89,9 +89,6 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.hub == nil {
-		o.hub = notify.NewMemory()
-	}
 	env, err := ReadEnv(o.lookupEnv)
 	if err != nil {
 		return nil, err
@@ -114,11 +111,12 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		closeRedis(rc, o.log)
 		return nil, err
 	}
+	rs := newReplicaState(rc, o.hub, o.log)
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
-		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
+		hub: rs.hub, tombstones: rs.tombstones, relay: rs.relay, closeShared: rs.close,
 		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
 		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
@@ -146,6 +144,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 			_ = st.Close()
 		}
 		a.gate.close()
+		rs.close()
 		closeRedis(rc, o.log)
 		return nil, err
 	}
@@ -285,6 +284,7 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	a.gate.close()
+	a.closeShared()
 	closeRedis(a.redis, a.log)
 	return ctx.Err()
 }

@@ -44,7 +44,18 @@
 // once built), the front, and the mux. The hub comes first so that no layer
 // needs a reference to one built after it: clients publish to it, the
 // catalog's list cache and the gateway's listens subscribe to it. Hub is a
-// seam (package notify) so replicas can later share it.
+// seam (package notify) so replicas can share it.
+//
+// # State replicas share
+//
+// With Redis configured (redis.go), shared_state.go builds the hub, the
+// ended-session record and the legacy answer relay over it (package
+// sharedstate, keys and channels under "mcpgw:", a random name per App), so
+// a load balancer without stickiness serves legacy sessions and list changes
+// as one replica would; each falls back to this replica alone while Redis is
+// down. Without Redis they are notify.Memory, front.MemoryTombstones and no
+// relay. A hub given with WithHub is used as it is. Close ends their
+// subscriptions before it closes the Redis client.
 //
 // # The server registry
 //

@@ -39,10 +39,12 @@ type shared struct {
 	sealer, continuations *seal.Sealer
 	// budget bounds the upstream answer bytes buffered at once, shared by
 	// every server, so many large answers cannot add up past it.
-	budget     *upstream.ByteBudget
-	hub        notify.Hub
-	tombstones front.Tombstones // ended legacy sessions, remembered across generations
-	rpms       *rpms            // each server's current rpm, read by its client's middleware
+	budget      *upstream.ByteBudget
+	hub         notify.Hub
+	tombstones  front.Tombstones // ended legacy sessions, remembered across generations
+	relay       front.Relay      // routes legacy callers' answers between replicas; nil without Redis
+	closeShared func()           // ends the shared state's Redis subscriptions
+	rpms        *rpms            // each server's current rpm, read by its client's middleware
 	// gate admits calls against every limit (servers', keys' and teams'),
 	// across generations: in Redis when configured, else in this process.
 	gate       *sharedGate
@@ -97,7 +99,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	first := s.listens == nil
 	if first { // New, before any request
 		s.listens = gateway.NewListens()
-		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones}, s.log)
+		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones, Relay: s.relay}, s.log)
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}

@@ -74,7 +74,23 @@
 // fails closed (the session is treated as ended: 404, and the client
 // initializes again), because reviving a session its client deleted is the
 // worse error; a failed Bury is logged and the session still ends here. The
-// contract is in package fronttest.
+// contract is in package fronttest. A shared Tombstones that also offers
+// BuryHere (LocalTombstones) is told apart what ends a session for every
+// replica (its caller's DELETE; at Close, the state only this replica held;
+// at a hand-over, a server of its caller that moved)
+// from what ends it here only (idle here, evicted to make room, expired):
+// with no stickiness another replica may be serving a session this one has
+// not seen for a while, and that one must not end with it.
+//
+// A legacy caller's answer to a request the gateway sent it (elicitation,
+// sampling, roots) is delivered to the request waiting on this replica's
+// live session. With a Relay (SessionConfig.Relay; internal/app sets one
+// when replicas share Redis) the ids of those requests name this replica
+// ("mcpgw-<replica>.<n>"), and an answer that matches no request waiting
+// here, but names another replica, is handed to that replica through the
+// Relay, which delivers it to its live session of the same id; the POST is
+// answered 202 either way. Without a Relay the ids are "mcpgw-<n>" and an
+// answer reaches only the replica it is posted to.
 //
 // Legacy sessions outlive a new config (internal/app's Apply). Their live
 // state (sessions, GET streams, /mcp/sse connections, follows, resource

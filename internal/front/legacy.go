@@ -109,7 +109,7 @@ func (h *MCP) legacyNotification(sess *live, msg *jsonrpc.Message) {
 	sess.notifs.Add(1)
 	defer sess.notifs.Done()
 	if msg.IsResponse() {
-		if !sess.deliver(msg) {
+		if !sess.deliver(msg) && !h.relayResponse(sess, msg) {
 			h.cfg.Logger.Debug("response from the caller matches no pending request")
 		}
 		return

@@ -34,6 +34,8 @@ type Legacy struct {
 	mu     sync.Mutex
 	closed bool
 	ending sync.WaitGroup
+	// unrelay stops receiving the answers other replicas forward (see Relay).
+	unrelay func()
 }
 
 // NewLegacy returns the legacy session state for the fronts of one process,
@@ -45,7 +47,11 @@ func NewLegacy(sealer *seal.Sealer, cfg SessionConfig, log *slog.Logger) *Legacy
 	}
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Legacy{cfg: cfg, log: log, sessions: newSessions(sealer, cfg, log), ctx: ctx, cancel: cancel}
+	lg := &Legacy{cfg: cfg, log: log, sessions: newSessions(sealer, cfg, log), ctx: ctx, cancel: cancel, unrelay: func() {}}
+	if cfg.Relay != nil {
+		lg.unrelay = cfg.Relay.Receive(lg.sessions.receiveRelayed)
+	}
+	return lg
 }
 
 // close ends every legacy session's streams and follows (see
@@ -55,6 +61,7 @@ func (lg *Legacy) close() {
 	lg.closed = true
 	lg.mu.Unlock()
 	lg.cancel()
+	lg.unrelay()
 	lg.sessions.closeAll()
 	lg.ending.Wait()
 }
@@ -128,7 +135,8 @@ func (h *MCP) latest() *MCP {
 	return h
 }
 
-// endUnless ends, and buries, every live session keep refuses.
+// endUnless ends, and buries for every replica, every live session keep
+// refuses.
 func (ss *sessions) endUnless(keep func(*live) bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -137,6 +145,7 @@ func (ss *sessions) endUnless(keep func(*live) bool) {
 		e = e.Next()
 		if !keep(l) {
 			ss.retireLocked(context.Background(), l)
+			ss.bury(context.Background(), l.id, l.expires) // for every replica: its server moved
 		}
 	}
 }
