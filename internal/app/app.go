@@ -57,6 +57,7 @@ type options struct {
 	hub        notify.Hub
 	httpClient *http.Client
 	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	noMetrics  bool          // no metrics sink and no /metrics (benchmarks)
 }
 
 // WithLookupEnv reads the environment through f instead of os.LookupEnv.
@@ -120,7 +121,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
 		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
-	a.observer = newObserver(o)
+	a.metrics = a.newMetrics(o, cfg)
+	a.observer = newObserver(o, cfg, a.metrics)
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}

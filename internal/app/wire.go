@@ -20,6 +20,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/metrics"
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
@@ -67,6 +68,8 @@ type shared struct {
 	// observer receives every request and upstream call record; nil when
 	// nothing observes.
 	observer *observe.Observer
+	// metrics are served at /metrics; nil when off.
+	metrics *metrics.Metrics
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -154,6 +157,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
+	if s.metrics != nil {
+		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
+	}
 	return g, nil
 }
 
