@@ -50,14 +50,15 @@ const (
 type Option func(*options)
 
 type options struct {
-	lookupEnv  func(string) (string, bool)
-	log        *slog.Logger
-	dataDir    string
-	version    string
-	hub        notify.Hub
-	httpClient *http.Client
-	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
-	noMetrics  bool          // no metrics sink and no /metrics (benchmarks)
+	lookupEnv   func(string) (string, bool)
+	log         *slog.Logger
+	dataDir     string
+	version     string
+	hub         notify.Hub
+	httpClient  *http.Client
+	cacheTTL    time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	noMetrics   bool          // no metrics sink and no /metrics (WithoutObservation)
+	noAccessLog bool          // no access log (WithoutObservation)
 }
 
 // WithLookupEnv reads the environment through f instead of os.LookupEnv.

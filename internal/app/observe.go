@@ -65,13 +65,20 @@ func callFault(err error) fault.Class {
 	return catalog.UpstreamFault(upstream.Classify(err), "").Class
 }
 
+// WithoutObservation builds the App with nothing observing requests: no
+// metrics sink (and no /metrics) and no access log; the baseline the
+// observation benchmark compares against.
+func WithoutObservation() Option {
+	return func(o *options) { o.noMetrics, o.noAccessLog = true, true }
+}
+
 // newObserver builds the observer every generation reports to, from the
 // config the App starts with: the access log (unless mcp_access_log is
 // false, or the logger does not write INFO lines), then the metrics (unless
 // o.noMetrics); nil (nothing observed) when there are none.
 func newObserver(o options, cfg *config.Config, m *metrics.Metrics) *observe.Observer {
 	var sinks []observe.Sink
-	if !cfg.General.NoAccessLog && o.log.Enabled(context.Background(), slog.LevelInfo) {
+	if !cfg.General.NoAccessLog && !o.noAccessLog && o.log.Enabled(context.Background(), slog.LevelInfo) {
 		sinks = append(sinks, observe.NewAccessLog(o.log))
 	}
 	if m != nil {

@@ -56,9 +56,14 @@ type Metrics struct {
 	client   *prometheus.HistogramVec
 	faults   *prometheus.CounterVec
 	rejected *prometheus.CounterVec
-	names    *capped
-	callers  *capped
+	names    *capped[nameKey]
+	callers  *capped[observe.Caller]
+	// labelIdx maps each exported tool-metric label to its ToolLabels index.
+	labelIdx []int
 }
+
+// nameKey is one server's tool or prompt name.
+type nameKey struct{ server, name string }
 
 // New returns the metrics with Go runtime and process collectors.
 func New(cfg Config) *Metrics {
@@ -71,7 +76,7 @@ func New(cfg Config) *Metrics {
 	if cfg.Separator == "" {
 		cfg.Separator = "-"
 	}
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped(cfg.MaxNames), callers: newCapped(cfg.MaxCallers)}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped[nameKey](cfg.MaxNames), callers: newCapped[observe.Caller](cfg.MaxCallers)}
 	m.labels = ToolLabels
 	if cfg.Labels != nil {
 		m.labels = nil
@@ -81,6 +86,13 @@ func New(cfg Config) *Metrics {
 					m.labels = append(m.labels, l)
 					break
 				}
+			}
+		}
+	}
+	for _, l := range m.labels {
+		for i, all := range ToolLabels {
+			if l == all {
+				m.labelIdx = append(m.labelIdx, i)
 			}
 		}
 	}
@@ -161,9 +173,12 @@ func (m *Metrics) target(method, name, server string) (tool, prompt string) {
 	}
 	v := Other
 	if server != "" && name != "" {
-		v = m.names.admit(server + "\x00" + strings.TrimPrefix(name, server+m.cfg.Separator))
-		if v != Other {
-			v = v[len(server)+1:]
+		own := name
+		if len(name) > len(server)+len(m.cfg.Separator) && strings.HasPrefix(name, server) && strings.HasPrefix(name[len(server):], m.cfg.Separator) {
+			own = name[len(server)+len(m.cfg.Separator):]
+		}
+		if m.names.admit(nameKey{server, own}) {
+			v = own
 		}
 	}
 	if isTool {
@@ -174,15 +189,16 @@ func (m *Metrics) target(method, name, server string) (tool, prompt string) {
 
 // toolValues are the LiteLLM tool metrics' label values for a call.
 func (m *Metrics) toolValues(tool, server string, c observe.Caller) []string {
-	who := [6]string{c.KeyHash, c.KeyAlias, c.Team, c.TeamAlias, c.User, c.EndUser}
-	if m.callers.admit(strings.Join(who[:], "\x00")) == Other {
-		who = [6]string{Other, Other, Other, Other, Other, Other}
+	c.Org = "" // not a label: one label set per key, team, user and end user
+	all := [8]string{tool, server, c.KeyHash, c.KeyAlias, c.Team, c.TeamAlias, c.User, c.EndUser}
+	if !m.callers.admit(c) {
+		for i := 2; i < len(all); i++ {
+			all[i] = Other
+		}
 	}
-	all := map[string]string{"mcp_tool_name": tool, "mcp_server_name": server, "hashed_api_key": who[0],
-		"api_key_alias": who[1], "team": who[2], "team_alias": who[3], "user": who[4], "end_user": who[5]}
-	out := make([]string, len(m.labels))
-	for i, l := range m.labels {
-		out[i] = all[l]
+	out := make([]string, len(m.labelIdx))
+	for i, idx := range m.labelIdx {
+		out[i] = all[idx]
 	}
 	return out
 }
@@ -211,24 +227,26 @@ func knownRevision(v string) string {
 	return Other
 }
 
-// capped admits at most max distinct values; beyond, Other.
-type capped struct {
+// capped admits at most max distinct values, the first seen; it never
+// forgets one.
+type capped[K comparable] struct {
 	mu   sync.Mutex
 	max  int
-	seen map[string]struct{}
+	seen map[K]struct{}
 }
 
-func newCapped(max int) *capped { return &capped{max: max, seen: map[string]struct{}{}} }
+func newCapped[K comparable](max int) *capped[K] { return &capped[K]{max: max, seen: map[K]struct{}{}} }
 
-func (c *capped) admit(v string) string {
+// admit reports whether v is (now) one of the admitted values.
+func (c *capped[K]) admit(v K) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.seen[v]; ok {
-		return v
+		return true
 	}
 	if len(c.seen) >= c.max {
-		return Other
+		return false
 	}
 	c.seen[v] = struct{}{}
-	return v
+	return true
 }
