@@ -106,6 +106,7 @@ func (a *App) newMetrics(o options, cfg *config.Config) *metrics.Metrics {
 				}
 				return 0
 			}),
+		newStateCollector(a),
 	)
 	return m
 }

@@ -31,7 +31,9 @@
 //     class and the server that failed them ("" when none did);
 //     mcpgw_rate_limit_rejections_total{server}: the gateway's own limits
 //     (limit_exceeded).
-//   - Whatever collectors internal/app registers (Register): values read
+//   - Whatever collectors internal/app registers (MustRegister: the config
+//     generation, reload status, upstream sessions open per server, listens
+//     running): values read
 //     when scraped, so the hot path pays nothing for them.
 //
 // Cardinality is bounded. Label values that come from callers are never

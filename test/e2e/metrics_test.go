@@ -248,6 +248,12 @@ func TestMetricsCountTheWorkload(t *testing.T) {
 	if got := sum(fams, "mcpgw_rate_limit_rejections_total", map[string]string{"server": "lim"}); got != 1 {
 		t.Errorf("rate-limit rejections = %v, want 1", got)
 	}
+	if got := sum(fams, "mcpgw_upstream_sessions_open", map[string]string{"server": "fx"}); got < 1 {
+		t.Errorf("upstream sessions open on fx = %v, want the pooled one", got)
+	}
+	if fams["mcpgw_listens_open"] == nil {
+		t.Error("mcpgw_listens_open missing")
+	}
 	if got := sum(fams, "mcpgw_config_generation", nil); got != 1 {
 		t.Errorf("config generation = %v, want 1", got)
 	}
