@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -109,4 +110,13 @@ func (a *App) newMetrics(o options, cfg *config.Config) *metrics.Metrics {
 		newStateCollector(a),
 	)
 	return m
+}
+
+// onWebhook is what the authenticator tells of each webhook call: the
+// metrics' webhook histogram; nil without metrics.
+func (s *shared) onWebhook() func(time.Duration, string) {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Webhook
 }

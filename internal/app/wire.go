@@ -85,6 +85,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		PermitWeak:    s.env.PermitWeak,
 		Logger:        s.log,
 		Keys:          keyLookup(s.store),
+		OnWebhook:     s.onWebhook(),
 	})
 	if err != nil {
 		return nil, err

@@ -30,7 +30,8 @@
 //   - mcpgw_faults_total{fault, server}: failed downstream requests by fault
 //     class and the server that failed them ("" when none did);
 //     mcpgw_rate_limit_rejections_total{server}: the gateway's own limits
-//     (limit_exceeded).
+//     (limit_exceeded); mcpgw_webhook_duration_seconds{outcome}: each
+//     custom_auth call (Webhook, wired as identity.Config.OnWebhook).
 //   - Whatever collectors internal/app registers (MustRegister: the config
 //     generation, reload status, upstream sessions open per server, listens
 //     running): values read

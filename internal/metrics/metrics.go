@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -56,6 +57,7 @@ type Metrics struct {
 	client   *prometheus.HistogramVec
 	faults   *prometheus.CounterVec
 	rejected *prometheus.CounterVec
+	webhook  *prometheus.HistogramVec
 	names    *capped[nameKey]
 	callers  *capped[observe.Caller]
 	// labelIdx maps each exported tool-metric label to its ToolLabels index.
@@ -111,7 +113,9 @@ func New(cfg Config) *Metrics {
 		Help: "Failed downstream requests by fault class and the server that failed them."}, []string{"fault", "server"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_rate_limit_rejections_total",
 		Help: "Requests the gateway's own limits refused (limit_exceeded), by server."}, []string{"server"})
-	m.reg.MustRegister(m.calls, m.spend, m.server, m.client, m.faults, m.rejected,
+	m.webhook = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_webhook_duration_seconds",
+		Help: "Duration of custom_auth webhook calls, by outcome (ok, refused, error).", Buckets: Buckets}, []string{"outcome"})
+	m.reg.MustRegister(m.calls, m.spend, m.server, m.client, m.faults, m.rejected, m.webhook,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -127,6 +131,11 @@ func (m *Metrics) Handler() http.Handler {
 
 // Gatherer is the registry, for tests and embedding.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
+// Webhook records one custom_auth webhook call (identity.Config.OnWebhook).
+func (m *Metrics) Webhook(d time.Duration, outcome string) {
+	m.webhook.WithLabelValues(outcome).Observe(d.Seconds())
+}
 
 // EndRequest counts one finished downstream request.
 func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -354,5 +355,37 @@ func TestAccessLogOneLinePerRequest(t *testing.T) {
 	}
 	if toolCalls != 13 || aliased != 2 || faults != 3 {
 		t.Fatalf("access lines: %d tool calls (want 13), %d by the aliased key (want 2), %d faults (want 3)", toolCalls, aliased, faults)
+	}
+}
+
+// TestMetricsTimeTheWebhook: each custom_auth call is timed by outcome,
+// and a proxy_admin identity from the webhook may scrape /metrics.
+func TestMetricsTimeTheWebhook(t *testing.T) {
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			APIKey string `json:"api_key"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		if in.APIKey != "sk-hook-admin" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"user_id":"ops","user_role":"proxy_admin"}`))
+	}))
+	t.Cleanup(hook.Close)
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\n  custom_auth: %s\n", testKey, hook.URL), nil)
+	if status, _ := scrape(t, gw.url, "sk-hook-wrong"); status != http.StatusUnauthorized {
+		t.Fatalf("/metrics with a key the webhook refuses = %d", status)
+	}
+	status, fams := scrape(t, gw.url, "sk-hook-admin")
+	if status != http.StatusOK {
+		t.Fatalf("/metrics with the webhook's admin = %d", status)
+	}
+	// The scrape's own call is observed before the registry is read.
+	if got := sum(fams, "mcpgw_webhook_duration_seconds", map[string]string{"outcome": "refused"}); got != 1 {
+		t.Errorf("refused webhook calls = %v, want 1", got)
+	}
+	if got := sum(fams, "mcpgw_webhook_duration_seconds", map[string]string{"outcome": "ok"}); got != 1 {
+		t.Errorf("ok webhook calls = %v, want 1", got)
 	}
 }
