@@ -50,13 +50,15 @@ const (
 type Option func(*options)
 
 type options struct {
-	lookupEnv  func(string) (string, bool)
-	log        *slog.Logger
-	dataDir    string
-	version    string
-	hub        notify.Hub
-	httpClient *http.Client
-	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	lookupEnv   func(string) (string, bool)
+	log         *slog.Logger
+	dataDir     string
+	version     string
+	hub         notify.Hub
+	httpClient  *http.Client
+	cacheTTL    time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	noMetrics   bool          // no metrics sink and no /metrics (WithoutObservation)
+	noAccessLog bool          // no access log (WithoutObservation)
 	// redisPrefix starts the Redis keys of the limits; "" is limits.DefaultPrefix.
 	redisPrefix string
 }
@@ -120,7 +122,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
 		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
-	a.observer = newObserver(o)
+	a.metrics = a.newMetrics(o, cfg)
+	a.observer = newObserver(o, cfg, a.metrics)
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}

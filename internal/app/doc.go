@@ -251,4 +251,18 @@
 // resolution (preview_guard.go), so DNS rebinding and redirects cannot get
 // past it; no HTTP proxy. Messages are scrubbed of the config's credential
 // values besides being built from safe texts.
+//
+// # Observation
+//
+// New builds one observe.Observer for the process (newObserver): the access
+// log (unless general_settings.mcp_access_log is false or the logger drops
+// INFO), then the metrics (internal/metrics; served at /metrics by every
+// generation's front, behind the admin key unless
+// require_auth_for_metrics_endpoint is false, which each generation reads).
+// The front reports downstream requests to it; each upstream client gets
+// observeCalls as its innermost middleware, so a call the limits refuse is
+// not recorded as sent. Both are set when a client is created, so a client
+// kept across Apply keeps reporting. Collectors read the config generation
+// and reload status at scrape time. WithoutObservation builds an App that
+// observes nothing (the benchmark's baseline).
 package app

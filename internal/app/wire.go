@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/metrics"
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
@@ -73,6 +74,8 @@ type shared struct {
 	prober *prober
 	// previewEnv resolves os.environ/NAME in posted server configs (previews).
 	previewEnv func(string) (string, bool)
+	// metrics are served at /metrics; nil when off.
+	metrics *metrics.Metrics
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -88,6 +91,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		PermitWeak:    s.env.PermitWeak,
 		Logger:        s.log,
 		Keys:          keyLookup(s.store),
+		OnWebhook:     s.onWebhook(),
 	})
 	if err != nil {
 		return nil, err
@@ -163,6 +167,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
+	if s.metrics != nil {
+		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
+	}
 	return g, nil
 }
 

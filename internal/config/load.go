@@ -220,6 +220,10 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.RequireKeyMCPAccessDefined, _ = l.boolean(e.v, field)
 		case "require_end_user_mcp_access_defined":
 			g.RequireEndUserMCPAccessDefined, _ = l.boolean(e.v, field)
+		case "mcp_access_log":
+			if b, ok := l.boolean(e.v, field); ok {
+				g.NoAccessLog = !b
+			}
 		case "mcp_allow_all_keys_respects_mcp_scope":
 			g.MCPAllowAllKeysRespectsScope, _ = l.boolean(e.v, field)
 		case "mcp_scoped_prefix":
@@ -381,6 +385,12 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 			l.cacheParamsNode = e.v
 		case "cache":
 			// LiteLLM's switch for its response cache; cache_params alone names the Redis.
+		case "require_auth_for_metrics_endpoint":
+			if b, ok := l.boolean(e.v, sec+"."+e.key); ok {
+				s.Metrics.Public = !b
+			}
+		case "prometheus_metrics_config":
+			l.prometheusMetricsConfig(e.v, sec+"."+e.key, &s.Metrics)
 		default:
 			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}

@@ -307,6 +307,21 @@
 // clients. Readiness lists each server's health as "mcp_servers" and never
 // fails on it (Health.Servers).
 //
+// Observation (MCPConfig.Observer, nil: none): every decoded request
+// (both eras on /mcp and /{server}/mcp, each /mcp/sse message, the REST
+// routes) gets an observe.Request once its message is read, carried on its
+// context so the core can name the server that served it; the front notes
+// the answer's status (a ResponseWriter wrapper that unwraps for
+// http.ResponseController), the JSON-RPC code of the errors it writes
+// itself (writeRPCError) and the fault class of the core's Outcome, and ends
+// the record when the answer is written (a legacy SSE message's when its
+// answer is on the stream; its status is the POST's 202). Requests refused
+// before their message is read (credential, size) are not recorded. With no
+// Observer none of this runs: no record, no wrapper.
+//
+// GET /metrics (Metrics) serves what internal/app hands it, behind the
+// master key or a proxy_admin key unless Public.
+//
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,
 // if any, is answered with an internal error.

@@ -211,4 +211,8 @@
 //     legacy upstream's -32042 (URL elicitation required) is an upstream_rpc fault; the fault
 //     table turns it into the URLs to open for a 2026-07-28 caller, which must never see that
 //     code.
+//
+// Observation: forward (and a resumed continuation) names the one server
+// that serves an operation on the request record its context carries
+// (observe.Served); the front and internal/app record the rest.
 package gateway
