@@ -120,7 +120,17 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
 		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
 	}
-	a.observer = newObserver(o)
+	if a.tracer, err = newTracer(cfg, o); err != nil {
+		closeRedis(rc, o.log)
+		return nil, errors.Join(err, closeStore(st))
+	}
+	built := false
+	defer func() {
+		if !built {
+			a.closeTracer(context.Background())
+		}
+	}()
+	a.observer = newObserver(o, traceSink(a.tracer))
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
@@ -151,6 +161,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
 	})
+	built = true
 	return a, nil
 }
 
@@ -274,5 +285,6 @@ func (a *App) Close(ctx context.Context) error {
 		}
 	}
 	closeRedis(a.redis, a.log)
+	a.closeTracer(ctx)
 	return ctx.Err()
 }

@@ -64,10 +64,10 @@ func callFault(err error) fault.Class {
 // newObserver builds the observer every generation reports to: the access
 // log (when the logger writes INFO lines), then the sinks the
 // other observers add; nil (nothing observed, nothing spent) when there are none.
-func newObserver(o options) *observe.Observer {
+func newObserver(o options, extra ...observe.Sink) *observe.Observer {
 	var sinks []observe.Sink
 	if o.log.Enabled(context.Background(), slog.LevelInfo) {
 		sinks = append(sinks, observe.NewAccessLog(o.log))
 	}
-	return observe.New(sinks...)
+	return observe.New(append(sinks, extra...)...)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/redisconn"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/tracing"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -67,6 +68,8 @@ type shared struct {
 	// observer receives every request and upstream call record; nil when
 	// nothing observes.
 	observer *observe.Observer
+	// tracer exports trace spans (one of observer's sinks); nil when tracing is off.
+	tracer *tracing.Tracer
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -172,6 +175,9 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
 	if s.observer.Enabled() {
 		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
+	}
+	if s.tracer != nil {
+		uc.Middleware = append(uc.Middleware, propagateCalls(s.tracer, sv))
 	}
 	return uc
 }

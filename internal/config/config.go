@@ -274,6 +274,9 @@ type LiteLLMSettings struct {
 	// MCPAliases (mcp_aliases) maps extra names to servers (by name, id or alias); a scoped
 	// URL or x-mcp-servers may use them. Every target names a server.
 	MCPAliases map[string]string
+	// Callbacks (callbacks) names LiteLLM's logging integrations, lower-cased;
+	// mcpgw acts on "otel" (OpenTelemetry traces) and ignores the rest.
+	Callbacks []string
 }
 
 // Model is one entry of model_list.

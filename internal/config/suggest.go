@@ -15,7 +15,7 @@ var (
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
 		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode"}
-	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache"}
+	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache", "callbacks"}
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}
