@@ -30,7 +30,7 @@ type otlpReceiver struct {
 	fail bool
 }
 
-func startOTLPReceiver(t *testing.T) *otlpReceiver {
+func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	t.Helper()
 	rc := &otlpReceiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
