@@ -122,8 +122,20 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
 		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
+	if a.tracer, err = newTracer(cfg, o); err != nil {
+		a.gate.close()
+		rs.close()
+		closeRedis(rc, o.log)
+		return nil, errors.Join(err, closeStore(st))
+	}
+	built := false
+	defer func() {
+		if !built {
+			a.closeTracer(context.Background())
+		}
+	}()
 	a.metrics = a.newMetrics(o, cfg)
-	a.observer = newObserver(o, cfg, a.metrics)
+	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer))
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
@@ -160,6 +172,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
 	})
+	built = true
 	return a, nil
 }
 
@@ -289,5 +302,6 @@ func (a *App) Close(ctx context.Context) error {
 	a.gate.close()
 	a.closeShared()
 	closeRedis(a.redis, a.log)
+	a.closeTracer(ctx)
 	return ctx.Err()
 }

@@ -75,13 +75,16 @@ func WithoutObservation() Option {
 
 // newObserver builds the observer every generation reports to, from the
 // config the App starts with: the access log (unless mcp_access_log is
-// false, or the logger does not write INFO lines), then the metrics (unless
-// o.noMetrics); nil (nothing observed) when there are none.
-func newObserver(o options, cfg *config.Config, m *metrics.Metrics) *observe.Observer {
+// false, or the logger does not write INFO lines), then extra in order (the
+// trace and spend sinks; nil ones are left out), then the metrics last, so
+// a sink before it may fill what it counts (the spend sink sets Cost);
+// nil (nothing observed) when there are none.
+func newObserver(o options, cfg *config.Config, m *metrics.Metrics, extra ...observe.Sink) *observe.Observer {
 	var sinks []observe.Sink
 	if !cfg.General.NoAccessLog && !o.noAccessLog && o.log.Enabled(context.Background(), slog.LevelInfo) {
 		sinks = append(sinks, observe.NewAccessLog(o.log))
 	}
+	sinks = append(sinks, extra...)
 	if m != nil {
 		sinks = append(sinks, m)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/redisconn"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/tracing"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -76,6 +77,8 @@ type shared struct {
 	previewEnv func(string) (string, bool)
 	// metrics are served at /metrics; nil when off.
 	metrics *metrics.Metrics
+	// tracer exports trace spans (one of observer's sinks); nil when tracing is off.
+	tracer *tracing.Tracer
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -187,6 +190,9 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc.Middleware = append(uc.Middleware, serverLimits(s.gate, sv.Name, s.rpms.of(sv.Name), s.rpms.maxOf(sv.Name), s.log))
 	if s.observer.Enabled() {
 		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
+	}
+	if s.tracer != nil {
+		uc.Middleware = append(uc.Middleware, propagateCalls(s.tracer, sv))
 	}
 	return uc
 }

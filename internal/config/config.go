@@ -282,6 +282,9 @@ type LiteLLMSettings struct {
 	// Metrics are the /metrics settings (require_auth_for_metrics_endpoint,
 	// prometheus_metrics_config).
 	Metrics Metrics
+	// Callbacks (callbacks) names LiteLLM's logging integrations, lower-cased;
+	// mcpgw acts on "otel" (OpenTelemetry traces) and ignores the rest.
+	Callbacks []string
 }
 
 // Model is one entry of model_list.

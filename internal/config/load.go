@@ -381,6 +381,11 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 			}
 		case "mcp_aliases":
 			s.MCPAliases, l.aliasNodes = l.strMap(e.v, sec+"."+e.key)
+		case "callbacks":
+			// A list, as LiteLLM documents it; one name alone is taken too.
+			for _, c := range l.scopes(e.v, sec+"."+e.key) {
+				s.Callbacks = append(s.Callbacks, strings.ToLower(strings.Trim(c, ",")))
+			}
 		case "cache_params":
 			l.cacheParamsNode = e.v
 		case "cache":

@@ -17,7 +17,7 @@ var (
 		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode", "mcp_health_check_interval", "mcp_health_check_timeout",
 		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log"}
 	litellmKeys = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache",
-		"require_auth_for_metrics_endpoint", "prometheus_metrics_config"}
+		"require_auth_for_metrics_endpoint", "prometheus_metrics_config", "callbacks"}
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}

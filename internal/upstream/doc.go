@@ -63,6 +63,11 @@
 //     interface{ follow(...) }) were rejected as the same type switch in
 //     another form: the methods are on the interface, and a transport that
 //     has nothing to do for one does nothing.
+//   - WithHeader (propagate.go) puts headers on a call's context that every
+//     HTTP request sent for it adds, after the session's own headers and
+//     never replacing them: a middleware propagating trace context uses it.
+//     A context value, not a Call parameter, because the HTTP request is
+//     built several layers down; stdio upstreams ignore it.
 //   - Config.Middleware wraps Client.Call, the first entry outermost,
 //     applied once in New; without middleware Call takes its direct path
 //     (no extra call, no allocation). The chain sees one request per Call,
