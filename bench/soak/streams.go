@@ -28,6 +28,7 @@ func scenarios() []scenario {
 		{"streams-legacy", "1,000 legacy GET streams on /mcp (after initialize), held then cut", streamsOf(openLegacyGET)},
 		{"streams-listen", "1,000 modern subscriptions/listen streams, held then cut", streamsOf(openListen)},
 		{"streams-sse", "1,000 /mcp/sse streams, held then cut", streamsOf(openSSE)},
+		{"reload", "tools/call at C=10 on an unchanged server while the config file is rewritten 50 times", reloadSoak},
 	}
 }
 

@@ -50,13 +50,17 @@ const (
 type Option func(*options)
 
 type options struct {
-	lookupEnv  func(string) (string, bool)
-	log        *slog.Logger
-	dataDir    string
-	version    string
-	hub        notify.Hub
-	httpClient *http.Client
-	cacheTTL   time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	lookupEnv   func(string) (string, bool)
+	log         *slog.Logger
+	dataDir     string
+	version     string
+	hub         notify.Hub
+	httpClient  *http.Client
+	cacheTTL    time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
+	noMetrics   bool          // no metrics sink and no /metrics (WithoutObservation)
+	noAccessLog bool          // no access log (WithoutObservation)
+	// redisPrefix starts the Redis keys of the limits; "" is limits.DefaultPrefix.
+	redisPrefix string
 }
 
 // WithLookupEnv reads the environment through f instead of os.LookupEnv.
@@ -87,9 +91,6 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.hub == nil {
-		o.hub = notify.NewMemory()
-	}
 	env, err := ReadEnv(o.lookupEnv)
 	if err != nil {
 		return nil, err
@@ -112,26 +113,38 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		closeRedis(rc, o.log)
 		return nil, err
 	}
+	rs := newReplicaState(rc, o.hub, o.log)
 	a := &App{limits: cfg.General.HTTP, dataDir: o.dataDir}
 	a.shared = shared{
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
-		hub: o.hub, tombstones: front.NewMemoryTombstones(front.DefaultMaxDeletedSessions),
-		counter: limits.NewMemory(0), rpms: &rpms{}, httpClient: o.httpClient, store: st,
-		slots: limits.NewMemorySlots(), callerCounter: limits.NewMemory(0), redis: rc,
+		hub: rs.hub, tombstones: rs.tombstones, relay: rs.relay, closeShared: rs.close,
+		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
+		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
-	a.spend = newSpendLog(st, o.log)
+	if a.tracer, err = newTracer(cfg, o); err != nil {
+		a.gate.close()
+		rs.close()
+		closeRedis(rc, o.log)
+		return nil, errors.Join(err, closeStore(st))
+	}
 	built := false
 	defer func() {
 		if !built {
+			a.closeTracer(context.Background())
 			a.spend.close(o.log)
 		}
 	}()
-	a.observer = newObserver(o, a.spend.observeSink())
+	a.spend = newSpendLog(st, o.log)
+	a.metrics = a.newMetrics(o, cfg)
+	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
-	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus}
+	a.prober = newProber(o.log, cfg.General.Health)
+	a.previewEnv = o.lookupEnv
+	a.shared.serverHealth = a.healthOf
+	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus, Servers: a.prober.statuses}
 	a.servers = serverRegistry{a}
 	if err := a.initServers(cfg, o.lookupEnv); err != nil {
 		return nil, errors.Join(err, closeStore(st))
@@ -147,12 +160,15 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		if st != nil {
 			_ = st.Close()
 		}
+		a.gate.close()
+		rs.close()
 		closeRedis(rc, o.log)
 		return nil, err
 	}
 	a.rpms.set(cfg.Servers)
 	a.spend.setCosts(cfg.Servers)
 	a.cur.Store(g)
+	a.prober.set(cfg.Servers, g.clients)
 	a.startServerSync()
 	a.handler = admit.Handler(http.HandlerFunc(a.serve), admit.Config{
 		Guard:           admit.NewHostGuard(cfg.General.AllowedHosts, cfg.General.AllowedOrigins),
@@ -193,7 +209,7 @@ func (a *App) checks() []front.Check {
 		out = append(out, front.Check{Name: "store", Probe: a.store.Ping})
 	}
 	if a.redis != nil {
-		out = append(out, redisCheck(a.redis))
+		out = append(out, redisCheck(a.redis, a.gate))
 	}
 	return out
 }
@@ -247,7 +263,10 @@ func (a *App) Server() *http.Server {
 
 // Start marks the App ready: readiness answers 200 from now on while its
 // checks pass. Call it once Handler is being served.
-func (a *App) Start() { a.state.CompareAndSwap(starting, ready) }
+func (a *App) Start() {
+	a.state.CompareAndSwap(starting, ready)
+	a.prober.start()
+}
 
 // Drain marks the App as shutting down (readiness answers 503) and ends
 // every long-lived downstream stream, so an HTTP server's graceful shutdown
@@ -269,6 +288,7 @@ func (a *App) Close(ctx context.Context) error {
 		return nil
 	}
 	a.closed = true
+	a.prober.close()
 	g := a.cur.Load()
 	g.front.Close() // again: Apply may have swapped generations since Drain
 	g.unsubscribe()
@@ -283,6 +303,9 @@ func (a *App) Close(ctx context.Context) error {
 			a.log.Warn("closing the store", "error", err.Error())
 		}
 	}
+	a.gate.close()
+	a.closeShared()
 	closeRedis(a.redis, a.log)
+	a.closeTracer(ctx)
 	return ctx.Err()
 }

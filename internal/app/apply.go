@@ -53,24 +53,45 @@ func (g *generation) leave() {
 }
 
 // serveCounted serves r on g, counted in g's requests in flight until it
-// ends or detaches (a subscriptions/listen once acknowledged: it is a
-// stream that may outlive g, see Apply).
+// ends or detaches (a long-lived stream once open: a subscriptions/listen,
+// a legacy GET or /mcp/sse stream may outlive g, see Apply).
 func (g *generation) serveCounted(w http.ResponseWriter, r *http.Request) {
 	var once sync.Once
 	leave := func() { once.Do(g.leave) }
 	defer leave()
-	g.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), detachKey{}, leave)))
+	g.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), servedKey{}, &served{g: g, leave: leave})))
 }
 
-// detachKey keys the request's leave function in its context.
-type detachKey struct{}
+// servedKey keys, in a request's context, the generation serving it.
+type servedKey struct{}
+
+// served is the generation serving a request and the request's leave.
+type served struct {
+	g     *generation
+	leave func()
+}
 
 // detach stops counting r among its generation's requests in flight
 // (front.MCPConfig.Detach).
 func detach(r *http.Request) {
-	if leave, ok := r.Context().Value(detachKey{}).(func()); ok {
-		leave()
+	if s, ok := r.Context().Value(servedKey{}).(*served); ok {
+		s.leave()
 	}
+}
+
+// hold counts one more request in flight on r's generation, until release:
+// work r started that answers after r returns (front.MCPConfig.Hold). r is
+// itself counted, so the generation is not idle yet.
+func hold(r *http.Request) (release func()) {
+	s, ok := r.Context().Value(servedKey{}).(*served)
+	if !ok {
+		return func() {}
+	}
+	s.g.mu.Lock()
+	s.g.inflight++
+	s.g.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(s.g.leave) }
 }
 
 // retire waits, within ctx, for the requests running on g to end, then
@@ -103,10 +124,13 @@ func (g *generation) retire(ctx context.Context) {
 // whose servers all kept their clients (and whose caller sees the same
 // servers) moves to the new gateway, its upstream listeners open, and is
 // told a list change when what it sees changed (gateway.TakeOver); every
-// other listen ends, as do the old front's legacy sessions' streams (their
-// callers reopen them on the new graph). Once the old requests have
-// finished, or ctx ends, the clients of removed and changed servers are
-// closed. On error the running config stays as it was. The config run is cfg plus the
+// other listen ends. Legacy sessions follow the same rule
+// (front.MCP.HandOver): one whose servers all kept their clients keeps its
+// GET or /mcp/sse stream and its follows, and its next requests run on the
+// new graph; any other ends (404 on its next request, so its client
+// initializes again). Once the old requests have finished, or ctx ends,
+// the clients of removed and changed servers are closed. On error the
+// running config stays as it was. The config run is cfg plus the
 // servers kept in the store (store_model_in_db), read again; a nil cfg re-applies the config
 // file's config last applied, for a change of the stored servers.
 func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
@@ -133,12 +157,13 @@ func (a *App) Apply(ctx context.Context, cfg *config.Config) error {
 	a.rpms.set(cfg.Servers)
 	a.spend.setCosts(cfg.Servers)
 	a.cur.Store(g)
+	a.prober.set(cfg.Servers, g.clients)
 	a.applied(file)
 	if a.state.Load() == closing {
 		g.front.Close()
 	}
 	kept, ended := g.gw.TakeOver()
-	old.front.Retire()
+	old.front.HandOver(g.front)
 	old.retire(ctx)
 	old.unsubscribe()
 	var stale []*upstream.Client

@@ -11,16 +11,20 @@
 // cursors and continuations sealed before an Apply still open after it), the
 // answer byte budget shared by all upstream clients, the notification hub,
 // the record of ended legacy sessions (so a deleted session stays deleted
-// across Apply), the request counter behind servers' rpm (limits.Memory: one
-// count per replica, kept across Apply) and each server's current rpm and
-// max_concurrent_requests (read by its client's middleware on every call and
-// by the gateway's Limit on every discovery, which counts once per server, so
-// a change needs no new client), the counter behind store keys' and teams'
-// rpm_limit and mcp_rpm_limit (a Memory of its own, so callers cannot evict
-// servers' counts) and the in-flight slots behind max_concurrent_requests and
-// max_parallel_requests (limit_callers.go has the rules: the key's own limit
-// over its team's, a team's shared by its keys; the gateway admits each
-// tools/call through them, Config.AdmitCall), the health endpoints and the admission layer (host guard,
+// across Apply), the Redis client when one is configured (redis.go: settings
+// from the config's cache_params / router_settings or REDIS_URL, REDIS_HOST…;
+// reported by readiness, never failing it), the one gate every limit goes
+// through (limit_shared.go: limits.Redis shared by the replicas on that Redis,
+// falling back to limits.Local while it is unreachable or failing closed as
+// redis_failure_mode says; limits.Local alone without Redis; kept across
+// Apply) and each server's current rpm and max_concurrent_requests (read by
+// its client's middleware on every call and by the gateway's Limit on every
+// discovery, which counts once per server, so a change needs no new client).
+// A tools/call is admitted once against its key's and team's limits and its
+// server's together (limit_callers.go has the rules: the key's own limit over
+// its team's, a team's shared by its keys; the gateway admits each
+// tools/call through it, Config.AdmitCall, whose context tells the client
+// middleware the server's limits are taken), the health endpoints and the admission layer (host guard,
 // in-flight bound, body read deadline; general_settings' HTTP limits
 // therefore take effect at start only). Built per config, as one generation: the server registry, the
 // upstream clients, the caller authenticator, the sampler, policy, catalog,
@@ -40,7 +44,18 @@
 // once built), the front, and the mux. The hub comes first so that no layer
 // needs a reference to one built after it: clients publish to it, the
 // catalog's list cache and the gateway's listens subscribe to it. Hub is a
-// seam (package notify) so replicas can later share it.
+// seam (package notify) so replicas can share it.
+//
+// # State replicas share
+//
+// With Redis configured (redis.go), shared_state.go builds the hub, the
+// ended-session record and the legacy answer relay over it (package
+// sharedstate, keys and channels under "mcpgw:", a random name per App), so
+// a load balancer without stickiness serves legacy sessions and list changes
+// as one replica would; each falls back to this replica alone while Redis is
+// down. Without Redis they are notify.Memory, front.MemoryTombstones and no
+// relay. A hub given with WithHub is used as it is. Close ends their
+// subscriptions before it closes the Redis client.
 //
 // # The server registry
 //
@@ -66,19 +81,35 @@
 // followed servers all kept their clients, and whose caller sees the same
 // servers, goes on with its upstream listeners open and is told a list
 // change only when what it sees changed (a tool filter); one following a
-// removed or changed server ends, and its caller listens again. Then the old
-// generation's front is retired (its legacy sessions' GET streams, /mcp/sse
-// connections and follows end; its listens do not), its running requests
-// finish, its hub subscription ends, and the clients of removed or changed
-// servers are closed. An acknowledged listen is a stream, not a request in
-// flight: it detaches from its generation's count (front.MCPConfig.Detach),
-// so retiring never waits for a kept listen. Drain ends the listens of
-// every generation (gateway.Listens.End). Because the front is built over one gateway, each
-// generation has its own front; legacy sessions survive the swap because
-// their ids are sealed with the App's one sealer, except those holding
-// state their ids cannot carry (resource subscriptions, a log level): the
-// old front buries them, so their callers get 404 and initialize again
-// rather than silently losing that state.
+// removed or changed server ends, and its caller listens again. Legacy
+// sessions follow the same rule: every front shares one front.Legacy (the
+// live sessions, their GET streams, /mcp/sse connections, follows and
+// resource subscriptions), and the old front hands it over
+// (front.MCP.HandOver): a session whose caller sees the same servers, each
+// with the same client, keeps its stream, follows (moved by TakeOver, so a
+// filter change it can see is told as list_changed on its stream), log
+// level and subscriptions, and its next requests run on the new generation;
+// any other session ends and is buried (404 on its next request, so its
+// client initializes again; the spec's answer for a session that is gone),
+// an /mcp/sse connection once it has answered the requests it is running.
+// Then the old generation's running requests finish (an /mcp/sse request
+// answered after its POST returned is held in the count of the generation
+// that received it, front.MCPConfig.Hold), its hub subscription ends, and
+// the clients of removed or changed servers are closed. A stream (an
+// acknowledged listen, a legacy GET stream, an /mcp/sse stream) is not a
+// request in flight: it detaches from its generation's count
+// (front.MCPConfig.Detach) once open, so retiring never waits for a kept
+// stream. Drain ends the listens of every generation (gateway.Listens.End)
+// and every legacy session. Because the front is built over one gateway,
+// each generation has its own front; a legacy session this replica does not
+// hold (served elsewhere, or ended at shutdown) reopens from its sealed id,
+// sealed with the App's one sealer.
+//
+// Rejected: keeping a legacy session whose server's connection changed, with
+// its follow set up again on the new client. Its upstream sessions,
+// subscriptions and the state the caller set there (roots, a log level) are
+// gone with the old client, and the caller would not know; ending it makes
+// the client start over, as a listen's caller listens again.
 //
 // # Reloading
 //
@@ -98,8 +129,8 @@
 //     absorbs an editor's several events per save.
 //   - The SHA-256 of the bytes is taken before the file is parsed, so a
 //     change racing the read is never mistaken for content already seen.
-//     The content running is never re-applied (Apply ends long-lived
-//     streams); content whose last attempt failed is retried only on a
+//     The content running is never re-applied (Apply would build a
+//     generation for nothing); content whose last attempt failed is retried only on a
 //     signal, not on a watch event. An empty file is refused: it is almost
 //     always a save caught between truncation and write.
 //   - Each Apply waits at most DefaultReloadApplyTimeout (30 s) for the old
@@ -175,4 +206,77 @@
 // and while the data dir (WithDataDir) cannot be written; those checks are
 // named in the body only when they fail. The store (a ping) is named in the
 // body always, as "store"; Close closes it, after the upstream clients.
+// Each server's last health status is listed as "mcp_servers" and never
+// fails readiness: one upstream down must not take a replica out of
+// rotation (LiteLLM's readiness does not fail on an MCP server either).
+//
+// # Server health
+//
+// The prober (health.go) is built once per App and follows each generation:
+// New and Apply hand it the servers and their clients (set), so a server
+// added or changed (a new client) starts unknown and is checked at once, one
+// whose client was kept keeps its result, and a removed one is forgotten (a
+// check of it still running is ignored when it ends). Design decisions:
+//
+//   - A check is upstream.Client.Ping on the server's own client: the
+//     lightest request of its era, on the session callers without
+//     credentials share, outside the client's middleware so it never counts
+//     against rpm or max_concurrent_requests. A throwaway client per check
+//     was rejected: it would spawn a child per check for stdio servers and
+//     handshake anew each time. A stdio server is checked only through its
+//     running child; one not started yet is unknown, never started to be
+//     checked. An oauth_delegate server is never checked: the gateway has no
+//     credential of its own for it. Likewise a 401 or 403 answer is unknown,
+//     not unhealthy, for a server the config gives no credential (no
+//     auth_type beyond none, no static_headers): its callers bring theirs.
+//   - Rounds run every general_settings.mcp_health_check_interval (default
+//     60 s; 0: none) from Start to Close, one goroutine, the first one
+//     interval after Start (a round at Start would open a session with every
+//     upstream just as the first callers do, and an upstream that asks
+//     something of a new session, as server-everything asks roots/list,
+//     could put the question on a caller's request), and at once after an
+//     Apply changed the servers; each check is a
+//     goroutine of its own (at most one per server at a time) that waits for
+//     one of healthConcurrency (8) slots and is bounded by
+//     mcp_health_check_timeout (default 10 s), so a hung server holds one
+//     slot for one timeout and delays no other check. Every goroutine
+//     recovers panics and ends at Close, which waits for them.
+//   - GET /v1/mcp/server/health checks on demand, as LiteLLM does, through
+//     the same checks (checkNow): a check already running is waited for, and
+//     a verdict younger than healthFresh (2 s) answers instead of a new
+//     check, so callers cannot make the gateway ping an upstream faster.
+//   - The failure text is the upstream fault class and its safe message
+//     (upstream.Classify): never an upstream body, never a credential.
+//   - App.healthOf answers the last result for a server (by name,
+//     server_id or alias): the /v1/mcp/server routes' status fields.
+//
+// # Server previews
+//
+// POST /mcp-rest/test/connection and /mcp-rest/test/tools/list (preview.go)
+// parse the posted NewMCPServerRequest with config.ParseServerRequest (the
+// YAML rules), build a client for that request alone (no middleware, no hub),
+// connect or list on an ephemeral session within
+// LITELLM_MCP_TOOL_LISTING_TIMEOUT, and close it. They are an SSRF and, for
+// stdio, a code-execution surface, so: proxy admin only; stdio refused
+// unless general_settings.mcp_preview_allow_stdio; the URL's host resolved
+// and refused when loopback or private (unless
+// mcp_preview_allow_private_networks) or link-local (always), and the same
+// rule checked again by the client's dialer on every connection after
+// resolution (preview_guard.go), so DNS rebinding and redirects cannot get
+// past it; no HTTP proxy. Messages are scrubbed of the config's credential
+// values besides being built from safe texts.
+//
+// # Observation
+//
+// New builds one observe.Observer for the process (newObserver): the access
+// log (unless general_settings.mcp_access_log is false or the logger drops
+// INFO), then the metrics (internal/metrics; served at /metrics by every
+// generation's front, behind the admin key unless
+// require_auth_for_metrics_endpoint is false, which each generation reads).
+// The front reports downstream requests to it; each upstream client gets
+// observeCalls as its innermost middleware, so a call the limits refuse is
+// not recorded as sent. Both are set when a client is created, so a client
+// kept across Apply keeps reporting. Collectors read the config generation
+// and reload status at scrape time. WithoutObservation builds an App that
+// observes nothing (the benchmark's baseline).
 package app

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -91,97 +92,133 @@ func (r *rpms) set(servers []config.Server) {
 	}
 }
 
-// rpmLimit is the client middleware that holds a server to rpm calls per
-// minute (none while rpm holds 0; a retry of an operation already counted,
-// after an input round or on a resumed continuation, is not counted again,
-// so an answer the caller gave is never thrown away), counted by counter
-// under the server's name: one count for all callers of this replica (of all replicas once the
-// counter is shared). A call over the limit is not sent; it fails with a
-// limit_exceeded fault saying when to retry. When the counter cannot decide,
-// the call goes ahead.
-func rpmLimit(counter limits.Counter, server string, rpm *atomic.Int64, log *slog.Logger) upstream.Middleware {
+// serverLimits is the client middleware that holds a server to its rpm
+// (calls per minute) and max_concurrent_requests (calls in flight), both
+// read on every call (0: none), for the methods limited counts, in one
+// admission through gate (one round trip to a shared store): a call over
+// either is not sent and fails with a limit_exceeded fault (a refusal by
+// max_concurrent_requests counts nothing against rpm, and the reverse). A
+// retry of an operation already counted (after an input round, or a
+// resumed continuation) is not counted against rpm again and is never
+// refused for being in flight, though it is counted in flight. A tools/call
+// that the caller's admission (callerLimits) admitted with the server's
+// limits is not admitted again. When the gate cannot decide, the call goes
+// ahead (logged) unless the gate fails closed (limits_unavailable).
+func serverLimits(gate limits.Gate, server string, rpm, maxInFlight *atomic.Int64, log *slog.Logger) upstream.Middleware {
 	return func(next upstream.CallFunc) upstream.CallFunc {
 		return func(ctx context.Context, method string, params json.RawMessage, opts upstream.Options) (upstream.Result, error) {
-			if opts.Retry || !limited(method) {
+			if !limited(method) || admittedFor(ctx) == server {
 				return next(ctx, method, params, opts)
 			}
-			if f := takeRPM(ctx, counter, server, rpm, log); f != nil {
+			checks, kinds := serverChecks(server, int(rpm.Load()), int(maxInFlight.Load()), opts.Retry)
+			if len(checks) == 0 {
+				return next(ctx, method, params, opts)
+			}
+			a, f := decide(ctx, gate, checks, kinds, time.Now(), true, log)
+			if f != nil {
 				return upstream.Result{}, f
 			}
+			defer a.Release()
 			return next(ctx, method, params, opts)
 		}
 	}
 }
 
-// concurrencyLimit is the client middleware that holds a server to max
-// requests in flight at once (none while max holds 0), counting the calls rpm
-// counts: one over it is refused at once with a limit_exceeded fault, never
-// queued. It wraps rpmLimit, so a refused call is not counted against rpm. A
-// retry of an operation already admitted is never refused (the caller's
-// answer is not thrown away) but is counted in flight.
-func concurrencyLimit(slots limits.Slots, server string, max *atomic.Int64) upstream.Middleware {
-	return func(next upstream.CallFunc) upstream.CallFunc {
-		return func(ctx context.Context, method string, params json.RawMessage, opts upstream.Options) (upstream.Result, error) {
-			n := int(max.Load())
-			if n <= 0 || !limited(method) {
-				return next(ctx, method, params, opts)
-			}
-			release, ok := slots.Acquire(serverSlot(server), n, opts.Retry)
-			if !ok {
-				return upstream.Result{}, concurrencyFault(server, n)
-			}
-			defer release()
-			return next(ctx, method, params, opts)
-		}
+// serverChecks are a server's checks for one call (none for a limit of 0)
+// and what each refusal says. retry: the call was counted already (in
+// flight is forced, rpm not taken).
+func serverChecks(server string, rpm, maxInFlight int, retry bool) ([]limits.Check, []refusal) {
+	var checks []limits.Check
+	var kinds []refusal
+	if maxInFlight > 0 {
+		checks = append(checks, limits.Check{Key: serverKey(server), Limit: maxInFlight, Force: retry})
+		kinds = append(kinds, refusal{inFlight: true, limit: maxInFlight,
+			message: "upstream " + server + ": too many requests in flight (max_concurrent_requests " + strconv.Itoa(maxInFlight) + ")"})
 	}
+	if rpm > 0 && !retry {
+		checks = append(checks, limits.Check{Key: serverKey(server), Limit: rpm, Window: time.Minute})
+		kinds = append(kinds, refusal{limit: rpm,
+			message: "upstream " + server + ": request limit reached (" + strconv.Itoa(rpm) + " per minute)"})
+	}
+	return checks, kinds
 }
 
-// serverSlot names a server's in-flight count among the Slots.
-func serverSlot(server string) string { return "server\x00" + server }
+// serverKey names a server's counters (its rpm window and its slots).
+func serverKey(server string) string { return limits.ServerPrefix + server }
 
-func concurrencyFault(server string, n int) *fault.Fault {
-	return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: parallelRetry,
-		Limit:   &fault.Limit{Kind: fault.KindParallel, Limit: n},
-		Message: "upstream " + server + ": too many requests in flight (max_concurrent_requests " + strconv.Itoa(n) + ")"}
+// refusal is what one check's refusal tells the caller.
+type refusal struct {
+	inFlight bool
+	limit    int
+	message  string
+}
+
+// fault is the limit_exceeded fault of r, retryable after retry (for an
+// in-flight limit, parallelRetry: when a call ends is not known).
+func (r refusal) fault(retry time.Duration) *fault.Fault {
+	kind := fault.KindRequests
+	if r.inFlight {
+		kind, retry = fault.KindParallel, parallelRetry
+	}
+	return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: retry,
+		Limit: &fault.Limit{Kind: kind, Limit: r.limit}, Message: r.message}
+}
+
+// decide admits one call against checks through gate: the admission to
+// release when the call is done, or the fault that refuses it. What the
+// limits have left is noted on the request's limits.Usage when note is set.
+// When the gate cannot decide, the call goes ahead, unless the gate fails
+// closed.
+func decide(ctx context.Context, gate limits.Gate, checks []limits.Check, kinds []refusal, now time.Time, note bool, log *slog.Logger) (*limits.Admission, *fault.Fault) {
+	a, err := gate.Admit(ctx, checks, now)
+	switch {
+	case errors.Is(err, errLimitsUnavailable):
+		return nil, &fault.Fault{Class: fault.LimitsUnavailable, RetryAfter: time.Second,
+			Message: "request limits cannot be checked right now (shared counters unreachable); try again later"}
+	case err != nil && ctx.Err() != nil:
+		return &limits.Admission{Refused: -1}, nil // the caller left; the call ends with its context
+	case err != nil:
+		log.Warn("request limits not checked; the call goes ahead", "error", err.Error())
+		return &limits.Admission{Refused: -1}, nil
+	case !a.Allowed():
+		return nil, kinds[a.Refused].fault(a.RetryAfter)
+	}
+	u := limits.UsageFrom(ctx)
+	if !note {
+		u = nil
+	}
+	for i, c := range checks {
+		u.Note(c.InFlight(), c.Limit, a.Remaining[i], a.Reset[i])
+	}
+	return a, nil
+}
+
+// admittedKey marks a context whose tools/call was admitted, with its
+// server's limits, by the caller's admission.
+type admittedKey struct{}
+
+// admittedFor is the server whose limits ctx's call was admitted with, or "".
+func admittedFor(ctx context.Context) string {
+	s, _ := ctx.Value(admittedKey{}).(string)
+	return s
 }
 
 // rpmDiscovery is the gateway's Limit: a discovery counts as one request
-// against each server it asks (its catalog reads and its probe together), so
+// against each server's rpm (its catalog reads and its probe together), so
 // a server whose rpm is spent is left out of discovery, not asked; so is a
 // server with max_concurrent_requests calls in flight (a discovery does not
-// hold a place, it only looks).
-func rpmDiscovery(counter limits.Counter, rpms *rpms, slots limits.Slots, log *slog.Logger) func(ctx context.Context, server string) error {
+// hold a place, it only looks: its slot is given back at once).
+func rpmDiscovery(gate limits.Gate, rpms *rpms, log *slog.Logger) func(ctx context.Context, server string) error {
 	return func(ctx context.Context, server string) error {
-		if n := int(rpms.maxOf(server).Load()); n > 0 {
-			release, ok := slots.Acquire(serverSlot(server), n, false)
-			if !ok {
-				return concurrencyFault(server, n)
-			}
-			release()
+		checks, kinds := serverChecks(server, int(rpms.of(server).Load()), int(rpms.maxOf(server).Load()), false)
+		if len(checks) == 0 {
+			return nil
 		}
-		if f := takeRPM(ctx, counter, server, rpms.of(server), log); f != nil {
+		a, f := decide(ctx, gate, checks, kinds, time.Now(), false, log)
+		if f != nil {
 			return f
 		}
+		a.Release()
 		return nil
 	}
-}
-
-// takeRPM counts one request to server against its rpm (none while rpm
-// holds 0) and returns the limit_exceeded fault when the limit is spent.
-// When the counter cannot decide, the request goes ahead.
-func takeRPM(ctx context.Context, counter limits.Counter, server string, rpm *atomic.Int64, log *slog.Logger) *fault.Fault {
-	limit := int(rpm.Load())
-	if limit <= 0 {
-		return nil
-	}
-	d, err := counter.Take(ctx, server, limit, time.Minute, time.Now())
-	switch {
-	case err != nil:
-		log.Warn("request limit not checked; the request goes ahead", "server", server, "error", err.Error())
-	case !d.Allowed:
-		return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: d.RetryAfter,
-			Limit:   &fault.Limit{Kind: fault.KindRequests, Limit: limit},
-			Message: "upstream " + server + ": request limit reached (" + strconv.Itoa(limit) + " per minute)"}
-	}
-	return nil
 }

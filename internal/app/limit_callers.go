@@ -11,8 +11,11 @@ import (
 	"github.com/mcpgw/mcpgw/internal/limits"
 )
 
-// callerLimits admits a store key's tool calls within its key's and team's
-// limits (LiteLLM's rpm_limit, max_parallel_requests and mcp_rpm_limit):
+// callerLimits admits a tools/call within its caller's limits (a store
+// key's and its team's: LiteLLM's rpm_limit, max_parallel_requests and
+// mcp_rpm_limit) and its server's (rpm, max_concurrent_requests), all in
+// one admission through the gate (one round trip to a shared store): a call
+// refused by any limit counts against none.
 //
 //   - each limit set on the key is counted for the key alone (under its key
 //     hash), and wins over the same limit on its team;
@@ -25,12 +28,14 @@ import (
 //   - a value of 0 admits no call, as in LiteLLM; an unset one admits all.
 //
 // The checks run in this order: max_parallel_requests, mcp_rpm_limit,
-// rpm_limit; a call refused by one is not counted by those after it (a
-// call refused by rpm_limit still counts against mcp_rpm_limit). When the
-// counter cannot decide, the call goes ahead.
+// rpm_limit, then the server's max_concurrent_requests and rpm; the first
+// that refuses is the one the caller is told about. The admitted call's
+// context says its server's limits are taken, so the upstream client's
+// middleware does not take them again. When the gate cannot decide, the
+// call goes ahead (unless the gate fails closed).
 type callerLimits struct {
-	counter limits.Counter // per replica until a shared Counter is configured
-	slots   limits.Slots   // max_parallel_requests
+	gate    limits.Gate
+	rpms    *rpms
 	resolve func(ref string) (string, bool)
 	log     *slog.Logger
 	now     func() time.Time
@@ -40,35 +45,49 @@ type callerLimits struct {
 // when one ends is not known, so the caller is asked to try again soon.
 const parallelRetry = time.Second
 
-// admit admits one tools/call by caller to server, returning the release to
-// call when the call is done, or the fault that refuses it.
-func (c *callerLimits) admit(ctx context.Context, caller *identity.Caller, server string) (func(), *fault.Fault) {
-	if caller == nil || (!caller.KeyLimits.Set() && !caller.TeamLimits.Set()) {
-		return func() {}, nil
+// admit admits one tools/call by caller to server, returning the context to
+// send it with and the release to call when the call is done, or the fault
+// that refuses it.
+func (c *callerLimits) admit(ctx context.Context, caller *identity.Caller, server string) (context.Context, func(), *fault.Fault) {
+	checks, kinds := c.checks(caller, server)
+	srv, srvKinds := serverChecks(server, int(c.rpms.of(server).Load()), int(c.rpms.maxOf(server).Load()), false)
+	checks, kinds = append(checks, srv...), append(kinds, srvKinds...)
+	ctx = context.WithValue(ctx, admittedKey{}, server)
+	if len(checks) == 0 {
+		return ctx, func() {}, nil
 	}
-	release := func() {}
+	a, f := decide(ctx, c.gate, checks, kinds, c.now(), true, c.log)
+	if f != nil {
+		return nil, nil, f
+	}
+	return ctx, a.Release, nil
+}
+
+// checks are the caller's own checks for a call to server, in order, and
+// what each refusal says.
+func (c *callerLimits) checks(caller *identity.Caller, server string) ([]limits.Check, []refusal) {
+	if caller == nil || (!caller.KeyLimits.Set() && !caller.TeamLimits.Set()) {
+		return nil, nil
+	}
+	var checks []limits.Check
+	var kinds []refusal
 	if n, owner, who, ok := c.pick(caller, func(l identity.Limits) *int64 { return l.MaxParallel }); ok {
-		r, admitted := c.slots.Acquire(owner, int(n), false)
-		if !admitted {
-			return nil, &fault.Fault{Class: fault.LimitExceeded, RetryAfter: parallelRetry,
-				Limit:   &fault.Limit{Kind: fault.KindParallel, Limit: int(n)},
-				Message: "parallel request limit reached for " + who + " (max_parallel_requests " + strconv.FormatInt(n, 10) + ")"}
-		}
-		release = r
+		checks = append(checks, limits.Check{Key: owner, Limit: int(n)})
+		kinds = append(kinds, refusal{inFlight: true, limit: int(n),
+			message: "parallel request limit reached for " + who + " (max_parallel_requests " + strconv.FormatInt(n, 10) + ")"})
+	}
+	perMinute := func(key string, n int64, what string) {
+		checks = append(checks, limits.Check{Key: key, Limit: int(n), Window: time.Minute})
+		kinds = append(kinds, refusal{limit: int(n),
+			message: "request limit reached for " + what + strconv.FormatInt(n, 10) + " per minute)"})
 	}
 	if n, owner, who, ok := c.serverRPM(caller, server); ok {
-		if f := c.take(ctx, owner, n, who+" on server "+server+" (mcp_rpm_limit "); f != nil {
-			release()
-			return nil, f
-		}
+		perMinute(owner, n, who+" on server "+server+" (mcp_rpm_limit ")
 	}
 	if n, owner, who, ok := c.pick(caller, func(l identity.Limits) *int64 { return l.RPM }); ok {
-		if f := c.take(ctx, owner+"\x00rpm", n, who+" (rpm_limit "); f != nil {
-			release()
-			return nil, f
-		}
+		perMinute(owner+"\x00rpm", n, who+" (rpm_limit ")
 	}
-	return release, nil
+	return checks, kinds
 }
 
 // pick is the limit field chooses: the key's when set, else its team's,
@@ -108,28 +127,6 @@ func (c *callerLimits) entryFor(m map[string]int64, server string) (int64, bool)
 		}
 	}
 	return n, found
-}
-
-// take counts one call against n per minute under key; over it (or with n
-// 0) it returns the limit's fault, whose message is what followed by the
-// limit.
-func (c *callerLimits) take(ctx context.Context, key string, n int64, what string) *fault.Fault {
-	refuse := func(after time.Duration) *fault.Fault {
-		return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: after,
-			Limit:   &fault.Limit{Kind: fault.KindRequests, Limit: int(n)},
-			Message: "request limit reached for " + what + strconv.FormatInt(n, 10) + " per minute)"}
-	}
-	if n <= 0 {
-		return refuse(time.Minute)
-	}
-	d, err := c.counter.Take(ctx, key, int(n), time.Minute, c.now())
-	switch {
-	case err != nil:
-		c.log.Warn("caller request limit not checked; the call goes ahead", "error", err.Error())
-	case !d.Allowed:
-		return refuse(d.RetryAfter)
-	}
-	return nil
 }
 
 // keyOwner and teamOwner name the counters of a key (by its hash, never

@@ -18,7 +18,7 @@ func n64(n int64) *int64 { return &n }
 var testRoutes = map[string]string{"github": "github", "gh": "github", "github-id": "github", "slack": "slack"}
 
 func newCallerLimits(now *time.Time) *callerLimits {
-	return &callerLimits{counter: limits.NewMemory(0), slots: limits.NewMemorySlots(),
+	return &callerLimits{gate: newSharedGate(nil, "", limits.RedisOptions{}), rpms: &rpms{},
 		resolve: func(ref string) (string, bool) { s, ok := testRoutes[ref]; return s, ok },
 		log:     slog.New(slog.DiscardHandler), now: func() time.Time { return *now }}
 }
@@ -100,7 +100,7 @@ func TestCallerLimitRules(t *testing.T) {
 				if tc.servers != nil {
 					server = tc.servers[i]
 				}
-				release, f := c.admit(context.Background(), caller, server)
+				_, release, f := c.admit(context.Background(), caller, server)
 				if got := f == nil; got != tc.want[i] {
 					t.Fatalf("call %d to %s: admitted %v (%v), want %v", i+1, server, got, f, tc.want[i])
 				}
@@ -129,16 +129,16 @@ func TestCallerLimitRetryAfter(t *testing.T) {
 	now := time.Now()
 	c := newCallerLimits(&now)
 	caller := &identity.Caller{KeyHash: "k", KeyLimits: identity.Limits{RPM: n64(1)}}
-	if _, f := c.admit(context.Background(), caller, "github"); f != nil {
+	if _, _, f := c.admit(context.Background(), caller, "github"); f != nil {
 		t.Fatal(f)
 	}
 	now = now.Add(20 * time.Second)
-	_, f := c.admit(context.Background(), caller, "github")
+	_, _, f := c.admit(context.Background(), caller, "github")
 	if f == nil || f.RetryAfter != 40*time.Second {
 		t.Fatalf("over the limit: %+v, want a RetryAfter of 40s", f)
 	}
 	now = now.Add(f.RetryAfter)
-	if _, f := c.admit(context.Background(), caller, "github"); f != nil {
+	if _, _, f := c.admit(context.Background(), caller, "github"); f != nil {
 		t.Fatalf("after RetryAfter: %v", f)
 	}
 }
@@ -154,41 +154,47 @@ func TestCallerParallelLimit(t *testing.T) {
 	k1 := &identity.Caller{KeyHash: "k1", TeamID: "t", TeamLimits: team}
 	k2 := &identity.Caller{KeyHash: "k2", TeamID: "t", TeamLimits: team}
 	own := &identity.Caller{KeyHash: "k3", TeamID: "t", TeamLimits: team, KeyLimits: identity.Limits{MaxParallel: n64(1)}}
-	r1, f1 := c.admit(ctx, k1, "github")
-	r2, f2 := c.admit(ctx, k2, "github")
+	_, r1, f1 := c.admit(ctx, k1, "github")
+	_, r2, f2 := c.admit(ctx, k2, "github")
 	if f1 != nil || f2 != nil {
 		t.Fatalf("within the team's limit: %v %v", f1, f2)
 	}
-	_, f := c.admit(ctx, k1, "github")
+	_, _, f := c.admit(ctx, k1, "github")
 	if f == nil || f.Limit == nil || f.Limit.Kind != fault.KindParallel || f.Message != `parallel request limit reached for team "t" (max_parallel_requests 2)` {
 		t.Fatalf("third in flight for the team: %+v", f)
 	}
-	r3, f3 := c.admit(ctx, own, "github")
+	_, r3, f3 := c.admit(ctx, own, "github")
 	if f3 != nil {
 		t.Fatalf("a key with its own limit shares the team's: %v", f3)
 	}
-	if _, f := c.admit(ctx, own, "github"); f == nil || f.Message != "parallel request limit reached for this key (max_parallel_requests 1)" {
+	if _, _, f := c.admit(ctx, own, "github"); f == nil || f.Message != "parallel request limit reached for this key (max_parallel_requests 1)" {
 		t.Fatalf("second in flight for the key: %+v", f)
 	}
 	r1()
-	if r, f := c.admit(ctx, k2, "github"); f != nil {
+	if _, r, f := c.admit(ctx, k2, "github"); f != nil {
 		t.Fatalf("after a release: %v", f)
 	} else {
 		r()
 	}
 	r2()
 	r3()
-	slots := c.slots.(*limits.MemorySlots)
-	if slots.InFlight(teamOwner(k1)) != 0 || slots.InFlight(keyOwner(own)) != 0 {
-		t.Fatal("places left after every release")
+	for _, k := range []*identity.Caller{k1, k2, own} {
+		if _, r, f := c.admit(ctx, k, "github"); f != nil {
+			t.Fatalf("places left after every release: %v", f)
+		} else {
+			defer r()
+		}
 	}
 	// A call refused by its rate gives its place back.
 	rated := &identity.Caller{KeyHash: "k4", KeyLimits: identity.Limits{MaxParallel: n64(1), RPM: n64(0)}}
-	if _, f := c.admit(ctx, rated, "github"); f == nil || f.Limit.Kind != fault.KindRequests {
+	if _, _, f := c.admit(ctx, rated, "github"); f == nil || f.Limit.Kind != fault.KindRequests {
 		t.Fatalf("rpm 0: %+v", f)
 	}
-	if slots.InFlight(keyOwner(rated)) != 0 {
-		t.Fatal("a call refused by its rate kept its place")
+	rated.KeyLimits.RPM = nil
+	if _, r, f := c.admit(ctx, rated, "github"); f != nil {
+		t.Fatalf("a call refused by its rate kept its place: %v", f)
+	} else {
+		r()
 	}
 }
 
@@ -196,10 +202,10 @@ func TestCallerParallelLimit(t *testing.T) {
 func TestCallerLimitsFailOpen(t *testing.T) {
 	now := time.Now()
 	c := newCallerLimits(&now)
-	c.counter = failing{}
+	c.gate = failing{}
 	caller := &identity.Caller{KeyHash: "k", KeyLimits: identity.Limits{RPM: n64(1)}}
 	for range 3 {
-		if _, f := c.admit(context.Background(), caller, "github"); f != nil {
+		if _, _, f := c.admit(context.Background(), caller, "github"); f != nil {
 			t.Fatal(f)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // lets a retry through even when full, and gives a place back when a call
 // ends, is cancelled or panics.
 func TestServerConcurrencyLimit(t *testing.T) {
-	slots := limits.NewMemorySlots()
+	gate := limits.NewLocal(0)
 	var r rpms
 	r.set([]config.Server{{Name: "srv", MaxConcurrentRequests: 1}})
 	entered := make(chan struct{})
@@ -34,7 +35,7 @@ func TestServerConcurrencyLimit(t *testing.T) {
 		}
 		return upstream.Result{Raw: json.RawMessage(`{}`)}, nil
 	}
-	call := concurrencyLimit(slots, "srv", r.maxOf("srv"))(end)
+	call := serverLimits(gate, "srv", r.of("srv"), r.maxOf("srv"), slog.New(slog.DiscardHandler))(end)
 	with := func(mode string) context.Context { return context.WithValue(context.Background(), ctxKey{}, mode) }
 
 	ctx, cancel := context.WithCancel(with("block"))
@@ -62,16 +63,13 @@ func TestServerConcurrencyLimit(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if n := slots.InFlight(serverSlot("srv")); n != 0 {
-		t.Fatalf("%d in flight after the cancelled call ended", n)
+	if _, err := call(with("ok"), mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
+		t.Fatalf("after the cancelled call ended: %v", err)
 	}
 	func() {
 		defer func() { _ = recover() }()
 		_, _ = call(with("panic"), mcp.MethodToolsCall, nil, upstream.Options{})
 	}()
-	if n := slots.InFlight(serverSlot("srv")); n != 0 {
-		t.Fatalf("%d in flight after a panicking call", n)
-	}
 	if _, err := call(with("ok"), mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
 		t.Fatalf("after every call ended: %v", err)
 	}
@@ -87,18 +85,18 @@ type ctxKey struct{}
 // A discovery leaves out a server with max_concurrent_requests calls in
 // flight, without taking a place itself.
 func TestDiscoveryDegradesAFullServer(t *testing.T) {
-	slots := limits.NewMemorySlots()
+	gate := limits.NewLocal(0)
 	var r rpms
 	r.set([]config.Server{{Name: "srv", MaxConcurrentRequests: 1}})
-	discover := rpmDiscovery(limits.NewMemory(0), &r, slots, nil)
+	discover := rpmDiscovery(gate, &r, slog.New(slog.DiscardHandler))
 	if err := discover(context.Background(), "srv"); err != nil {
 		t.Fatalf("an idle server: %v", err)
 	}
-	if n := slots.InFlight(serverSlot("srv")); n != 0 {
-		t.Fatalf("the discovery holds %d places", n)
+	a, err := gate.Admit(context.Background(), []limits.Check{{Key: serverKey("srv"), Limit: 1}}, time.Now())
+	if err != nil || !a.Allowed() {
+		t.Fatalf("the discovery holds a place: %v %v", a, err)
 	}
-	release, _ := slots.Acquire(serverSlot("srv"), 1, false)
-	defer release()
+	defer a.Release()
 	var f *fault.Fault
 	if err := discover(context.Background(), "srv"); !errors.As(err, &f) || f.Class != fault.LimitExceeded {
 		t.Fatalf("a full server: %v", err)

@@ -23,6 +23,11 @@ func rpmOf(n int) *atomic.Int64 {
 	return c
 }
 
+// rpmLimit is serverLimits with rpm alone.
+func rpmLimit(gate limits.Gate, server string, rpm *atomic.Int64, log *slog.Logger) upstream.Middleware {
+	return serverLimits(gate, server, rpm, new(atomic.Int64), log)
+}
+
 // sent counts what reaches the end of a middleware chain.
 type sent map[string]int
 
@@ -37,7 +42,7 @@ func TestRPMLimitsCallsOnly(t *testing.T) {
 	for _, method := range []string{mcp.MethodToolsCall, mcp.MethodPromptsGet, mcp.MethodResourcesRead, mcp.MethodCompletionComplete} {
 		t.Run(method, func(t *testing.T) {
 			s := sent{}
-			call := rpmLimit(limits.NewMemory(0), "srv", rpmOf(2), slog.New(slog.DiscardHandler))(s.end)
+			call := rpmLimit(limits.NewLocal(0), "srv", rpmOf(2), slog.New(slog.DiscardHandler))(s.end)
 			ctx := context.Background()
 			for i := range 2 {
 				if _, err := call(ctx, method, nil, upstream.Options{}); err != nil {
@@ -65,11 +70,11 @@ func TestRPMLimitsCallsOnly(t *testing.T) {
 	}
 }
 
-// failing is a Counter that cannot decide.
+// failing is a Gate that cannot decide.
 type failing struct{}
 
-func (failing) Take(context.Context, string, int, time.Duration, time.Time) (limits.Decision, error) {
-	return limits.Decision{}, errors.New("store unreachable")
+func (failing) Admit(context.Context, []limits.Check, time.Time) (*limits.Admission, error) {
+	return nil, errors.New("store unreachable")
 }
 
 // When the counter cannot decide, the call goes ahead.
@@ -91,7 +96,7 @@ func TestRPMLimitFailsOpen(t *testing.T) {
 func TestRPMIsReadPerCall(t *testing.T) {
 	s := sent{}
 	rpm := rpmOf(0)
-	call := rpmLimit(limits.NewMemory(0), "srv", rpm, slog.New(slog.DiscardHandler))(s.end)
+	call := rpmLimit(limits.NewLocal(0), "srv", rpm, slog.New(slog.DiscardHandler))(s.end)
 	ctx := context.Background()
 	for i := range 5 {
 		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
@@ -138,13 +143,13 @@ func TestRPMsFollowTheConfig(t *testing.T) {
 // Every server's client carries the rpm middleware, reading the server's
 // cell in the App's rpms, so an rpm set later needs no new client.
 func TestClientConfigReadsTheServersRPM(t *testing.T) {
-	s := &shared{log: slog.New(slog.DiscardHandler), counter: limits.NewMemory(0), rpms: &rpms{}, slots: limits.NewMemorySlots()}
+	s := &shared{log: slog.New(slog.DiscardHandler), gate: newSharedGate(nil, "", limits.RedisOptions{}), rpms: &rpms{}}
 	uc := s.clientConfig(config.Server{Name: "srv", URL: "http://127.0.0.1:1/mcp"})
-	if len(uc.Middleware) != 2 {
-		t.Fatalf("%d middleware, want 2 (concurrency, rpm)", len(uc.Middleware))
+	if len(uc.Middleware) != 1 {
+		t.Fatalf("%d middleware, want 1 (the server's limits)", len(uc.Middleware))
 	}
 	sn := sent{}
-	call := uc.Middleware[0](uc.Middleware[1](sn.end))
+	call := uc.Middleware[0](sn.end)
 	ctx := context.Background()
 	for range 3 {
 		if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
@@ -164,7 +169,7 @@ func TestClientConfigReadsTheServersRPM(t *testing.T) {
 // resumed continuation) is sent even at the limit, and not counted.
 func TestRPMCountsAnOperationOnce(t *testing.T) {
 	s := sent{}
-	call := rpmLimit(limits.NewMemory(0), "srv", rpmOf(1), slog.New(slog.DiscardHandler))(s.end)
+	call := rpmLimit(limits.NewLocal(0), "srv", rpmOf(1), slog.New(slog.DiscardHandler))(s.end)
 	ctx := context.Background()
 	if _, err := call(ctx, mcp.MethodToolsCall, nil, upstream.Options{}); err != nil {
 		t.Fatal(err)
@@ -188,9 +193,9 @@ func TestRPMCountsAnOperationOnce(t *testing.T) {
 func TestRPMCountsDiscovery(t *testing.T) {
 	var r rpms
 	r.set([]config.Server{{Name: "srv", RPM: 2}, {Name: "free"}})
-	counter := limits.NewMemory(0)
+	counter := limits.NewLocal(0)
 	log := slog.New(slog.DiscardHandler)
-	discover := rpmDiscovery(counter, &r, limits.NewMemorySlots(), log)
+	discover := rpmDiscovery(counter, &r, log)
 	s := sent{}
 	call := rpmLimit(counter, "srv", r.of("srv"), log)(s.end)
 	ctx := context.Background()

@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/metrics"
 	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -61,14 +66,60 @@ func callFault(err error) fault.Class {
 	return catalog.UpstreamFault(upstream.Classify(err), "").Class
 }
 
-// newObserver builds the observer every generation reports to: the access
-// log (when the logger writes INFO lines), then the sinks the
-// other observers add; nil (nothing observed, nothing spent) when there are none.
-func newObserver(o options, spend observe.Sink) *observe.Observer {
+// WithoutObservation builds the App with nothing observing requests: no
+// metrics sink (and no /metrics) and no access log; the baseline the
+// observation benchmark compares against.
+func WithoutObservation() Option {
+	return func(o *options) { o.noMetrics, o.noAccessLog = true, true }
+}
+
+// newObserver builds the observer every generation reports to, from the
+// config the App starts with: the access log (unless mcp_access_log is
+// false, or the logger does not write INFO lines), then extra in order (the
+// trace and spend sinks; nil ones are left out), then the metrics last, so
+// a sink before it may fill what it counts (the spend sink sets Cost);
+// nil (nothing observed) when there are none.
+func newObserver(o options, cfg *config.Config, m *metrics.Metrics, extra ...observe.Sink) *observe.Observer {
 	var sinks []observe.Sink
-	if o.log.Enabled(context.Background(), slog.LevelInfo) {
+	if !cfg.General.NoAccessLog && !o.noAccessLog && o.log.Enabled(context.Background(), slog.LevelInfo) {
 		sinks = append(sinks, observe.NewAccessLog(o.log))
 	}
-	sinks = append(sinks, spend) // sets Cost before the sinks after it read it
+	sinks = append(sinks, extra...)
+	if m != nil {
+		sinks = append(sinks, m)
+	}
 	return observe.New(sinks...)
+}
+
+// newMetrics builds the /metrics registry for the App (nil with
+// o.noMetrics) with the collectors that read the App's state when scraped.
+func (a *App) newMetrics(o options, cfg *config.Config) *metrics.Metrics {
+	if o.noMetrics {
+		return nil
+	}
+	m := metrics.New(metrics.Config{Labels: cfg.LiteLLM.Metrics.ToolLabels, Separator: a.env.Separator})
+	m.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcpgw_config_generation",
+			Help: "Configs applied since start (1: the one started with); each reload or change of the stored servers adds one."},
+			func() float64 { return float64(a.generation.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcpgw_config_reload_failing",
+			Help: "1 while the last config reload failed and none has succeeded since."},
+			func() float64 {
+				if st := a.configStatus(); st != nil && st.LastReloadError != "" {
+					return 1
+				}
+				return 0
+			}),
+		newStateCollector(a),
+	)
+	return m
+}
+
+// onWebhook is what the authenticator tells of each webhook call: the
+// metrics' webhook histogram; nil without metrics.
+func (s *shared) onWebhook() func(time.Duration, string) {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics.Webhook
 }

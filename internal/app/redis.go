@@ -86,15 +86,19 @@ func openRedis(cfg *config.Config, o options) (*redisconn.Conn, error) {
 // It is advisory: with Redis down the gateway still serves (limits per replica, or refused
 // under redis_failure_mode: closed), so readiness does not fail and a load balancer does not
 // take every replica out at once.
-func redisCheck(c *redisconn.Conn) front.Check {
+func redisCheck(c *redisconn.Conn, gate *sharedGate) front.Check {
 	return front.Check{Name: "redis", Advisory: true, Probe: func(ctx context.Context) error {
 		if err := c.Ping(ctx); err != nil {
 			h := c.Health()
-			return fmt.Errorf("%s (down since %s, %d outages)", err.Error(), h.Since.UTC().Format(time.RFC3339), h.Outages)
+			return fmt.Errorf("%s (down since %s, %d outages; %s)", err.Error(), h.Since.UTC().Format(time.RFC3339), h.Outages, gate.status())
 		}
 		return nil
 	}}
 }
+
+// WithRedisPrefix starts the Redis keys of the limits with prefix instead of
+// limits.DefaultPrefix (tests sharing one Redis keep apart by it).
+func WithRedisPrefix(prefix string) Option { return func(o *options) { o.redisPrefix = prefix } }
 
 // closeRedis closes c's connections (nothing when c is nil).
 func closeRedis(c *redisconn.Conn, log *slog.Logger) {

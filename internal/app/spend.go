@@ -71,7 +71,7 @@ func (s *spendLog) close(log *slog.Logger) {
 }
 
 // admitFunc admits one tools/call (gateway.Config.AdmitCall).
-type admitFunc func(ctx context.Context, caller *identity.Caller, server string) (func(), *fault.Fault)
+type admitFunc func(ctx context.Context, caller *identity.Caller, server string) (context.Context, func(), *fault.Fault)
 
 // budgetAdmit refuses a store key's tool call when the key's, else its team's, spend has
 // reached its max_budget (LiteLLM's check: spend >= max_budget), then admits it by next.
@@ -81,11 +81,11 @@ func budgetAdmit(st *store.Store, next admitFunc) admitFunc {
 	if st == nil {
 		return next
 	}
-	return func(ctx context.Context, caller *identity.Caller, server string) (func(), *fault.Fault) {
+	return func(ctx context.Context, caller *identity.Caller, server string) (context.Context, func(), *fault.Fault) {
 		if caller != nil && !caller.IsMaster && caller.KeyHash != "" {
 			if f := overBudget(ctx, st, caller); f != nil {
 				observe.Served(ctx, server) // the refused call's row names the server it was routed to
-				return nil, f
+				return ctx, nil, f
 			}
 		}
 		return next(ctx, caller, server)

@@ -28,12 +28,12 @@ func TestBudgetAdmit(t *testing.T) {
 	_, own, _ := st.Generate(ctx, store.NewKey{MaxBudget: &half})
 	_, member, _ := st.Generate(ctx, store.NewKey{TeamID: "eng"})
 	nexts := 0
-	admit := budgetAdmit(st, func(context.Context, *identity.Caller, string) (func(), *fault.Fault) {
+	admit := budgetAdmit(st, func(ctx context.Context, _ *identity.Caller, _ string) (context.Context, func(), *fault.Fault) {
 		nexts++
-		return func() {}, nil
+		return ctx, func() {}, nil
 	})
 	try := func(c *identity.Caller) *fault.Fault {
-		_, f := admit(ctx, c, "fx")
+		_, _, f := admit(ctx, c, "fx")
 		return f
 	}
 	ownCaller, memberCaller := &identity.Caller{KeyHash: own.Token}, &identity.Caller{KeyHash: member.Token, TeamID: "eng"}

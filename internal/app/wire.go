@@ -17,9 +17,9 @@ import (
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
-	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/llm"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/metrics"
 	"github.com/mcpgw/mcpgw/internal/notify"
 	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/redisconn"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/tracing"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -40,20 +41,18 @@ type shared struct {
 	sealer, continuations *seal.Sealer
 	// budget bounds the upstream answer bytes buffered at once, shared by
 	// every server, so many large answers cannot add up past it.
-	budget     *upstream.ByteBudget
-	hub        notify.Hub
-	tombstones front.Tombstones // ended legacy sessions, remembered across generations
-	counter    limits.Counter   // counts calls against servers' rpm, across generations
-	rpms       *rpms            // each server's current rpm, read by its client's middleware
-	// slots holds the requests in flight per server (max_concurrent_requests)
-	// and per key or team (max_parallel_requests).
-	slots limits.Slots
-	// callerCounter counts store keys' and teams' tool calls (rpm_limit,
-	// mcp_rpm_limit), apart from counter so callers cannot evict servers' counts.
-	callerCounter limits.Counter
-	httpClient    *http.Client // for upstream clients; nil means each builds its own
-	health        *front.Health
-	store         *store.Store // the key store; nil without a data dir
+	budget      *upstream.ByteBudget
+	hub         notify.Hub
+	tombstones  front.Tombstones // ended legacy sessions, remembered across generations
+	relay       front.Relay      // routes legacy callers' answers between replicas; nil without Redis
+	closeShared func()           // ends the shared state's Redis subscriptions
+	rpms        *rpms            // each server's current rpm, read by its client's middleware
+	// gate admits calls against every limit (servers', keys' and teams'),
+	// across generations: in Redis when configured, else in this process.
+	gate       *sharedGate
+	httpClient *http.Client // for upstream clients; nil means each builds its own
+	health     *front.Health
+	store      *store.Store // the key store; nil without a data dir
 	// redis is the Redis client shared state goes through; nil when none is configured.
 	redis *redisconn.Conn
 	// servers is the /v1/mcp/server registry (the App's); serverHealth, when set, is the
@@ -67,6 +66,19 @@ type shared struct {
 	// observer receives every request and upstream call record; nil when
 	// nothing observes.
 	observer *observe.Observer
+	// legacy is the legacy sessions' live state every generation's front
+	// serves: a session whose servers kept their connection goes on across
+	// Apply (front.MCP.HandOver).
+	legacy *front.Legacy
+	// prober checks every server's health in the background; it follows
+	// each generation's clients (see Apply).
+	prober *prober
+	// previewEnv resolves os.environ/NAME in posted server configs (previews).
+	previewEnv func(string) (string, bool)
+	// metrics are served at /metrics; nil when off.
+	metrics *metrics.Metrics
+	// tracer exports trace spans (one of observer's sinks); nil when tracing is off.
+	tracer *tracing.Tracer
 	// spend is the spend and audit log; nil without a store.
 	spend *spendLog
 }
@@ -84,6 +96,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		PermitWeak:    s.env.PermitWeak,
 		Logger:        s.log,
 		Keys:          keyLookup(s.store),
+		OnWebhook:     s.onWebhook(),
 	})
 	if err != nil {
 		return nil, err
@@ -95,6 +108,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	first := s.listens == nil
 	if first { // New, before any request
 		s.listens = gateway.NewListens()
+		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones, Relay: s.relay}, s.log)
 	}
 	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
@@ -126,9 +140,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
-		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.counter, s.rpms, s.slots, s.log),
+		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
 		AdmitCall: budgetAdmit(s.store,
-			(&callerLimits{counter: s.callerCounter, slots: s.slots, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
+			(&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
 	})
 	g.gw = gw
@@ -145,9 +159,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Resolve:      reg.resolve, // one lookup for every route: name, then id, then alias
 		Expand:       reg.expand,
 		MaxBodyBytes: cfg.General.HTTP.MaxRequestBodyBytes,
-		Sessions:     front.SessionConfig{Tombstones: s.tombstones},
+		Legacy:       s.legacy,
 		Detach:       detach,
 		Observer:     s.observer,
+		Hold:         hold,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -158,6 +173,10 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
+	s.registerHealthRoutes(g, cfg, authn)
+	if s.metrics != nil {
+		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
+	}
 	return g, nil
 }
 
@@ -172,10 +191,12 @@ func (s *shared) clientConfig(sv config.Server) upstream.Config {
 	uc.OnNotification = func(session, method string, params json.RawMessage) {
 		hub.Publish(notify.Event{Server: name, Session: session, Method: method, Params: params})
 	}
-	uc.Middleware = append(uc.Middleware, concurrencyLimit(s.slots, sv.Name, s.rpms.maxOf(sv.Name)),
-		rpmLimit(s.counter, sv.Name, s.rpms.of(sv.Name), s.log))
+	uc.Middleware = append(uc.Middleware, serverLimits(s.gate, sv.Name, s.rpms.of(sv.Name), s.rpms.maxOf(sv.Name), s.log))
 	if s.observer.Enabled() {
 		uc.Middleware = append(uc.Middleware, observeCalls(s.observer, sv.Name))
+	}
+	if s.tracer != nil {
+		uc.Middleware = append(uc.Middleware, propagateCalls(s.tracer, sv))
 	}
 	return uc
 }

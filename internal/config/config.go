@@ -229,6 +229,11 @@ type GeneralSettings struct {
 	// RedisFailureMode (redis_failure_mode) says what limits do while Redis is unreachable:
 	// RedisFailOpen (the default when empty) or RedisFailClosed.
 	RedisFailureMode RedisFailureMode
+	// Health holds the MCP server health checks' and previews' keys; see DefaultHealthSettings.
+	Health HealthSettings
+	// NoAccessLog turns off the one INFO line per downstream request
+	// (mcp_access_log: false; on by default).
+	NoAccessLog bool
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.
@@ -276,6 +281,12 @@ type LiteLLMSettings struct {
 	// MCPAliases (mcp_aliases) maps extra names to servers (by name, id or alias); a scoped
 	// URL or x-mcp-servers may use them. Every target names a server.
 	MCPAliases map[string]string
+	// Metrics are the /metrics settings (require_auth_for_metrics_endpoint,
+	// prometheus_metrics_config).
+	Metrics Metrics
+	// Callbacks (callbacks) names LiteLLM's logging integrations, lower-cased;
+	// mcpgw acts on "otel" (OpenTelemetry traces) and ignores the rest.
+	Callbacks []string
 }
 
 // Model is one entry of model_list.

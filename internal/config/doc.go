@@ -62,6 +62,14 @@
 //     (https://app.example.com). Neither accepts "*": the DNS-rebinding guard stays on.
 //   - max_listeners_per_caller (default 64, positive) bounds the upstream listeners one caller
 //     holds at once across its subscriptions; the gateway refuses a listen that would pass it.
+//   - mcp_health_check_interval (seconds, default 60, 0 off) and mcp_health_check_timeout
+//     (seconds, default 10, positive) time the MCP servers' health checks;
+//     mcp_preview_allow_stdio and mcp_preview_allow_private_networks (both false) open the
+//     server previews to stdio commands and to loopback and private addresses (HealthSettings).
+//   - ParseServerRequest (request.go) reads one server from a JSON body shaped as LiteLLM's
+//     NewMCPServerRequest by turning it into an mcp_servers entry and loading that, so a
+//     posted server obeys exactly the file's rules; credentials' entries count as the server's
+//     own keys, mcp_access_groups as access_groups, nulls as absent.
 //   - A Config is a value: nothing in it is shared with the loader, and a reload is a new Load
 //     whose result the caller swaps in atomically.
 package config

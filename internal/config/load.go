@@ -22,6 +22,7 @@ func (l *loader) parse(data []byte) *Config {
 			MCPScopedPrefix:       true,
 			HTTP:                  DefaultHTTPLimits(),
 			MaxListenersPerCaller: DefaultMaxListenersPerCaller,
+			Health:                DefaultHealthSettings(),
 		},
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -219,6 +220,10 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.RequireKeyMCPAccessDefined, _ = l.boolean(e.v, field)
 		case "require_end_user_mcp_access_defined":
 			g.RequireEndUserMCPAccessDefined, _ = l.boolean(e.v, field)
+		case "mcp_access_log":
+			if b, ok := l.boolean(e.v, field); ok {
+				g.NoAccessLog = !b
+			}
 		case "mcp_allow_all_keys_respects_mcp_scope":
 			g.MCPAllowAllKeysRespectsScope, _ = l.boolean(e.v, field)
 		case "mcp_scoped_prefix":
@@ -238,7 +243,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 				g.MaxListenersPerCaller = v
 			}
 		default:
-			if !l.httpLimit(e, field, &g.HTTP) {
+			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}
@@ -376,10 +381,21 @@ func (l *loader) litellm(n *yaml.Node, s *LiteLLMSettings) *yaml.Node {
 			}
 		case "mcp_aliases":
 			s.MCPAliases, l.aliasNodes = l.strMap(e.v, sec+"."+e.key)
+		case "callbacks":
+			// A list, as LiteLLM documents it; one name alone is taken too.
+			for _, c := range l.scopes(e.v, sec+"."+e.key) {
+				s.Callbacks = append(s.Callbacks, strings.ToLower(strings.Trim(c, ",")))
+			}
 		case "cache_params":
 			l.cacheParamsNode = e.v
 		case "cache":
 			// LiteLLM's switch for its response cache; cache_params alone names the Redis.
+		case "require_auth_for_metrics_endpoint":
+			if b, ok := l.boolean(e.v, sec+"."+e.key); ok {
+				s.Metrics.Public = !b
+			}
+		case "prometheus_metrics_config":
+			l.prometheusMetricsConfig(e.v, sec+"."+e.key, &s.Metrics)
 		default:
 			l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, litellmKeys))
 		}

@@ -14,8 +14,10 @@ var (
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
-		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode"}
-	litellmKeys    = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache"}
+		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode", "mcp_health_check_interval", "mcp_health_check_timeout",
+		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log"}
+	litellmKeys = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache",
+		"require_auth_for_metrics_endpoint", "prometheus_metrics_config", "callbacks"}
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}

@@ -63,6 +63,10 @@ const (
 	// reached; the request was not sent (an upstream's own 429 is
 	// RateLimited).
 	LimitExceeded
+	// LimitsUnavailable: the request is subject to a limit the gateway
+	// could not check (its shared counters are unreachable and it is
+	// configured to fail closed); the request was not sent.
+	LimitsUnavailable
 
 	numClasses = iota + 1
 )

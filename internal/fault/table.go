@@ -78,6 +78,7 @@ var table = [numClasses][numSurfaces]Encoding{
 	Relay:             {{200, codeInternal, AsError}, {0, codeInternal, AsError}, {200, codeInternal, AsError}, {502, codeInternal, AsError}},
 	Internal:          {{200, codeInternal, AsError}, {0, codeInternal, AsError}, {500, codeInternal, AsError}, {500, codeInternal, AsError}},
 	LimitExceeded:     {{429, codeInternal, AsError}, {0, codeInternal, AsError}, {429, codeInternal, AsError}, {429, codeInternal, AsError}},
+	LimitsUnavailable: {{503, codeInternal, AsError}, {0, codeInternal, AsError}, {503, codeInternal, AsError}, {503, codeInternal, AsError}},
 }
 
 // EncodingOf is the table's entry for class c on surface s.
@@ -116,7 +117,7 @@ func Encode(s Surface, method string, f *Fault) Answer {
 	if f.Class == AuthRequired || f.Class == Forbidden {
 		a.Challenge = f.Challenge
 	}
-	if f.Class == LimitExceeded && a.Status != 0 {
+	if (f.Class == LimitExceeded || f.Class == LimitsUnavailable) && a.Status != 0 {
 		a.RetryAfter = retrySeconds(f.RetryAfter)
 		a.RateLimit = rateLimitHeaders(f.Limit, a.RetryAfter)
 	}

@@ -56,6 +56,7 @@ func TestTableEveryClassEverySurface(t *testing.T) {
 		Relay:             {{200, ie, AsError}, {0, ie, AsError}, {200, ie, AsError}, {502, ie, AsError}},
 		Internal:          {{200, ie, AsError}, {0, ie, AsError}, {500, ie, AsError}, {500, ie, AsError}},
 		LimitExceeded:     {{429, ie, AsError}, {0, ie, AsError}, {429, ie, AsError}, {429, ie, AsError}},
+		LimitsUnavailable: {{503, ie, AsError}, {0, ie, AsError}, {503, ie, AsError}, {503, ie, AsError}},
 		// The upstream's own error: its code, verbatim (see TestEncodeUpstreamRPC).
 		UpstreamRPC: {{200, -32001, AsError}, {0, -32001, AsError}, {200, -32001, AsError}, {502, -32001, AsError}},
 	}
@@ -107,7 +108,7 @@ func TestTableEveryClassEverySurface(t *testing.T) {
 					t.Fatalf("challenge %q, want %q", a.Challenge, wantChallenge)
 				}
 				wantRetry := 0
-				if c == LimitExceeded && w.status != 0 {
+				if (c == LimitExceeded || c == LimitsUnavailable) && w.status != 0 {
 					wantRetry = 1 // at least one second, even without a RetryAfter
 				}
 				if a.RetryAfter != wantRetry {

@@ -22,12 +22,12 @@ func BenchmarkOpenLiveSession(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := ss.open(ctx, id, "v1;u=alice|", "fs"); err != nil {
+	if _, err := ss.open(ctx, id, "v1;u=alice|", "fs", nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ss.open(ctx, id, "v1;u=alice|", "fs"); err != nil {
+		if _, err := ss.open(ctx, id, "v1;u=alice|", "fs", nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,8 +56,8 @@
 // expiry) answers 404 here, so its client re-initializes; the id is
 // remembered until it expires or until it is the oldest beyond the cap, after
 // which the still-valid sealed id would open again with fresh state, as on
-// another replica. Close (shutdown, or internal/app swapping in a new config)
-// also buries the sessions that hold state their sealed id cannot carry
+// another replica. Close (shutdown) also buries the sessions that hold state
+// their sealed id cannot carry
 // (resource subscriptions, a log level set with logging/setLevel): reopened
 // they would silently lack it, so their clients get 404 and start over;
 // sessions without such state reopen from their ids.
@@ -74,14 +74,46 @@
 // fails closed (the session is treated as ended: 404, and the client
 // initializes again), because reviving a session its client deleted is the
 // worse error; a failed Bury is logged and the session still ends here. The
-// contract is in package fronttest.
+// contract is in package fronttest. A shared Tombstones that also offers
+// BuryHere (LocalTombstones) is told apart what ends a session for every
+// replica (its caller's DELETE; at Close, the state only this replica held;
+// at a hand-over, a server of its caller that moved)
+// from what ends it here only (idle here, evicted to make room, expired):
+// with no stickiness another replica may be serving a session this one has
+// not seen for a while, and that one must not end with it.
 //
-// A new config (internal/app's Apply) retires the old front (Retire): its
-// legacy sessions' GET streams, /mcp/sse connections and follows end as at
-// Close, but its subscriptions/listen go on, served by the gateway that took
-// them over (gateway.Gateway.TakeOver) or ended by it; Close (shutdown) ends
-// them too. An acknowledged listen tells MCPConfig.Detach, so the composition
-// root stops counting it as a request in flight of the old config.
+// A legacy caller's answer to a request the gateway sent it (elicitation,
+// sampling, roots) is delivered to the request waiting on this replica's
+// live session. With a Relay (SessionConfig.Relay; internal/app sets one
+// when replicas share Redis) the ids of those requests name this replica
+// ("mcpgw-<replica>.<n>"), and an answer that matches no request waiting
+// here, but names another replica, is handed to that replica through the
+// Relay, which delivers it to its live session of the same id; the POST is
+// answered 202 either way. Without a Relay the ids are "mcpgw-<n>" and an
+// answer reaches only the replica it is posted to.
+//
+// Legacy sessions outlive a new config (internal/app's Apply). Their live
+// state (sessions, GET streams, /mcp/sse connections, follows, resource
+// subscriptions) is a Legacy that every front of the process shares
+// (MCPConfig.Legacy), and the old front hands it to the new one (HandOver).
+// A session is kept when every server its caller sees (under the scope of
+// its latest request) is served by the new gateway with the same upstream
+// client and the caller sees the same servers there
+// (gateway.Gateway.Keeps, the rule a subscriptions/listen moves by): its
+// stream stays open, its follows go on (the gateway's TakeOver moves them,
+// telling list_changed when the caller's view changed), and its next
+// requests are served by the new front. Any other session ends: a
+// streamable HTTP session is buried (its GET stream closes; its next request
+// gets 404 and its client initializes again); an /mcp/sse connection refuses
+// new requests, answers those it is running (MCPConfig.Hold keeps each
+// counted in flight on the generation that received it), then closes its
+// stream. The old front's subscriptions/listen go on, served by the gateway
+// that took them over (gateway.Gateway.TakeOver) or ended by it. Close
+// (shutdown) ends every listen of that front and every legacy session. A
+// stream tells MCPConfig.Detach once open (an acknowledged listen, a GET
+// stream, an /mcp/sse stream), so the composition root stops counting it as
+// a request in flight of the old config; a kept stream re-authenticates its
+// caller through the newest front (its authenticator, its policy).
 //
 // A long-lived stream (a legacy GET stream, an /mcp/sse connection, a
 // subscriptions/listen) re-authenticates its caller periodically and ends
@@ -268,6 +300,34 @@
 // use; everything for the proxy admin and proxy_admin_viewer). Credentials reach answers only
 // masked (MaskedSecret), decode errors name fields and never values, and a registry error that
 // is not a ServerError is answered 500 without its text.
+//
+// Server health and previews: GET /v1/mcp/server/health (mcphealth.go)
+// answers LiteLLM's [{server_id, status, …}] for the servers the caller may
+// see (every server for the proxy admin and proxy_admin_viewer, else the
+// policy's Visible), narrowed by server_ids; ids it may not see are left
+// out rather than refused, as LiteLLM does, so the answer reveals nothing
+// beyond the caller's servers. The checks themselves are the composition
+// root's (ServerHealthConfig.Check). POST /mcp-rest/test/connection and
+// /mcp-rest/test/tools/list (preview.go) are the proxy admin's; the front
+// authenticates, reads at most 1 MiB and renders LiteLLM's shapes, and
+// PreviewConfig.Run does the rest, since the front may not build upstream
+// clients. Readiness lists each server's health as "mcp_servers" and never
+// fails on it (Health.Servers).
+//
+// Observation (MCPConfig.Observer, nil: none): every decoded request
+// (both eras on /mcp and /{server}/mcp, each /mcp/sse message, the REST
+// routes) gets an observe.Request once its message is read, carried on its
+// context so the core can name the server that served it; the front notes
+// the answer's status (a ResponseWriter wrapper that unwraps for
+// http.ResponseController), the JSON-RPC code of the errors it writes
+// itself (writeRPCError) and the fault class of the core's Outcome, and ends
+// the record when the answer is written (a legacy SSE message's when its
+// answer is on the stream; its status is the POST's 202). Requests refused
+// before their message is read (credential, size) are not recorded. With no
+// Observer none of this runs: no record, no wrapper.
+//
+// GET /metrics (Metrics) serves what internal/app hands it, behind the
+// master key or a proxy_admin key unless Public.
 //
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/limits"
 )
 
 // answer is an outcome as one surface answers it: a fault encoded by the
@@ -50,6 +51,15 @@ func setFaultHeaders(w http.ResponseWriter, a answer) {
 		w.Header().Set("Retry-After", strconv.Itoa(a.retryAfter))
 	}
 	for _, h := range a.rateLimit {
+		w.Header().Set(h[0], h[1])
+	}
+}
+
+// setUsageHeaders sends LiteLLM's x-ratelimit-* headers on an answer that
+// limits admitted: what the tightest of them has left (none when no limit
+// applied).
+func setUsageHeaders(w http.ResponseWriter, u *limits.Usage) {
+	for _, h := range u.Headers() {
 		w.Header().Set(h[0], h[1])
 	}
 }

@@ -37,6 +37,11 @@ type Health struct {
 	// Config, when set and returning non-nil, adds the running config's
 	// state to the readiness body as "config".
 	Config func() *ConfigStatus
+	// Servers, when set, adds each MCP server's last health status
+	// (HealthHealthy, HealthUnhealthy or HealthUnknown) to the readiness
+	// body as "mcp_servers", keyed by server name. It never fails
+	// readiness: one upstream being down does not make the gateway unready.
+	Servers func() map[string]string
 }
 
 // ConfigStatus is the running config's state as readiness reports it. A
@@ -68,6 +73,7 @@ type readiness struct {
 	Checks  map[string]string `json:"checks"` // name → "ok" or the reason it failed
 	Version string            `json:"version,omitempty"`
 	Config  *ConfigStatus     `json:"config,omitempty"`
+	Servers map[string]string `json:"mcp_servers,omitempty"`
 }
 
 // Readiness answers 200 {"status":"healthy",...} when every check passes, else 503
@@ -95,6 +101,9 @@ func (h *Health) Readiness(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.Config != nil {
 		body.Config = h.Config()
+	}
+	if h.Servers != nil {
+		body.Servers = h.Servers()
 	}
 	status := http.StatusOK
 	if body.Reason != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
@@ -40,7 +41,7 @@ func (h *MCP) serveLegacy(req *request) {
 			"Bad Request: Mcp-Session-Id header is required (initialize first, or send MCP-Protocol-Version: %s with _meta)", mcp.Latest))
 		return
 	}
-	sess, err := h.sessions.open(r.Context(), sid, req.caller.Binding(), scope)
+	sess, err := h.sessions.open(r.Context(), sid, req.caller.Binding(), scope, &sessionView{caller: req.caller, scope: req.scope})
 	if err != nil {
 		writeRPCError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Session not found"))
 		return
@@ -108,7 +109,7 @@ func (h *MCP) legacyNotification(sess *live, msg *jsonrpc.Message) {
 	sess.notifs.Add(1)
 	defer sess.notifs.Done()
 	if msg.IsResponse() {
-		if !sess.deliver(msg) {
+		if !sess.deliver(msg) && !h.relayResponse(sess, msg) {
 			h.cfg.Logger.Debug("response from the caller matches no pending request")
 		}
 		return
@@ -176,6 +177,7 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
+	ctx, usage := limits.WithUsage(ctx)
 	res := h.cfg.Gateway.Do(ctx, op)
 	noteOutcome(req.obs, res)
 	if ctx.Err() != nil {
@@ -196,6 +198,9 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 		}
 		out.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
+	}
+	if onPOST {
+		setUsageHeaders(rw.w, usage)
 	}
 	out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, a.result))
 }
@@ -295,7 +300,7 @@ func progressTokenOf(params json.RawMessage) json.RawMessage {
 // of session) on a legacy session, for the caller serve established.
 func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller *identity.Caller, nar narrowing) {
 	sid := r.Header.Get(mcp.HeaderSessionID)
-	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), nar.url)
+	sess, err := h.sessions.open(r.Context(), sid, caller.Binding(), nar.url, &sessionView{caller: caller, scope: nar.scope})
 	if err != nil {
 		status := http.StatusNotFound
 		if errors.Is(err, errSessionForeign) {
@@ -342,6 +347,9 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		return
 	}
 	admit.KeepOpen(w, r)
+	if h.cfg.Detach != nil {
+		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
+	}
 	st.open(w)
 	st.run(ctx, sess.done) // the follow re-checks the caller and ends the stream (revoked)
 }

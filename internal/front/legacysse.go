@@ -164,6 +164,9 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	admit.KeepOpen(w, r)
+	if h.cfg.Detach != nil {
+		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
+	}
 	conn.stream = newStreamSink(w)
 	var rechecked sync.WaitGroup
 	rechecked.Add(1)
@@ -227,8 +230,13 @@ func (h *MCP) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		req.r = r.Clone(conn.ctx)    // the answer outlives this POST
 		release := admit.HoldSlot(r) // and keeps its place in the in-flight bound
 		span := h.observeRequest(req, observe.TransportSSE)
+		held := func() {}
+		if h.cfg.Hold != nil {
+			held = h.cfg.Hold(r) // and in this front's requests in flight
+		}
 		go func() {
 			defer release()
+			defer held()
 			defer conn.endWork()
 			defer span.End()
 			defer recoverPanic(h.cfg.Logger, "/mcp/sse request", func() {
@@ -254,6 +262,7 @@ func (h *MCP) initializeSSE(req *request, conn *sseConn) {
 		}
 		version, _ := stringMember(m.Result, "protocolVersion")
 		sess := &live{id: "sse-" + rand.Text(), claims: claims{Binding: conn.binding, Version: version, Caps: caps}, done: make(chan struct{}), stream: conn.stream}
+		sess.view.Store(&sessionView{caller: req.caller, scope: req.scope})
 		sess.ownState.Store(asksCaller(caps))
 		conn.setSession(sess)
 		// The connection's stream follows the caller's upstreams as a

@@ -461,7 +461,7 @@ func (a *authWatch) ok(ctx context.Context, arrived time.Time) bool {
 
 // check re-authenticates the caller now (see ok).
 func (a *authWatch) check(ctx context.Context) bool {
-	h := a.h
+	h := a.h.latest() // a stream kept across a new config answers to it
 	now, err := h.cfg.Auth.Authenticate(ctx, a.r, "subscriptions/listen")
 	if ctx.Err() != nil {
 		return false

@@ -47,26 +47,38 @@ type MCPConfig struct {
 	Logger       *slog.Logger
 	// Sessions bounds legacy sessions and long-lived streams.
 	Sessions SessionConfig
-	// Detach, when set, is called with a subscriptions/listen's request once
-	// it is acknowledged: from then on it is a stream, not a request in
-	// flight (internal/app then stops waiting for it when it retires this
-	// front; the listen itself moves with the gateway, see Retire).
+	// Detach, when set, is called with the request of a long-lived stream
+	// once it is open (an acknowledged subscriptions/listen, a legacy
+	// session's GET stream, an /mcp/sse stream): from then on it is a
+	// stream, not a request in flight (internal/app then stops waiting for
+	// it when it retires this front; the stream itself goes on under the
+	// next front, see HandOver).
 	Detach func(r *http.Request)
 	// Observer receives a record of every downstream request (nil: none).
 	Observer *observe.Observer
+	// Hold, when set, is called with a POST to /mcp/sse/messages whose
+	// answer is written after the POST returns; the request counts as in
+	// flight until release is called (internal/app then waits for it
+	// before closing the upstream clients this front's gateway used).
+	Hold func(r *http.Request) (release func())
+	// Legacy is the legacy session state this front serves, shared by the
+	// fronts of one process so that sessions outlive a new config (see
+	// HandOver); nil: the front holds its own, bounded by Sessions. When
+	// set, its SessionConfig applies and Sessions is ignored.
+	Legacy *Legacy
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
 // transport.
 type MCP struct {
 	cfg      MCPConfig
+	legacy   *Legacy
 	sessions *sessions
-	sseConns sseConns
-	// ctx ends at Retire and Close: legacy sessions' streams and follows
-	// end with it; listenCtx ends at Close only: subscriptions/listen end
-	// with it.
+	sseConns *sseConns
+	// ctx is the legacy state's: legacy sessions' streams and follows end
+	// with it (Close); listenCtx ends at this front's Close:
+	// subscriptions/listen end with it.
 	ctx          context.Context
-	cancel       context.CancelFunc
 	listenCtx    context.Context
 	listenCancel context.CancelFunc
 	// serverInfo is cfg.Info encoded once, for every modern result's _meta.
@@ -81,12 +93,17 @@ func NewMCP(cfg MCPConfig) *MCP {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg.Sessions = cfg.Sessions.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
+	lg := cfg.Legacy
+	if lg == nil {
+		lg = NewLegacy(cfg.Sealer, cfg.Sessions, cfg.Logger)
+	}
+	cfg.Sessions = lg.cfg
 	listenCtx, listenCancel := context.WithCancel(context.Background())
 	info, _ := json.Marshal(cfg.Info)
-	return &MCP{cfg: cfg, sessions: newSessions(cfg.Sealer, cfg.Sessions, cfg.Logger), ctx: ctx, cancel: cancel,
+	h := &MCP{cfg: cfg, legacy: lg, sessions: lg.sessions, sseConns: &lg.sseConns, ctx: lg.ctx,
 		listenCtx: listenCtx, listenCancel: listenCancel, serverInfo: info}
+	lg.cur.CompareAndSwap(nil, h)
+	return h
 }
 
 // Register adds the MCP routes to mux.
@@ -101,22 +118,13 @@ func (h *MCP) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /mcp/sse/messages", h.serveSSEMessage)
 }
 
-// Close ends every long-lived stream this replica holds: listens end with
-// their graceful final response, legacy sessions' streams and background
-// follows stop.
+// Close ends every long-lived stream this front serves: its listens end
+// with their graceful final response, and every legacy session's streams
+// and background follows stop (those of the fronts sharing its Legacy too:
+// Close is for shutdown).
 func (h *MCP) Close() {
 	h.listenCancel()
-	h.Retire()
-}
-
-// Retire ends what this front holds of legacy sessions (their GET streams,
-// /mcp/sse connections and background follows; see Close for the sessions
-// it buries) but not its subscriptions/listen: a newer front serves from
-// now on, and each listen goes on or ends as the gateway decides
-// (gateway.Gateway.TakeOver), or ends at Close.
-func (h *MCP) Retire() {
-	h.cancel()
-	h.sessions.closeAll()
+	h.legacy.close()
 }
 
 func (h *MCP) serveScoped(w http.ResponseWriter, r *http.Request) {

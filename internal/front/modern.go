@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -83,8 +84,12 @@ func (h *MCP) serveModern(req *request) {
 		h.serveListen(req, op)
 		return
 	}
-	out := h.cfg.Gateway.Do(r.Context(), op)
+	ctx, usage := limits.WithUsage(r.Context())
+	out := h.cfg.Gateway.Do(ctx, op)
 	noteOutcome(req.obs, out)
+	if out.Fault == nil {
+		setUsageHeaders(w, usage)
+	}
 	h.answerModern(w, rp, msg, out)
 }
 

@@ -34,6 +34,10 @@ func (h *MCP) observeRequest(req *request, transport string) observe.RequestSpan
 	}
 	rec.Target = clipTo(rec.Target, maxTargetBytes)
 	rec.Protocol = clipTo(strings.TrimSpace(req.r.Header.Get(mcp.HeaderProtocolVersion)), maxTargetBytes)
+	rec.Header = req.r.Header
+	if h.cfg.Observer.ReadsMeta() {
+		rec.Meta = jsonrpc.Member(msg.Params, "_meta")
+	}
 	ctx, span := h.cfg.Observer.Request(req.r.Context(), rec)
 	req.r = req.r.WithContext(ctx)
 	req.obs = rec
@@ -51,7 +55,7 @@ func (h *MCP) observeREST(w http.ResponseWriter, r *http.Request, caller *identi
 	if !h.cfg.Observer.Enabled() {
 		return w, r, observe.RequestSpan{}
 	}
-	rec := &observe.Request{Method: method, Transport: observe.TransportREST, Caller: observedCaller(caller)}
+	rec := &observe.Request{Method: method, Transport: observe.TransportREST, Caller: observedCaller(caller), Header: r.Header}
 	ctx, span := h.cfg.Observer.Request(r.Context(), rec)
 	return &observedWriter{ResponseWriter: w, rec: rec}, r.WithContext(ctx), span
 }

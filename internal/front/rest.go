@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/later"
+	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -196,7 +197,8 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	params := []byte(`{"name":`)
 	params = jsonrpc.AppendString(params, in.Name)
 	params = append(append(append(params, `,"arguments":`...), args...), '}')
-	out := h.cfg.Gateway.Do(r.Context(), h.restOp(r, caller, server, mcp.MethodToolsCall, params))
+	ctx, usage := limits.WithUsage(r.Context())
+	out := h.cfg.Gateway.Do(ctx, h.restOp(r, caller, server, mcp.MethodToolsCall, params))
 	noteOutcome(span.Record(), out)
 	a := answerOf(fault.REST, mcp.MethodToolsCall, out)
 	switch {
@@ -208,6 +210,7 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, a.status, map[string]any{"error": a.err.Code, "message": a.err.Message})
 		return
 	}
+	setUsageHeaders(w, usage)
 	writeRaw(w, http.StatusOK, a.result)
 }
 

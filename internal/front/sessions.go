@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +48,10 @@ type SessionConfig struct {
 	// MemoryTombstones of MaxDeleted ids); share one between replicas so
 	// that a session ended on one is not revived on another.
 	Tombstones Tombstones
+	// Relay hands a caller's answer that matches no request waiting here to
+	// the replica holding that request (nil: answers are delivered only on
+	// the replica receiving them).
+	Relay Relay
 	// IdleTimeout ends a legacy session that had no request and no open
 	// GET stream for this long (default DefaultSessionIdle).
 	IdleTimeout time.Duration
@@ -132,6 +135,8 @@ type live struct {
 	stream   *streamSink    // the standalone GET stream, if open here
 	done     chan struct{}  // closed by end
 	used     atomic.Int64   // unix nanoseconds of the last request or GET stream
+	// view is the caller and scope of the latest request (see HandOver).
+	view atomic.Pointer[sessionView]
 	// logLevel is the level the caller last set with logging/setLevel on
 	// this replica ("" until then: every level is relayed).
 	logLevel atomic.Pointer[string]
@@ -154,6 +159,7 @@ type live struct {
 	pmu     sync.Mutex
 	pending map[string]chan *jsonrpc.Message
 	seq     atomic.Int64
+	replica string // names this replica in request ids (see askID); "" without a relay
 }
 
 // end ends the session here: its requests waiting on the caller and its
@@ -183,7 +189,7 @@ func (l *live) startWork() bool {
 // of the request being served) and waits for the caller's answer, which
 // arrives as a POSTed response on the session.
 func (l *live) ask(ctx context.Context, out sink, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := jsonrpc.StringID("mcpgw-" + strconv.FormatInt(l.seq.Add(1), 10))
+	id := askID(l.replica, l.seq.Add(1))
 	ch := make(chan *jsonrpc.Message, 1)
 	l.pmu.Lock()
 	if l.pending == nil {
@@ -249,7 +255,8 @@ type sessions struct {
 	lru      list.List
 	perCall  map[string]int // binding → live sessions
 	tombs    Tombstones
-	sweeping bool // a sweeper runs while sessions are live
+	replica  string // the relay's name for this replica ("" without one)
+	sweeping bool   // a sweeper runs while sessions are live
 	closed   bool
 	sweepers sync.WaitGroup
 	stop     chan struct{}
@@ -258,6 +265,9 @@ type sessions struct {
 func newSessions(s *seal.Sealer, cfg SessionConfig, log *slog.Logger) *sessions {
 	ss := &sessions{sealer: s, cfg: cfg, log: log, now: time.Now, live: map[string]*list.Element{},
 		perCall: map[string]int{}, tombs: cfg.Tombstones, stop: make(chan struct{})}
+	if cfg.Relay != nil {
+		ss.replica = cfg.Relay.Replica()
+	}
 	if ss.tombs == nil {
 		ss.tombs = newMemoryTombstones(cfg.MaxDeleted, func() time.Time { return ss.now() })
 	}
@@ -281,13 +291,16 @@ func (ss *sessions) mint(c claims) (string, error) {
 	return ss.sealer.Seal(SessionPurpose, b, sessionTTL)
 }
 
-// open returns the live state of session id for this caller and scope. A
-// session ended here (deleted, idle, evicted) or past its sealed expiry is
-// not found.
-func (ss *sessions) open(ctx context.Context, id, binding, scope string) (*live, error) {
+// open returns the live state of session id for this caller and scope,
+// recording view as whom and what it serves now. A session ended here
+// (deleted, idle, evicted) or past its sealed expiry is not found.
+func (ss *sessions) open(ctx context.Context, id, binding, scope string, view *sessionView) (*live, error) {
 	now := ss.now()
 	ss.mu.Lock()
 	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+		if l != nil {
+			l.view.Store(view)
+		}
 		ss.mu.Unlock()
 		return l, err
 	}
@@ -310,9 +323,13 @@ func (ss *sessions) open(ctx context.Context, id, binding, scope string) (*live,
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+		if l != nil {
+			l.view.Store(view)
+		}
 		return l, err // opened, deleted or expired meanwhile
 	}
-	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{})}
+	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{}), replica: ss.replica}
+	l.view.Store(view)
 	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())
 	ss.admitLocked(ctx, l)
@@ -372,8 +389,8 @@ func (ss *sessions) admitLocked(ctx context.Context, l *live) {
 	}
 }
 
-// retireLocked ends a live session and buries its id, so that it is not
-// found again.
+// retireLocked ends a live session and buries its id here (see
+// LocalTombstones), so that it is not found again.
 func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 	l.end()
 	if _, ok := ss.live[l.id]; ok {
@@ -382,6 +399,12 @@ func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 		if ss.perCall[l.claims.Binding]--; ss.perCall[l.claims.Binding] <= 0 {
 			delete(ss.perCall, l.claims.Binding)
 		}
+	}
+	if here, ok := ss.tombs.(LocalTombstones); ok {
+		if err := here.BuryHere(context.WithoutCancel(ctx), l.id, time.Unix(0, l.expires)); err != nil {
+			ss.log.Warn("legacy session tombstone not stored", "error", err.Error())
+		}
+		return
 	}
 	ss.bury(ctx, l.id, l.expires)
 }
@@ -445,7 +468,9 @@ func (ss *sessions) remove(ctx context.Context, id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if e, ok := ss.live[id]; ok {
-		ss.retireLocked(ctx, e.Value.(*live))
+		l := e.Value.(*live)
+		ss.retireLocked(ctx, l)
+		ss.bury(ctx, id, l.expires) // for every replica
 		return
 	}
 	ss.bury(ctx, id, ss.now().Add(sessionTTL).UnixNano())

@@ -23,6 +23,18 @@ type Tombstones interface {
 	Buried(ctx context.Context, id string) (bool, error)
 }
 
+// LocalTombstones is a Tombstones shared between replicas that can also
+// remember an id on this replica only. The front buries for every replica
+// the sessions its caller ended (DELETE) and those that held state only this
+// replica knew (see Close); a session it ends for reasons of its own (idle
+// here, evicted to make room, past its expiry) it buries with BuryHere when
+// the Tombstones offers it, since another replica may be serving it.
+type LocalTombstones interface {
+	Tombstones
+	// BuryHere remembers id as ended until until on this replica only.
+	BuryHere(ctx context.Context, id string, until time.Time) error
+}
+
 // MemoryTombstones is Tombstones within one process, holding at most max
 // ids: beyond it the oldest buried is forgotten, and ids past their until
 // are dropped.

@@ -30,13 +30,13 @@ func TestAdmitCall(t *testing.T) {
 	var admitted, released atomic.Int64
 	var refuse atomic.Bool
 	var seen atomic.Value
-	admit := func(_ context.Context, caller *identity.Caller, server string) (func(), *fault.Fault) {
+	admit := func(ctx context.Context, caller *identity.Caller, server string) (context.Context, func(), *fault.Fault) {
 		seen.Store(caller.KeyHash + "@" + server)
 		if refuse.Load() {
-			return nil, &fault.Fault{Class: fault.LimitExceeded, Message: "limit reached", RetryAfter: time.Second}
+			return nil, nil, &fault.Fault{Class: fault.LimitExceeded, Message: "limit reached", RetryAfter: time.Second}
 		}
 		admitted.Add(1)
-		return func() { released.Add(1) }, nil
+		return ctx, func() { released.Add(1) }, nil
 	}
 	g := newTestGateway(t, Config{AdmitCall: admit}, upSpec{name: "s", fake: up})
 	caller := &identity.Caller{KeyHash: "ka"}

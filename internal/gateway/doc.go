@@ -68,8 +68,10 @@
 //     completions. A server that announces nothing is never sent subscriptions/listen; a legacy
 //     caller's resources/subscribe that no server can honour fails at once.
 //   - A tools/call is admitted by Config.AdmitCall (the caller's own limits: its key's and
-//     team's) once it is routed and allowed, just before it is sent, so a call refused for
-//     any other reason is never counted; the place it takes is given back when the call
+//     team's, and those of its server the composition root adds) once it is routed and
+//     allowed, just before it is sent, so a call refused for any other reason is never
+//     counted; the call is sent with the context AdmitCall returns (so the upstream client's
+//     middleware can tell what was admitted); the place it takes is given back when the call
 //     returns, however it ends (deferred: completion, failure, cancellation, panic). A
 //     resumed call is not admitted again: its first leg was.
 //   - After a tools/call (and a resumed one) the caller's cached lists of that server are
@@ -138,7 +140,10 @@
 //     indefinitely, a tool filter change never reaching them, and two hub subscribers
 //     delivering each notification twice); and setting each kept listen up again on the new
 //     gateway (a second upstream listen per caller, and an event in the gap lost or told twice).
-//     Listens.End ends every listen at shutdown and refuses new ones.
+//     Listens.End ends every listen at shutdown and refuses new ones. Keeps answers the same
+//     question for a legacy session the front holds across configs (its caller and scope, the
+//     servers it sees under the old gateway): the front keeps the session, its stream and its
+//     follows (which TakeOver moves) exactly when a listen of that caller would be kept.
 //   - No goroutine the gateway starts may take the process down: each recovers a panic, logs it
 //     at ERROR with its stack (never the panic value, which may quote arguments or tokens) and
 //     ends only the work it belongs to; listen events, which arrive on upstream goroutines, are
@@ -206,4 +211,8 @@
 //     legacy upstream's -32042 (URL elicitation required) is an upstream_rpc fault; the fault
 //     table turns it into the URLs to open for a 2026-07-28 caller, which must never see that
 //     code.
+//
+// Observation: forward (and a resumed continuation) names the one server
+// that serves an operation on the request record its context carries
+// (observe.Served); the front and internal/app record the rest.
 package gateway

@@ -63,10 +63,11 @@ type Config struct {
 	// does not contact the server. nil counts nothing.
 	Limit func(ctx context.Context, server string) error
 	// AdmitCall admits one tools/call by caller to server (by name) before
-	// it is sent, within the caller's own limits: it returns the release to
-	// call once the call is done, or the fault that refuses it. nil admits
-	// every call.
-	AdmitCall func(ctx context.Context, caller *identity.Caller, server string) (release func(), refused *fault.Fault)
+	// it is sent, within the caller's own limits: it returns the context
+	// the call is sent with (it may note what was admitted, for the
+	// upstream client's middleware) and the release to call once the call
+	// is done, or the fault that refuses it. nil admits every call.
+	AdmitCall func(ctx context.Context, caller *identity.Caller, server string) (admitted context.Context, release func(), refused *fault.Fault)
 	// MaxListenersPerCaller bounds the upstream listeners one caller (its
 	// user, else its binding) holds at once across its listens; zero means
 	// DefaultMaxListenersPerCaller. A listen that would pass it is refused.

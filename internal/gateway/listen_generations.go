@@ -49,13 +49,32 @@ func (r *listenRun) current() (*Gateway, []listenTarget) {
 // caller sees exactly the same servers under next's policy.
 func (r *listenRun) keptBy(next *Gateway) bool {
 	g, _ := r.current()
-	for _, name := range r.servers {
+	return g.keeps(next, &r.op, r.servers)
+}
+
+// keeps reports whether what op follows over servers (as g serves them)
+// goes on under next: every server is still there with the same upstream
+// client, and op's caller sees exactly the same servers under next.
+func (g *Gateway) keeps(next *Gateway, op *Operation, servers []string) bool {
+	for _, name := range servers {
 		was, now := g.servers[name], next.servers[name]
 		if was == nil || now == nil || was.Client != now.Client {
 			return false
 		}
 	}
-	return slices.Equal(next.visible(&r.op), r.servers)
+	return slices.Equal(next.visible(op), servers)
+}
+
+// Keeps reports whether a legacy session of op's caller and scope goes on
+// when next replaces g, by the rule a listen moves by (TakeOver): every
+// server the caller sees under g is served by next with the same upstream
+// client (so its upstream sessions, listeners and subscriptions are still
+// the right ones), and the caller sees exactly the same servers under next.
+func (g *Gateway) Keeps(next *Gateway, op Operation) bool {
+	if g == next {
+		return true
+	}
+	return g.keeps(next, &op, g.visible(&op))
 }
 
 // rebind moves the listen to next: its targets now name next's servers

@@ -48,10 +48,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		return fail(fault.InvalidParams, "params must be an object")
 	}
 	if tool && g.cfg.AdmitCall != nil {
-		release, refused := g.cfg.AdmitCall(ctx, op.Caller, server)
+		admitted, release, refused := g.cfg.AdmitCall(ctx, op.Caller, server)
 		if refused != nil {
 			return Failed(refused)
 		}
+		ctx = admitted
 		defer release() // also when the call panics or is cancelled
 	}
 	out := g.forward(ctx, op, server, servers, params)

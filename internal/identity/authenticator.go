@@ -43,6 +43,9 @@ type Config struct {
 	// Keys finds keys from the key store; nil means only the master key is known. Unused with a
 	// webhook, which decides every key.
 	Keys KeyLookup
+	// OnWebhook, when set, is told how long each webhook call took and how it ended ("ok",
+	// "refused" for a 401/403, "error" for anything else); for metrics. It must not block.
+	OnWebhook func(d time.Duration, outcome string)
 }
 
 // Authenticator establishes the caller of each request; it is safe for concurrent use.
@@ -59,13 +62,14 @@ type Authenticator struct {
 	busyLogged   atomic.Int64  // when "webhook busy" was last logged at WARN (unix ns)
 	keys         KeyLookup     // nil: no key store
 	now          func() time.Time
+	onWebhook    func(time.Duration, string) // Config.OnWebhook; nil: none
 }
 
 // New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see
 // WeakKeyReason) unless cfg.PermitWeak, and a custom_auth that is not an http(s) URL. Error
 // messages never contain the key or the webhook URL.
 func New(cfg Config) (*Authenticator, error) {
-	a := &Authenticator{timeout: cfg.Timeout, log: cfg.Logger, keys: cfg.Keys, now: time.Now}
+	a := &Authenticator{timeout: cfg.Timeout, log: cfg.Logger, keys: cfg.Keys, now: time.Now, onWebhook: cfg.OnWebhook}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

@@ -44,8 +44,19 @@ func (a *Authenticator) askWebhook(ctx context.Context, r *http.Request, key str
 		a.busy(ctx)
 		return nil, errUnavailable()
 	}
+	start := time.Now()
 	c, err := a.callWebhook(ctx, r, key, method)
 	var e *Error
+	if a.onWebhook != nil {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+			if errors.As(err, &e) && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden) {
+				outcome = "refused"
+			}
+		}
+		a.onWebhook(time.Since(start), outcome)
+	}
 	if errors.As(err, &e) {
 		switch e.Status {
 		case http.StatusUnauthorized:

@@ -2,7 +2,23 @@
 // request at a time, whether a key (a server, a store key or a team) may
 // make another request within its limit, and Memory is the in-process
 // Counter; Slots bound how many requests of one key are in flight at once,
-// and MemorySlots is the in-process Slots.
+// and MemorySlots is the in-process Slots. A Gate decides one request
+// against several limits at once, all or nothing: Local is the in-process
+// Gate (over a Memory and a MemorySlots), Redis the Gate shared by every
+// replica using one Redis. Usage carries what the limits that admitted a
+// request have left, for LiteLLM's x-ratelimit-* headers on a success.
+//
+// # One admission per call
+//
+// A tool call must pass up to five limits (its key's or team's
+// max_parallel_requests, mcp_rpm_limit and rpm_limit, then its server's
+// max_concurrent_requests and rpm). Gate.Admit checks them together: a
+// call refused by any of them is counted by none (no limit is spent by a
+// call that was not sent), and an admitted one is counted by all. The
+// first check that refuses is the one reported. With Redis this is one
+// script, so one round trip decides the call whatever the number of
+// limits; the slots it took are given back by one more command
+// (Admission.Release).
 //
 // # The seam
 //
@@ -55,7 +71,9 @@
 // An evicted key whose window had not passed forgets its count, so it may
 // be allowed up to its limit again at once; with keys naming configured
 // servers this never happens below that many servers. Memory starts no
-// goroutine: expired times are dropped by the Take that finds them.
+// goroutine: expired times are dropped by the Take that finds them. Local
+// holds two Memories of that size: the keys of servers (ServerPrefix) apart
+// from the others, so callers' keys cannot evict servers' counts.
 //
 // # Requests in flight
 //
@@ -69,4 +87,40 @@
 // counts a request that must not be refused (a retry of an admitted one).
 // Like Counter, Slots is a seam: a shared implementation makes a bound hold
 // across replicas.
+//
+// # Redis
+//
+// Redis keeps the same sliding window log as Memory, in a sorted set per
+// key (member: the admitted request's token, score: its time in
+// microseconds), pruned by the script that reads it, and the same slots,
+// as a sorted set per key of the requests in flight scored by when their
+// lease ends. The script (admitScript) runs atomically in Redis: it prunes
+// and counts every check, returns the first refusal with its exact
+// RetryAfter, and only when all pass adds the request to every set. It
+// decides by the Redis server's clock (TIME), the one clock every replica
+// shares, so replicas whose clocks disagree still count one window;
+// RedisOptions.CallerClock decides by the caller's time instead (the
+// conformance tests, which give times). The script's writes are effects
+// (Redis 7 replicates them, not the script), so TIME is allowed.
+//
+// Why the exact window rather than GCRA (one timestamp per key) in Redis
+// too: the reasons above hold across replicas as well, and the cost is
+// bounded the same way: a key holds at most its limit of members, each
+// window key expires (PEXPIRE) a second after its window once idle, and
+// each slot key twice its lease.
+//
+// A slot is a lease: it holds for DefaultLease (30 s) and the replica
+// holding it renews every slot it holds every lease/3 (one script per 500
+// slots, from one goroutine per Redis gate, ended by Close), so a slot is
+// held as long as its request runs; a replica that dies (SIGKILL, a lost
+// network) stops renewing, and its slots are free within one lease: a
+// killed replica does not leak slots. A release is one ZREM; should it
+// fail, the lease ends the slot. Keys: RedisOptions.Prefix (DefaultPrefix
+// "mcpgw:limit:"), then "w:" (windows) or "s:" (slots), then the key the
+// caller named: a server's name, a store key's hash or a team's id, never
+// a secret.
+//
+// What the gate does while Redis is unreachable (fall back to Local, or
+// refuse) is the caller's policy (internal/app); Redis only reports the
+// error.
 package limits

@@ -158,3 +158,37 @@ func (m *Memory) unlink(e *entry) {
 	}
 	e.prev, e.next = nil, nil
 }
+
+// peek is what Take would decide for key at now without counting: how many
+// requests are in the window and, when that is the limit or more, how long
+// until one more would be allowed.
+func (m *Memory) peek(key string, limit int, window time.Duration, now time.Time) (live int, retry time.Duration) {
+	t := int64(now.Sub(m.epoch))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.keys[key]
+	if e == nil {
+		return 0, 0
+	}
+	start := e.start
+	for start < len(e.stamps) && e.stamps[start] <= t-int64(window) {
+		start++
+	}
+	live = len(e.stamps) - start
+	if live >= limit && limit > 0 {
+		retry = time.Duration(e.stamps[start+live-limit] + int64(window) - t)
+	}
+	return live, retry
+}
+
+// oldestLeaves is how long until the oldest request in key's window leaves it.
+func (m *Memory) oldestLeaves(key string, window time.Duration, now time.Time) time.Duration {
+	t := int64(now.Sub(m.epoch))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.keys[key]
+	if e == nil || e.start >= len(e.stamps) {
+		return 0
+	}
+	return max(time.Duration(e.stamps[e.start]+int64(window)-t), 0)
+}

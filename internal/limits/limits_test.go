@@ -96,3 +96,7 @@ func BenchmarkMemoryTakeParallel(b *testing.B) {
 		}
 	})
 }
+
+func TestLocalGateConformance(t *testing.T) {
+	limitstest.RunGate(t, func(*testing.T) limits.Gate { return limits.NewLocal(0) })
+}

@@ -7,5 +7,6 @@
 // neither side needs a reference to the other. Hub is the seam; Memory is
 // the in-process implementation. A hub shared across replicas implements the
 // same interface: Publish fans an event out to every replica, each of which
-// delivers it to its own subscribers.
+// delivers it to its own subscribers (sharedstate.Hub does so through
+// Redis, for list changes only).
 package notify

@@ -20,5 +20,9 @@
 // The request in flight is reachable from its context (RequestFrom), so the
 // core can annotate what only it knows (the server a tools/call went to,
 // the fault class of its outcome) without importing any sink. Records carry
-// names and ids only: never arguments, results or tokens.
+// names and ids only: never arguments, results or tokens. The exception is
+// Request.Header and Request.Meta, references to what the caller sent, for a
+// sink reading the context the caller propagates (W3C trace context); they
+// are never recorded, and Meta is extracted only when a sink says it reads
+// it (ContextReader), so other sinks pay no scan of the params.
 package observe

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -58,6 +59,12 @@ type Request struct {
 	Cost     float64
 	Start    time.Time
 	Duration time.Duration
+	// Header is the downstream HTTP request's header and Meta its
+	// params._meta object as sent (Meta is filled only when a sink reads it,
+	// see ContextReader): read-only, for a sink extracting the context the
+	// caller propagates (trace context), never recorded.
+	Header map[string][]string
+	Meta   json.RawMessage
 }
 
 // Failed reports a request answered with an error of any kind.

@@ -63,6 +63,11 @@
 //     interface{ follow(...) }) were rejected as the same type switch in
 //     another form: the methods are on the interface, and a transport that
 //     has nothing to do for one does nothing.
+//   - WithHeader (propagate.go) puts headers on a call's context that every
+//     HTTP request sent for it adds, after the session's own headers and
+//     never replacing them: a middleware propagating trace context uses it.
+//     A context value, not a Call parameter, because the HTTP request is
+//     built several layers down; stdio upstreams ignore it.
 //   - Config.Middleware wraps Client.Call, the first entry outermost,
 //     applied once in New; without middleware Call takes its direct path
 //     (no extra call, no allocation). The chain sees one request per Call,
@@ -103,6 +108,13 @@
 //     streams for the same reason, and restored before delivery.
 //   - ping is answered by the client itself; a request with no handler gets a
 //     JSON-RPC error, never silence.
+//   - Ping (health.go) is the health check's request: ping, or
+//     server/discover for a 2026-07-28 upstream (which has no ping), on the
+//     shared session of callers without credentials, outside the middleware
+//     chain (a check is not a caller's request, so it never counts against
+//     rpm or the in-flight bound). On stdio it only asks a running, set-up
+//     shared session and answers ErrNotStarted when there is none: a check
+//     must never start a child process.
 //   - A session is set up at most once and never reused after it is
 //     released (setup failed, the upstream ended it, Close). Concurrent
 //     callers wait for one setup, each only within its own context; when

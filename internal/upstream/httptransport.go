@@ -93,6 +93,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 		return nil, "", err
 	}
 	req.Header = h
+	addHeaders(ctx, req.Header)
 	sid, ver := t.state()
 	if sid != "" {
 		req.Header.Set(mcp.HeaderSessionID, sid)

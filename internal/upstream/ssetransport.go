@@ -193,6 +193,7 @@ func (t *sseTransport) post(ctx context.Context, body []byte) error {
 		return err
 	}
 	req.Header = h
+	addHeaders(ctx, req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := t.d.client.Do(req)
 	if err != nil {

@@ -65,12 +65,12 @@ func TestDeletedSessionStaysDeletedAcrossApply(t *testing.T) {
 	}
 }
 
-// TestStatefulSessionEndsAtApply: a legacy session that holds state its
-// sealed id cannot carry (a resource subscription, a log level) is ended
-// when a new config is applied, so its client gets 404 and initializes
-// again instead of silently losing the state; a session without such state
-// goes on.
-func TestStatefulSessionEndsAtApply(t *testing.T) {
+// TestStatefulSessionKeptAcrossApply: a legacy session that holds state
+// its sealed id cannot carry (a resource subscription, a log level) goes on
+// with that state when a new config keeps its server's connection (a
+// description change): the session lives on this replica, and the next
+// front serves it.
+func TestStatefulSessionKeptAcrossApply(t *testing.T) {
 	fixture := testpeers.StartGoFixtureHTTP(t, false)
 	cfg := func(desc string) string {
 		return fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n    description: %s\n", testKey, fixture, desc)
@@ -80,8 +80,8 @@ func TestStatefulSessionEndsAtApply(t *testing.T) {
 		name, setup string
 		want        int
 	}{
-		{"subscribed", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://watched-resource"}}`, http.StatusNotFound},
-		{"log level set", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`, http.StatusNotFound},
+		{"subscribed", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://watched-resource"}}`, http.StatusOK},
+		{"log level set", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"error"}}`, http.StatusOK},
 		{"listed only", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusOK},
 	}
 	for i, tt := range tests {

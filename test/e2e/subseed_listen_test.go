@@ -76,17 +76,26 @@ func (r *seedRun) resourceSubscriptions() []string {
 	return []string{}
 }
 
+// apply makes yaml the running config, by r.reload when set.
+func (r *seedRun) apply(t *testing.T, yaml string) {
+	if r.reload != nil {
+		r.reload(t, yaml)
+		return
+	}
+	applySeedConfig(t, r.gw, yaml, r.env)
+}
+
 // twist applies the access's mid-subscription change.
 func (r *seedRun) twist(t *testing.T) {
 	switch r.access {
 	case "metadata":
 		setup := r.setup
 		setup.peerYAML = "    authorization_url: https://authorization.example/authorize\n"
-		applySeedConfig(t, r.gw, seedConfig(setup), r.env)
+		r.apply(t, seedConfig(setup))
 	case "config-change":
 		setup := r.setup
 		setup.peerURL = r.up.MCPURL() + "/changed"
-		applySeedConfig(t, r.gw, seedConfig(setup), r.env)
+		r.apply(t, seedConfig(setup))
 	case "revoked", "idle":
 		changed := seedIdentity(r.access)
 		changed["object_permission"] = map[string]any{"object_permission_id": "subscription-permission", "mcp_servers": []string{"denied"}}

@@ -65,10 +65,17 @@ type seedRun struct {
 	stop   func()
 	write  func(map[string]any)
 	caller *seedCaller
+	// reload, when set, applies a config as a reload of the config file
+	// does (else applySeedConfig).
+	reload func(t *testing.T, yaml string)
 }
 
 // runSeedCase is the seed's exercise() and its checks after the gateway stops.
-func runSeedCase(t *testing.T, c seedCase) {
+func runSeedCase(t *testing.T, c seedCase) { runSeedCaseReloading(t, c, false) }
+
+// runSeedCaseReloading is runSeedCase; byFile makes a config change a
+// rewrite of the config file, reloaded as SIGHUP does, instead of an Apply.
+func runSeedCaseReloading(t *testing.T, c seedCase, byFile bool) {
 	opts := subUpstreamOptions{Kind: c.kind, LegacySSE: c.access == "legacy-upstream-sse", Pages: c.access == "pages",
 		ProbeError: c.access == "probe-failure", ProbeHang: c.access == "probe-timeout",
 		CloseListensOnChange: c.access == "upstream-ended", ChangeDuringList: c.access == "setup-race"}
@@ -86,6 +93,9 @@ func runSeedCase(t *testing.T, c seedCase) {
 		r.setup.plain = startPlainUpstream(t)
 	}
 	r.gw, r.stop = startSeedGateway(t, seedConfig(r.setup), r.env)
+	if byFile {
+		r.reload = fileReloads(t, r.gw, seedConfig(r.setup), r.env)
+	}
 	headers := map[string]string{"Authorization": "Bearer " + subscriptionKey}
 	if c.access == "fanout" {
 		headers = map[string]string{"x-litellm-api-key": subscriptionKey, "Authorization": "Bearer upstream-only-test-token"}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/limits"
+	"github.com/mcpgw/mcpgw/internal/redisconn"
+	"github.com/mcpgw/mcpgw/internal/redistest"
+)
+
+// TestSharedGateFallsBackAndRecovers: two gates (two replicas) on one Redis share a limit; with
+// Redis stopped, one failing open decides locally and counts it, one failing closed refuses;
+// with Redis back they share the limit again, without being rebuilt.
+func TestSharedGateFallsBackAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	gate := func(mode config.RedisFailureMode) *sharedGate {
+		c, err := redisconn.New(redisconn.Settings{URL: srv.URL(), CommandTimeout: 300 * time.Millisecond}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newSharedGate(c, mode, limits.RedisOptions{Prefix: prefix})
+		t.Cleanup(func() { g.close(); _ = c.Close() })
+		return g
+	}
+	open, closed := gate(config.RedisFailOpen), gate(config.RedisFailClosed)
+	ctx := context.Background()
+	one := func(key string) []limits.Check { return []limits.Check{{Key: key, Limit: 1, Window: time.Minute}} }
+	admitted := func(g *sharedGate, key string) bool {
+		t.Helper()
+		a, err := g.Admit(ctx, one(key), time.Now())
+		if err != nil {
+			t.Fatalf("admit %s: %v", key, err)
+		}
+		return a.Allowed()
+	}
+	if !admitted(open, "a") || admitted(closed, "a") {
+		t.Fatal("the two gates do not share one limit")
+	}
+
+	srv.Stop()
+	if !admitted(open, "b") || admitted(open, "b") {
+		t.Fatal("failing open, the gate does not count locally")
+	}
+	if _, err := closed.Admit(ctx, one("b"), time.Now()); !errors.Is(err, errLimitsUnavailable) {
+		t.Fatalf("failing closed: %v, want errLimitsUnavailable", err)
+	}
+	if s := open.status(); !strings.Contains(s, "2 calls decided without redis") || !strings.Contains(s, "open") {
+		t.Fatalf("status %q", s)
+	}
+
+	srv.Restart()
+	time.Sleep(redisRetryEvery + 100*time.Millisecond)
+	if !admitted(open, "c") || admitted(closed, "c") {
+		t.Fatal("after Redis came back the gates do not share the limit again")
+	}
+	if open.tryAt.Load() != 0 || closed.tryAt.Load() != 0 {
+		t.Fatal("a gate still counts Redis as down")
+	}
+}

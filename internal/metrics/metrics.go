@@ -1,0 +1,261 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
+)
+
+// Defaults of Config's caps.
+const (
+	DefaultMaxNames   = 2000
+	DefaultMaxCallers = 1000
+)
+
+// Other is the label value of a caller-supplied value that is not
+// exported as sent (see the package doc).
+const Other = "_OTHER"
+
+// Buckets are the semantic convention's boundaries for both MCP operation
+// duration histograms, in seconds.
+var Buckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// ToolLabels are LiteLLM's labels of its two MCP tool metrics, in order.
+var ToolLabels = []string{"mcp_tool_name", "mcp_server_name", "hashed_api_key", "api_key_alias", "team", "team_alias", "user", "end_user"}
+
+// Config sets the sink's label sets and caps.
+type Config struct {
+	// Labels, when set, are the labels of the LiteLLM tool metrics (a
+	// subset of ToolLabels); nil means all of them.
+	Labels []string
+	// Separator joins a server's prefix and a tool's name (default "-").
+	Separator  string
+	MaxNames   int
+	MaxCallers int
+}
+
+// Metrics is the registry and the sink feeding it.
+type Metrics struct {
+	observe.Base
+	cfg      Config
+	reg      *prometheus.Registry
+	labels   []string // the tool metrics' labels, in ToolLabels order
+	calls    *prometheus.CounterVec
+	spend    *prometheus.CounterVec
+	server   *prometheus.HistogramVec
+	client   *prometheus.HistogramVec
+	faults   *prometheus.CounterVec
+	rejected *prometheus.CounterVec
+	webhook  *prometheus.HistogramVec
+	names    *capped[nameKey]
+	callers  *capped[observe.Caller]
+	// labelIdx maps each exported tool-metric label to its ToolLabels index.
+	labelIdx []int
+}
+
+// nameKey is one server's tool or prompt name.
+type nameKey struct{ server, name string }
+
+// New returns the metrics with Go runtime and process collectors.
+func New(cfg Config) *Metrics {
+	if cfg.MaxNames <= 0 {
+		cfg.MaxNames = DefaultMaxNames
+	}
+	if cfg.MaxCallers <= 0 {
+		cfg.MaxCallers = DefaultMaxCallers
+	}
+	if cfg.Separator == "" {
+		cfg.Separator = "-"
+	}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped[nameKey](cfg.MaxNames), callers: newCapped[observe.Caller](cfg.MaxCallers)}
+	m.labels = ToolLabels
+	if cfg.Labels != nil {
+		m.labels = nil
+		for _, l := range ToolLabels {
+			for _, want := range cfg.Labels {
+				if want == l {
+					m.labels = append(m.labels, l)
+					break
+				}
+			}
+		}
+	}
+	for _, l := range m.labels {
+		for i, all := range ToolLabels {
+			if l == all {
+				m.labelIdx = append(m.labelIdx, i)
+			}
+		}
+	}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "litellm_mcp_tool_calls_total",
+		Help: "MCP tool calls routed to a server, by tool and server name."}, m.labels)
+	m.spend = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "litellm_mcp_tool_call_spend_metric_total",
+		Help: "Spend of MCP tool calls; incremented only when a call has a non-zero cost."}, m.labels)
+	m.server = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_server_operation_duration_seconds",
+		Help:    "MCP request duration as observed by the gateway from the time it was received until the result was sent (mcp.server.operation.duration).",
+		Buckets: Buckets}, []string{"mcp_method_name", "error_type", "gen_ai_tool_name", "gen_ai_prompt_name", "rpc_response_status_code",
+		"gen_ai_operation_name", "mcp_protocol_version", "network_protocol_name", "mcp_transport"})
+	m.client = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcp_client_operation_duration_seconds",
+		Help:    "Duration of MCP requests the gateway sent to upstream servers, until their result was received (mcp.client.operation.duration).",
+		Buckets: Buckets}, []string{"mcp_method_name", "error_type", "gen_ai_tool_name", "gen_ai_prompt_name", "gen_ai_operation_name", "mcp_server_name"})
+	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_faults_total",
+		Help: "Failed downstream requests by fault class and the server that failed them."}, []string{"fault", "server"})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_rate_limit_rejections_total",
+		Help: "Requests the gateway's own limits refused (limit_exceeded), by server."}, []string{"server"})
+	m.webhook = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_webhook_duration_seconds",
+		Help: "Duration of custom_auth webhook calls, by outcome (ok, refused, error).", Buckets: Buckets}, []string{"outcome"})
+	m.reg.MustRegister(m.calls, m.spend, m.server, m.client, m.faults, m.rejected, m.webhook,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// MustRegister adds collectors (read at scrape time) to the registry; it
+// panics on a duplicate, a programming error.
+func (m *Metrics) MustRegister(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Gatherer is the registry, for tests and embedding.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
+// Webhook records one custom_auth webhook call (identity.Config.OnWebhook).
+func (m *Metrics) Webhook(d time.Duration, outcome string) {
+	m.webhook.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// EndRequest counts one finished downstream request.
+func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
+	tool, prompt := m.target(r.Method, r.Target, r.Server)
+	code := ""
+	if r.ErrorCode != 0 {
+		code = strconv.FormatInt(r.ErrorCode, 10)
+	}
+	m.server.WithLabelValues(knownMethod(r.Method), r.ErrorType(), tool, prompt, code, operationName(r.Method),
+		knownRevision(r.Protocol), "http", r.Transport).Observe(r.Duration.Seconds())
+	if r.Fault != 0 {
+		m.faults.WithLabelValues(r.Fault.String(), r.Server).Inc()
+		if r.Fault == fault.LimitExceeded {
+			m.rejected.WithLabelValues(r.Server).Inc()
+		}
+	}
+	if r.Method != mcp.MethodToolsCall || r.Server == "" {
+		return
+	}
+	values := m.toolValues(tool, r.Server, r.Caller)
+	m.calls.WithLabelValues(values...).Inc()
+	if r.Cost > 0 {
+		m.spend.WithLabelValues(values...).Add(r.Cost)
+	}
+}
+
+// EndCall counts one finished upstream call.
+func (m *Metrics) EndCall(_ context.Context, c *observe.Call) {
+	tool, prompt := m.target(c.Method, c.Target, c.Server)
+	m.client.WithLabelValues(knownMethod(c.Method), c.ErrorType(), tool, prompt, operationName(c.Method), c.Server).Observe(c.Duration.Seconds())
+}
+
+// target returns the tool and prompt labels of a request: the server's own
+// name once it was routed to server, else Other; "" when the method names
+// neither.
+func (m *Metrics) target(method, name, server string) (tool, prompt string) {
+	var isTool bool
+	switch method {
+	case mcp.MethodToolsCall:
+		isTool = true
+	case mcp.MethodPromptsGet:
+	default:
+		return "", ""
+	}
+	v := Other
+	if server != "" && name != "" {
+		own := name
+		if len(name) > len(server)+len(m.cfg.Separator) && strings.HasPrefix(name, server) && strings.HasPrefix(name[len(server):], m.cfg.Separator) {
+			own = name[len(server)+len(m.cfg.Separator):]
+		}
+		if m.names.admit(nameKey{server, own}) {
+			v = own
+		}
+	}
+	if isTool {
+		return v, ""
+	}
+	return "", v
+}
+
+// toolValues are the LiteLLM tool metrics' label values for a call.
+func (m *Metrics) toolValues(tool, server string, c observe.Caller) []string {
+	c.Org = "" // not a label: one label set per key, team, user and end user
+	all := [8]string{tool, server, c.KeyHash, c.KeyAlias, c.Team, c.TeamAlias, c.User, c.EndUser}
+	if !m.callers.admit(c) {
+		for i := 2; i < len(all); i++ {
+			all[i] = Other
+		}
+	}
+	out := make([]string, len(m.labelIdx))
+	for i, idx := range m.labelIdx {
+		out[i] = all[idx]
+	}
+	return out
+}
+
+// operationName is gen_ai.operation.name: execute_tool for a tool call.
+func operationName(method string) string {
+	if method == mcp.MethodToolsCall {
+		return "execute_tool"
+	}
+	return ""
+}
+
+// knownMethod is method when the protocol defines it, else Other.
+func knownMethod(method string) string {
+	if mcp.MethodInEra(method, mcp.EraModern) || mcp.MethodInEra(method, mcp.EraLegacy) {
+		return method
+	}
+	return Other
+}
+
+// knownRevision is v when it names a protocol revision the gateway knows.
+func knownRevision(v string) string {
+	if v == "" || mcp.IsKnownRevision(v) {
+		return v
+	}
+	return Other
+}
+
+// capped admits at most max distinct values, the first seen; it never
+// forgets one.
+type capped[K comparable] struct {
+	mu   sync.Mutex
+	max  int
+	seen map[K]struct{}
+}
+
+func newCapped[K comparable](max int) *capped[K] { return &capped[K]{max: max, seen: map[K]struct{}{}} }
+
+// admit reports whether v is (now) one of the admitted values.
+func (c *capped[K]) admit(v K) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[v]; ok {
+		return true
+	}
+	if len(c.seen) >= c.max {
+		return false
+	}
+	c.seen[v] = struct{}{}
+	return true
+}

@@ -1,0 +1,41 @@
+// Package tracing is the OpenTelemetry trace sink of the observe seam: a
+// SERVER span per downstream request and a CLIENT span per request sent
+// upstream, nested, with the attributes of the MCP semantic convention,
+// exported over OTLP/HTTP.
+//
+// Design decisions and why:
+//
+//   - Off is free. The app builds a Tracer only when tracing is switched on
+//     (FromEnv: litellm_settings.callbacks naming "otel", or an OTLP endpoint
+//     in the OTEL_* environment); otherwise no sink is installed, the front
+//     does not scan params for _meta (observe.ContextReader), and nothing is
+//     added to what upstreams receive.
+//   - No global state. The TracerProvider, propagators and error handling
+//     belong to the Tracer; otel's globals (SetTracerProvider,
+//     SetErrorHandler) are never touched, so several Apps in one process
+//     (tests) stay apart.
+//   - _meta wins. The caller's trace context is read from params._meta
+//     (traceparent, tracestate, baggage) and from the HTTP headers of the
+//     same names. The convention makes the MCP-level context the parent,
+//     because one HTTP request may carry several MCP messages and one MCP
+//     request may be retried over several HTTP requests; a different
+//     header context is kept as a span link.
+//   - Both ways out. Outgoing gives the CLIENT span's context as HTTP
+//     headers (the app hands them to upstream.WithHeader) and in
+//     params._meta, set with a byte-level splice (jsonrpc.SetMember) so the
+//     forwarded params are not re-encoded; stdio upstreams get _meta only.
+//   - Names and ids only. Attributes carry the method, tool or prompt name,
+//     resource URI, ids, protocol revision, the fault class (error.type)
+//     and the upstream's address; never arguments, results or credentials.
+//     Span names use the tool or prompt name, never the resource URI (high
+//     cardinality). The REST surface learns its target after the span
+//     starts, so the name and target are set again at the end.
+//   - Bounded export. A batch span processor with a queue of MaxQueueSize
+//     spans (dropped when full, never waited for), batches of
+//     MaxExportBatchSize, sent every BatchTimeout; an export is bounded by
+//     ExportTimeout and its retries by RetryMaxElapsed, shorter than
+//     ShutdownTimeout, so the flush at App close ends even while the
+//     receiver is down. Export failures go to the log, once per outage at
+//     WARN, with the receiver's host and a reason but never its answer,
+//     and never reach a call.
+package tracing

@@ -1,0 +1,32 @@
+package tracing
+
+import (
+	"encoding/json"
+	"testing"
+
+	"go.opentelemetry.io/otel/propagation"
+)
+
+func TestWithMeta(t *testing.T) {
+	carrier := propagation.MapCarrier{"traceparent": "00-aa-bb-01", "tracestate": "v=1"}
+	cases := []struct{ in, want string }{
+		{``, `{"_meta":{"traceparent":"00-aa-bb-01","tracestate":"v=1"}}`},
+		{`{"name":"x","arguments":{"a":  1}}`, `{"name":"x","arguments":{"a":  1},"_meta":{"traceparent":"00-aa-bb-01","tracestate":"v=1"}}`},
+		{`{"_meta":{"progressToken":3,"traceparent":"old"},"name":"x"}`, `{"_meta":{"progressToken":3,"traceparent":"00-aa-bb-01","tracestate":"v=1"},"name":"x"}`},
+		{`[1]`, `[1]`},
+		{`{"_meta":5}`, `{"_meta":5}`},
+	}
+	for _, tc := range cases {
+		got := string(withMeta(json.RawMessage(tc.in), carrier))
+		if got != tc.want {
+			t.Errorf("withMeta(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMetaCarrier(t *testing.T) {
+	c := metaCarrier(`{"traceparent":"00-x","other":1}`)
+	if c.Get("traceparent") != "00-x" || c.Get("tracestate") != "" || c.Get("other") != "" {
+		t.Fatal("metaCarrier reads the wrong members")
+	}
+}
