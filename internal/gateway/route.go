@@ -48,6 +48,7 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		return fail(fault.InvalidParams, "params must be an object")
 	}
 	if tool && g.cfg.AdmitCall != nil {
+		observe.Served(ctx, server) // a refused call is the server's too
 		admitted, release, refused := g.cfg.AdmitCall(ctx, op.Caller, server)
 		if refused != nil {
 			return Failed(refused)

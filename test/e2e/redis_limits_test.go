@@ -229,6 +229,10 @@ func TestRedisOutageFallsBackAndRecovers(t *testing.T) {
 	if status != 200 || !strings.Contains(body, "unreachable") || !strings.Contains(body, "decided without redis") {
 		t.Fatalf("readiness with Redis down: %d %s", status, body)
 	}
+	_, fams := scrape(t, open[0].url, testKey)
+	if up, without := sum(fams, "mcpgw_redis_up", nil), sum(fams, "mcpgw_limits_without_redis_total", nil); up != 0 || without < 1 {
+		t.Fatalf("metrics with Redis down: mcpgw_redis_up %v, mcpgw_limits_without_redis_total %v", up, without)
+	}
 
 	srv.Restart()
 	time.Sleep(1500 * time.Millisecond) // the fallback tries Redis again every second
@@ -243,6 +247,10 @@ func TestRedisOutageFallsBackAndRecovers(t *testing.T) {
 	status, body = readiness(t, open[1].url)
 	if status != 200 || !strings.Contains(body, `"redis":"ok"`) {
 		t.Fatalf("readiness after the restart: %d %s", status, body)
+	}
+	_, fams = scrape(t, open[1].url, testKey)
+	if up, outages := sum(fams, "mcpgw_redis_up", nil), sum(fams, "mcpgw_redis_outages_total", nil); up != 1 || outages != 1 {
+		t.Fatalf("metrics after the restart: mcpgw_redis_up %v, mcpgw_redis_outages_total %v, want 1 and 1", up, outages)
 	}
 
 	// The replica failing closed tries Redis again (one call per second while it is down) and
