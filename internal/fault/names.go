@@ -8,6 +8,7 @@ var names = [numClasses]string{
 	Forbidden: "forbidden", Timeout: "timeout", Unreachable: "unreachable", UpstreamError: "upstream_error",
 	RateLimited: "rate_limited", Unavailable: "unavailable", UpstreamInternal: "upstream_internal",
 	UpstreamRPC: "upstream_rpc", Relay: "relay", Internal: "internal", LimitExceeded: "limit_exceeded",
+	LimitsUnavailable: "limits_unavailable",
 }
 
 // String is the class's name as the fault table writes it ("timeout",
