@@ -32,6 +32,7 @@
 //	relay              200 -32603      -32603       200 -32603       502 -32603
 //	internal           200 -32603      -32603       500 -32603       500 -32603
 //	limit_exceeded     429 -32603      -32603       429 -32603       429 -32603
+//	limits_unavailable 503 -32603      -32603       503 -32603       503 -32603
 //
 // Auth refusals carry the upstream's WWW-Authenticate wherever a status is
 // sent, and limit_exceeded (the gateway's own limit, so the request never
