@@ -39,7 +39,10 @@ type Settings struct {
 // true or OTEL_TRACES_EXPORTER is "none". An invalid value is an error.
 func FromEnv(lookup func(string) (string, bool), callbacks []string) (Settings, bool, error) {
 	get := func(k string) string {
-		v, _ := lookup(k)
+		v, ok := lookup(k)
+		if !ok { // an unset variable's value means nothing
+			return ""
+		}
 		return strings.TrimSpace(v)
 	}
 	on := false

@@ -20,7 +20,12 @@ import (
 // cacheTTL; two calls on one dbURL are two replicas.
 func startGatewayWithPostgres(t *testing.T, yaml, dbURL string, cacheTTL time.Duration) string {
 	t.Helper()
-	lookup := func(k string) (string, bool) { return dbURL, k == "DATABASE_URL" }
+	lookup := func(k string) (string, bool) {
+		if k == "DATABASE_URL" {
+			return dbURL, true
+		}
+		return "", false
+	}
 	a, err := app.New(loadConfig(t, yaml, lookup), app.WithLookupEnv(lookup),
 		app.WithLogger(slog.New(slog.DiscardHandler)), app.WithDataDir(t.TempDir()), app.WithStoreCacheTTL(cacheTTL))
 	if err != nil {
