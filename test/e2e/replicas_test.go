@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -20,29 +17,8 @@ import (
 // cacheTTL; two calls on one dbURL are two replicas.
 func startGatewayWithPostgres(t *testing.T, yaml, dbURL string, cacheTTL time.Duration) string {
 	t.Helper()
-	lookup := func(k string) (string, bool) {
-		if k == "DATABASE_URL" {
-			return dbURL, true
-		}
-		return "", false
-	}
-	a, err := app.New(loadConfig(t, yaml, lookup), app.WithLookupEnv(lookup),
-		app.WithLogger(slog.New(slog.DiscardHandler)), app.WithDataDir(t.TempDir()), app.WithStoreCacheTTL(cacheTTL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Start()
-	a.Start()
-	t.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	return srv.URL
+	return startGatewayWith(t, yaml, map[string]string{"DATABASE_URL": dbURL},
+		app.WithDataDir(t.TempDir()), app.WithStoreCacheTTL(cacheTTL)).url
 }
 
 // TestReplicasShareKeysAndRevocations: two gateways on one Postgres database, each caching key

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -74,24 +72,7 @@ func withinASecond(t *testing.T, what string, ok func() bool) {
 // replicas), logging into log.
 func registryGateway(t *testing.T, yaml string, env map[string]string, log *fakemcp.LogBuffer) string {
 	t.Helper()
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	a, err := app.New(loadConfig(t, yaml, lookup), app.WithLookupEnv(lookup), app.WithLogger(log.Logger()),
-		app.WithDataDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Start()
-	a.Start()
-	t.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	return srv.URL
+	return startGatewayWith(t, yaml, env, app.WithLogger(log.Logger()), app.WithDataDir(t.TempDir())).url
 }
 
 // TestServersAPIAppliesOnEveryReplica: a server added, changed and deleted through
