@@ -45,10 +45,7 @@ func callTarget(method string, params json.RawMessage) string {
 		return ""
 	}
 	s, _ := jsonrpc.StringMember(params, key)
-	if len(s) > 256 {
-		s = s[:256]
-	}
-	return s
+	return observe.Clip(s, observe.MaxTarget)
 }
 
 // callFault classifies an upstream call's failure as the gateway answers it

@@ -13,7 +13,7 @@ import (
 
 // maxTargetBytes bounds the target name a record carries: it comes from the
 // caller.
-const maxTargetBytes = 256
+const maxTargetBytes = observe.MaxTarget
 
 // observeRequest starts the observation of req, a decoded request arriving
 // on transport: req.r then carries the record (observe.RequestFrom) and,
@@ -32,8 +32,8 @@ func (h *MCP) observeRequest(req *request, transport string) observe.RequestSpan
 	} else if msg.Method == mcp.MethodResourcesSubscribe || msg.Method == mcp.MethodResourcesUnsubscribe {
 		rec.Target, _ = stringMember(msg.Params, "uri")
 	}
-	rec.Target = clipTo(rec.Target, maxTargetBytes)
-	rec.Protocol = clipTo(strings.TrimSpace(req.r.Header.Get(mcp.HeaderProtocolVersion)), maxTargetBytes)
+	rec.Target = observe.Clip(rec.Target, maxTargetBytes)
+	rec.Protocol = observe.Clip(strings.TrimSpace(req.r.Header.Get(mcp.HeaderProtocolVersion)), maxTargetBytes)
 	rec.Header = req.r.Header
 	if h.cfg.Observer.ReadsMeta() {
 		rec.Meta = jsonrpc.Member(msg.Params, "_meta")
@@ -117,12 +117,4 @@ func noteRPCError(w http.ResponseWriter, e *jsonrpc.Error) {
 	if ow, ok := w.(*observedWriter); ok && e != nil {
 		ow.rec.ErrorCode = e.Code
 	}
-}
-
-// clipTo cuts s to at most n bytes.
-func clipTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/observe"
 )
 
 // RegisterREST adds the REST routes that need no MCP client:
@@ -179,7 +180,7 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rec := span.Record(); rec != nil {
-		rec.Target = clipTo(in.Name, maxTargetBytes)
+		rec.Target = observe.Clip(in.Name, maxTargetBytes)
 	}
 	server, ok := h.cfg.Resolve(in.ServerID)
 	if !ok {

@@ -43,9 +43,14 @@
 // is exported only once the gateway routed it to a server (so it is one
 // the catalog listed); an unrouted name is "_OTHER". Distinct tool or
 // prompt names are capped at Config.MaxNames (default DefaultMaxNames) and
-// distinct caller label sets (key hash, alias, team, team alias, user, end
-// user) at Config.MaxCallers (default DefaultMaxCallers): once a cap is
-// reached, new values are exported as "_OTHER". Nothing is evicted: a
+// distinct caller label sets (key hash, alias, team, team alias, user) at
+// Config.MaxCallers (default DefaultMaxCallers), and end users apart at the
+// same number (they come from a header any key sets, so one key must not
+// push every other caller to "_OTHER"): once a cap is reached, new values
+// are exported as "_OTHER". An error code outside the JSON-RPC and MCP
+// specs' own is "_OTHER". Label values are made valid UTF-8 (a name clipped
+// mid-character, a header's raw bytes), which the registry otherwise
+// panics on. Nothing is evicted: a
 // series, once exported, stays until the process ends (a counter that
 // vanished and came back would read as a reset).
 package metrics

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/observe"
 )
@@ -60,6 +61,9 @@ type Metrics struct {
 	webhook  *prometheus.HistogramVec
 	names    *capped[nameKey]
 	callers  *capped[observe.Caller]
+	// endUsers caps the end_user label apart from callers: end-user ids come
+	// from a header any key may set, so one key must not fill callers.
+	endUsers *capped[string]
 	// labelIdx maps each exported tool-metric label to its ToolLabels index.
 	labelIdx []int
 }
@@ -78,7 +82,8 @@ func New(cfg Config) *Metrics {
 	if cfg.Separator == "" {
 		cfg.Separator = "-"
 	}
-	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped[nameKey](cfg.MaxNames), callers: newCapped[observe.Caller](cfg.MaxCallers)}
+	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped[nameKey](cfg.MaxNames), callers: newCapped[observe.Caller](cfg.MaxCallers),
+		endUsers: newCapped[string](cfg.MaxCallers)}
 	m.labels = ToolLabels
 	if cfg.Labels != nil {
 		m.labels = nil
@@ -140,10 +145,7 @@ func (m *Metrics) Webhook(d time.Duration, outcome string) {
 // EndRequest counts one finished downstream request.
 func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
 	tool, prompt := m.target(r.Method, r.Target, r.Server)
-	code := ""
-	if r.ErrorCode != 0 {
-		code = strconv.FormatInt(r.ErrorCode, 10)
-	}
+	code := knownCode(r.ErrorCode)
 	m.server.WithLabelValues(knownMethod(r.Method), r.ErrorType(), tool, prompt, code, operationName(r.Method),
 		knownRevision(r.Protocol), "http", r.Transport).Observe(r.Duration.Seconds())
 	if r.Fault != 0 {
@@ -187,7 +189,7 @@ func (m *Metrics) target(method, name, server string) (tool, prompt string) {
 			own = name[len(server)+len(m.cfg.Separator):]
 		}
 		if m.names.admit(nameKey{server, own}) {
-			v = own
+			v = strings.ToValidUTF8(own, "\uFFFD") // a clipped or odd name must not panic the registry
 		}
 	}
 	if isTool {
@@ -199,11 +201,19 @@ func (m *Metrics) target(method, name, server string) (tool, prompt string) {
 // toolValues are the LiteLLM tool metrics' label values for a call.
 func (m *Metrics) toolValues(tool, server string, c observe.Caller) []string {
 	c.Org = "" // not a label: one label set per key, team, user and end user
-	all := [8]string{tool, server, c.KeyHash, c.KeyAlias, c.Team, c.TeamAlias, c.User, c.EndUser}
+	endUser := c.EndUser
+	c.EndUser = ""
+	all := [8]string{tool, server, c.KeyHash, c.KeyAlias, c.Team, c.TeamAlias, c.User, endUser}
 	if !m.callers.admit(c) {
-		for i := 2; i < len(all); i++ {
+		for i := 2; i < len(all)-1; i++ {
 			all[i] = Other
 		}
+	}
+	if endUser != "" && !m.endUsers.admit(endUser) {
+		all[7] = Other
+	}
+	for i := 2; i < len(all); i++ {
+		all[i] = strings.ToValidUTF8(all[i], "\uFFFD") // header-borne values may be any bytes
 	}
 	out := make([]string, len(m.labelIdx))
 	for i, idx := range m.labelIdx {
@@ -224,6 +234,21 @@ func operationName(method string) string {
 func knownMethod(method string) string {
 	if mcp.MethodInEra(method, mcp.EraModern) || mcp.MethodInEra(method, mcp.EraLegacy) {
 		return method
+	}
+	return Other
+}
+
+// knownCode is the JSON-RPC error code label: "" for none, the code when it
+// is one the standard or MCP defines, else Other (an upstream's own codes
+// are any integer and must not mint series).
+func knownCode(code int64) string {
+	switch code {
+	case 0:
+		return ""
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams,
+		jsonrpc.CodeInternalError, mcp.CodeHeaderMismatch, mcp.CodeMissingClientCapability,
+		mcp.CodeUnsupportedProtocolVersion, mcp.CodeResourceNotFoundLegacy, mcp.CodeURLElicitationRequiredLegacy:
+		return strconv.FormatInt(code, 10)
 	}
 	return Other
 }

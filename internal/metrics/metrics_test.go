@@ -73,3 +73,31 @@ func TestLabelValuesAreBounded(t *testing.T) {
 		t.Errorf("a caller's value was exported as sent: %q", hist)
 	}
 }
+
+// Values from outside the gateway can neither panic the registry nor push
+// other callers out: a tool name clipped mid-character and an end-user
+// header of raw bytes are exported as valid UTF-8, end users past the cap
+// read _OTHER while the key's own labels stay, and an upstream's own error
+// code reads _OTHER while the specs' codes are kept.
+func TestOutsideValuesAreSafeLabels(t *testing.T) {
+	m := metrics.New(metrics.Config{MaxCallers: 1, Labels: []string{"mcp_tool_name", "api_key_alias", "end_user"}})
+	clipped := "gh-" + strings.Repeat("a", 252) + "é"[:1] // 256 bytes ending inside "é"
+	call(m, observe.Request{Method: "tools/call", Target: clipped, Server: "gh", Caller: observe.Caller{KeyAlias: "k", EndUser: "u1"}})
+	call(m, observe.Request{Method: "tools/call", Target: "gh-x", Server: "gh", Caller: observe.Caller{KeyAlias: "k", EndUser: "\xff\xfe"}})
+	call(m, observe.Request{Method: "tools/call", Target: "gh-x", Server: "gh", Caller: observe.Caller{KeyAlias: "k", EndUser: "u3"}})
+	call(m, observe.Request{Method: "tools/call", Target: "gh-x", Server: "gh", ErrorCode: -31999, Fault: fault.UpstreamRPC})
+	call(m, observe.Request{Method: "tools/call", Target: "gh-x", Server: "gh", ErrorCode: -32602, Fault: fault.InvalidParams})
+	got := strings.Join(series(t, m, "litellm_mcp_tool_calls_total"), " | ")
+	for _, want := range []string{"api_key_alias=k,end_user=u1,", "api_key_alias=k,end_user=_OTHER,mcp_tool_name=x 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tool calls %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "\xff") || !strings.Contains(got, "\uFFFD") {
+		t.Errorf("tool calls %q: want the clipped name made valid UTF-8", got)
+	}
+	hist := strings.Join(series(t, m, "mcp_server_operation_duration_seconds"), " | ")
+	if strings.Contains(hist, "-31999") || !strings.Contains(hist, "rpc_response_status_code=_OTHER") || !strings.Contains(hist, "rpc_response_status_code=-32602") {
+		t.Errorf("histogram %q: want an upstream's own code as _OTHER and -32602 kept", hist)
+	}
+}

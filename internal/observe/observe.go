@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 )
@@ -247,4 +249,22 @@ func Served(ctx context.Context, server string) {
 	if r := RequestFrom(ctx); r != nil {
 		r.Server = server
 	}
+}
+
+// MaxTarget bounds a record's target (a tool or prompt name, a URI): it
+// comes from the caller.
+const MaxTarget = 256
+
+// Clip is s as a record may carry it: valid UTF-8 (bad bytes replaced) and
+// at most n bytes, cut at a character boundary. Records reach label values
+// and span attributes, which must be UTF-8.
+func Clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

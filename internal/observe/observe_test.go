@@ -3,6 +3,7 @@ package observe_test
 import (
 	"context"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/observe"
@@ -109,6 +110,20 @@ func TestErrorType(t *testing.T) {
 	} {
 		if got := tc.r.ErrorType(); got != tc.want || tc.r.Failed() != (tc.want != "") {
 			t.Errorf("%+v: ErrorType = %q, Failed = %v; want %q", tc.r, got, tc.r.Failed(), tc.want)
+		}
+	}
+}
+
+// Clip keeps what fits, cuts at a character boundary and replaces bad bytes.
+func TestClip(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"sea", "sea"},
+		{"search", "sea"},
+		{"ab" + "é", "ab"}, // "é" would straddle the 3-byte limit
+		{"\xffb", "\uFFFD"},
+	} {
+		if got := observe.Clip(c.in, 3); got != c.want || !utf8.ValidString(got) {
+			t.Errorf("Clip(%q, 3) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
