@@ -54,10 +54,18 @@ func (g *sharedGate) Admit(ctx context.Context, checks []limits.Check, now time.
 	}
 	if g.tryRedis() {
 		a, err := g.redis.Admit(ctx, checks, now)
-		if err == nil || !redisconn.Unavailable(err) || ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil: // the caller's own end says nothing about Redis
+			return a, err
+		case err == nil:
+			g.conn.Observe(nil)
+			g.tryAt.Store(0)
+			return a, nil
+		case !redisconn.Unavailable(err):
 			g.conn.Observe(err)
-			if err == nil {
-				g.tryAt.Store(0)
+			if g.closed { // Redis answered but cannot decide (OOM, ACL, script): no limit is checked
+				g.local0.Add(1)
+				return nil, errLimitsUnavailable
 			}
 			return a, err
 		}

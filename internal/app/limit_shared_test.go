@@ -63,3 +63,34 @@ func TestSharedGateFallsBackAndRecovers(t *testing.T) {
 		t.Fatal("a gate still counts Redis as down")
 	}
 }
+
+// A Redis that answers but cannot decide (here the counter's key holds
+// another type, as a foreign writer to the same Redis would leave it) checks
+// no limit: failing closed refuses, failing open lets the call go ahead with
+// the error, and Redis is not taken for unreachable.
+func TestSharedGateClosedRefusesWhenRedisCannotDecide(t *testing.T) {
+	srv := redistest.Start(t)
+	c, err := redisconn.New(redisconn.Settings{URL: srv.URL()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	if err := c.Client().Set(ctx, prefix+"w:odd", "not a window", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	check := []limits.Check{{Key: "odd", Limit: 1, Window: time.Minute}}
+	closed := newSharedGate(c, config.RedisFailClosed, limits.RedisOptions{Prefix: prefix})
+	open := newSharedGate(c, config.RedisFailOpen, limits.RedisOptions{Prefix: prefix})
+	t.Cleanup(func() { closed.close(); open.close() })
+	if _, err := closed.Admit(ctx, check, time.Now()); !errors.Is(err, errLimitsUnavailable) {
+		t.Fatalf("failing closed with Redis unable to decide: %v, want errLimitsUnavailable", err)
+	}
+	if _, err := open.Admit(ctx, check, time.Now()); err == nil || errors.Is(err, errLimitsUnavailable) {
+		t.Fatalf("failing open with Redis unable to decide: %v, want Redis's error", err)
+	}
+	if !c.Health().Up {
+		t.Fatal("an answering Redis was taken for unreachable")
+	}
+}

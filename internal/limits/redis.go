@@ -200,6 +200,9 @@ func (r *Redis) Admit(ctx context.Context, checks []Check, now time.Time) (*Admi
 	}
 	vals, err := r.admit.Run(ctx, r.client, keys, args...).Int64Slice()
 	if err != nil {
+		if ctx.Err() != nil { // the caller left mid-script, which may have taken places: give them back
+			r.releaseTaken(checks, keys, token)
+		}
 		return nil, fmt.Errorf("limits: redis admit: %w", err)
 	}
 	if len(vals) == 0 || len(vals) < 2 && vals[0] != 0 || vals[0] < 0 || vals[0] > int64(len(checks)) {
@@ -253,6 +256,20 @@ func (r *Redis) hold(slots []heldSlot) {
 
 // free gives slots back: forgotten here at once, removed from Redis by one
 // command (should that fail, the lease ends them).
+// releaseTaken frees the in-flight places an admission whose answer was
+// lost may have taken (removing a place never taken does nothing).
+func (r *Redis) releaseTaken(checks []Check, keys []string, token string) {
+	var slots []heldSlot
+	for i, c := range checks {
+		if c.InFlight() {
+			slots = append(slots, heldSlot{keys[i], token})
+		}
+	}
+	if len(slots) > 0 {
+		r.free(slots)
+	}
+}
+
 func (r *Redis) free(slots []heldSlot) {
 	r.mu.Lock()
 	for _, s := range slots {
