@@ -215,8 +215,8 @@ func (p *prober) check(t *healthTarget) (h front.ServerHealth, verdict bool) {
 	h = front.ServerHealth{Status: front.HealthHealthy, LastCheck: p.now()}
 	switch {
 	case err == nil:
-	case errors.Is(err, upstream.ErrNotStarted):
-		h.Status = front.HealthUnknown
+	case errors.Is(err, upstream.ErrNotStarted): // nothing was asked: no check to date, ask again at will
+		h = front.ServerHealth{Status: front.HealthUnknown}
 	case p.ctx.Err() != nil: // closing: not the server's fault
 		return front.ServerHealth{}, false
 	default:
@@ -251,8 +251,9 @@ func (p *prober) statuses() map[string]string {
 	return out
 }
 
-// checkNow checks the named servers now, each unless its last check ended
-// within healthFresh with a verdict (an unknown costs nothing to ask again;
+// checkNow checks the named servers now, each unless a check of it ended
+// within healthFresh, whatever its verdict (a skipped one, which costs
+// nothing, has no LastCheck and is asked again;
 // a check already running is waited for rather than doubled), and returns their results once all ended or ctx ends (then the
 // unfinished ones answer with their previous result).
 func (p *prober) checkNow(ctx context.Context, names []string) map[string]front.ServerHealth {
@@ -260,7 +261,7 @@ func (p *prober) checkNow(ctx context.Context, names []string) map[string]front.
 	for _, n := range names {
 		p.mu.Lock()
 		t := p.targets[n]
-		fresh := t != nil && t.running == nil && t.last.Status != front.HealthUnknown && p.now().Sub(t.last.LastCheck) < healthFresh
+		fresh := t != nil && t.running == nil && !t.last.LastCheck.IsZero() && p.now().Sub(t.last.LastCheck) < healthFresh
 		p.mu.Unlock()
 		if t == nil || fresh {
 			continue

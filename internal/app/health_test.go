@@ -261,7 +261,11 @@ func TestProberAuthAnswers(t *testing.T) {
 	}
 	base := serveApp(t, a)
 	waitStatus(t, a.Handler(), "keyed", "unhealthy", 5*time.Second)
-	for _, e := range serverHealth(t, base, "") {
+	got := serverHealth(t, base, "")
+	if len(got) != 2 {
+		t.Fatalf("health of %d servers, want bare and keyed: %v", len(got), got)
+	}
+	for _, e := range got {
 		want := map[string]string{"bare": "unknown", "keyed": "unhealthy"}[e.ServerID]
 		if e.Status != want || e.HealthCheckError == nil || !strings.HasPrefix(*e.HealthCheckError, "auth_required") ||
 			strings.Contains(*e.HealthCheckError, "who are you") {

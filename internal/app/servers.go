@@ -211,10 +211,11 @@ func newServerID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// closeStore closes st (nil: nothing) for a New that fails after opening it.
+// closeStore closes st (nil: nothing) for a New that fails after opening
+// it; its error joins the one New returns.
 func closeStore(st *store.Store) error {
-	if st != nil {
-		_ = st.Close()
+	if st == nil {
+		return nil
 	}
-	return nil
+	return st.Close()
 }
