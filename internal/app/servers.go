@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"reflect"
 	"slices"
@@ -200,15 +199,6 @@ func (a *App) stopServerSync() {
 	}
 	a.syncCancel()
 	<-a.syncDone
-}
-
-// newServerID returns a random (version 4) UUID for a stored server created without one.
-func newServerID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // closeStore closes st (nil: nothing) for a New that fails after opening

@@ -73,7 +73,7 @@ func (r serverRegistry) Create(ctx context.Context, spec front.MCPServerSpec, by
 		return front.MCPServerView{}, &front.ServerError{Status: http.StatusBadRequest, Param: "server_name", Msg: "server_name is required"}
 	}
 	if row.ServerID == "" {
-		row.ServerID = newServerID()
+		row.ServerID = store.NewID()
 	}
 	if err := r.prepare(ctx, file, &row, spec, false); err != nil {
 		return front.MCPServerView{}, err

@@ -2,8 +2,6 @@ package spend
 
 import (
 	"context"
-	"crypto/rand"
-	"fmt"
 	"strings"
 	"sync/atomic"
 
@@ -83,17 +81,8 @@ func (s *Sink) EndRequest(_ context.Context, r *observe.Request) {
 	if callType == store.CallTypeTool && r.Server != "" && r.Fault == 0 && r.ErrorCode == 0 && r.Status < 400 {
 		r.Cost = s.Cost(r.Server, r.Target)
 	}
-	s.w.Add(store.SpendRow{RequestID: newRequestID(), CallType: callType, Model: r.Target, Server: r.Server,
+	s.w.Add(store.SpendRow{RequestID: store.NewID(), CallType: callType, Model: r.Target, Server: r.Server,
 		APIKey: r.Caller.KeyHash, KeyAlias: r.Caller.KeyAlias, TeamID: r.Caller.Team, UserID: r.Caller.User,
 		EndUser: r.Caller.EndUser, OrganizationID: r.Caller.Org, Status: status, Fault: faultName, Spend: r.Cost,
 		StartTime: r.Start, EndTime: r.Start.Add(r.Duration)})
-}
-
-// newRequestID is a random UUID (version 4), the spend row's id.
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

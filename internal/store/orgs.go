@@ -23,7 +23,7 @@ const orgColumns = `organization_id, organization_alias, metadata, object_permis
 // organization_alias in use is a RefError and nothing is written.
 func (s *Store) CreateOrganization(ctx context.Context, o Organization) (Organization, error) {
 	if o.OrganizationID == "" {
-		o.OrganizationID = newID()
+		o.OrganizationID = NewID()
 	}
 	now := s.nowMillis()
 	o.CreatedAt, o.UpdatedAt, o.Metadata = now, now, json.RawMessage(metadataText(o.Metadata))

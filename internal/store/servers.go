@@ -69,7 +69,7 @@ const serverColumns = `server_id, server_name, alias, description, url, transpor
 // ErrServerExists and nothing is written. A server without ServerID gets a fresh UUID.
 func (s *Store) CreateServer(ctx context.Context, sv MCPServer) (MCPServer, error) {
 	if sv.ServerID == "" {
-		sv.ServerID = newID()
+		sv.ServerID = NewID()
 	}
 	now := s.nowMillis()
 	sv.CreatedAt, sv.UpdatedAt = now, now

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,14 @@ func TestOpenSQLiteEscapesThePath(t *testing.T) {
 	entries, _ := os.ReadDir(base)
 	if len(entries) != 3 {
 		t.Fatalf("files beside the data dirs: %v", entries)
+	}
+}
+
+// NewID is a version-4 UUID in its canonical form, different each time.
+func TestNewID(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	a, b := NewID(), NewID()
+	if !re.MatchString(a) || !re.MatchString(b) || a == b {
+		t.Fatalf("NewID gave %q and %q", a, b)
 	}
 }

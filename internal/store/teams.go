@@ -55,7 +55,7 @@ const teamReadColumns = teamColumns + `, spend, max_budget`
 // created as an internal_user, as LiteLLM does.
 func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	if t.TeamID == "" {
-		t.TeamID = newID()
+		t.TeamID = NewID()
 	}
 	now := s.nowMillis()
 	t.CreatedAt, t.UpdatedAt, t.Metadata = now, now, json.RawMessage(metadataText(t.Metadata))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,15 +43,6 @@ func teamCacheKey(id string) string    { return "team:" + id }
 func orgCacheKey(id string) string     { return "org:" + id }
 func userCacheKey(id string) string    { return "user:" + id }
 func endUserCacheKey(id string) string { return "enduser:" + id }
-
-// newID returns a random (version 4) UUID.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
 
 // lockRow reports whether the row of table with col = id exists and, on Postgres, locks it
 // until the transaction ends (a no-op UPDATE takes the row lock; SQLite's write transaction
@@ -176,4 +168,24 @@ func deleteKeysWhere(ctx context.Context, tx *tx, col, id string) error {
 		return fmt.Errorf("store: deleting keys: %w", err)
 	}
 	return nil
+}
+
+// NewID returns a random (version 4) UUID: the id of a row created without
+// one (teams, users, organisations, servers) and of a spend row.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:16])
+	return string(out[:])
 }

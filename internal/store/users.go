@@ -42,7 +42,7 @@ const userColumns = `user_id, user_email, user_alias, user_role, organization_id
 // use, an unknown role, or a team or organisation that does not exist is a RefError.
 func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	if u.UserID == "" {
-		u.UserID = newID()
+		u.UserID = NewID()
 	}
 	if u.Role == "" {
 		u.Role = UserRoleInternalUser
