@@ -12,6 +12,10 @@
 //     input. Decoding into a struct with RawMessage fields was rejected: it
 //     copies every payload and encoding/json matches keys case-insensitively, so
 //     "ID" would pass for "id".
+//   - Scanning copies no member name the gateway reads on every message: the
+//     JSON-RPC and common MCP names come back as constants, and lookups by name
+//     (Member, Members, SetMember) compare the raw key in place. The scanners
+//     (EachMember, Members, …) assume valid JSON and do not validate again.
 //   - Encoding splices raw params/results into a fixed envelope instead of
 //     re-marshalling them (re-marshalling validates and compacts megabytes again).
 //   - Unknown top-level members are tolerated (forward compatibility); duplicate

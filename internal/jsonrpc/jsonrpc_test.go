@@ -145,13 +145,13 @@ func TestMember(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	var keys []string
-	if err := ObjectMembers(raw, func(k string, _ []byte) error { keys = append(keys, k); return nil }); err != nil {
+	if err := EachMember(raw, func(k string, _ []byte) error { keys = append(keys, k); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(keys, ",") != "a,resultType,c" {
 		t.Fatalf("keys %v", keys)
 	}
-	if err := ObjectMembers([]byte(`[1]`), func(string, []byte) error { return nil }); err == nil {
+	if err := EachMember([]byte(`[1]`), func(string, []byte) error { return nil }); err == nil {
 		t.Fatal("array accepted as object")
 	}
 }
@@ -265,5 +265,49 @@ func TestEachElement(t *testing.T) {
 	}
 	if err := EachElement([]byte(`{}`), func([]byte) error { return nil }); err == nil {
 		t.Fatal("an object taken for an array")
+	}
+}
+
+func TestMembers(t *testing.T) {
+	obj := []byte(`{"a":1, "b" : "x", "c\u0061":[1,{"a":2}], "a":3, "_meta":{}}`)
+	keys := []string{"a", "ca", "missing", "_meta"}
+	vals := make([][]byte, len(keys))
+	vals[2] = []byte("stale")
+	if err := Members(obj, keys, vals); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3", `[1,{"a":2}]`, "", "{}"}
+	for i := range keys {
+		if string(vals[i]) != want[i] {
+			t.Errorf("%s = %q, want %q", keys[i], vals[i], want[i])
+		}
+	}
+	if Members([]byte(`[1]`), keys, vals) == nil {
+		t.Error("an array was scanned as an object")
+	}
+}
+
+func TestMemberEscapedKeys(t *testing.T) {
+	obj := []byte(`{"\u006aext":1,"next":2,"n\"x":3}`)
+	if got := string(Member(obj, "jext")); got != "1" {
+		t.Errorf("escaped key: %q", got)
+	}
+	if got := string(Member(obj, `n"x`)); got != "3" {
+		t.Errorf("escaped quote in key: %q", got)
+	}
+	set, err := SetMember(obj, "jext", []byte(`9`))
+	if err != nil || string(set) != `{"\u006aext":9,"next":2,"n\"x":3}` {
+		t.Errorf("SetMember = %s, %v", set, err)
+	}
+}
+
+// TestDecodeKeysAllocateNothing: the member names of a message are not copied.
+func TestDecodeKeysAllocateNothing(t *testing.T) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	base := testing.AllocsPerRun(100, func() { _, _ = Decode(msg) })
+	// The Message, its method string and the id (one more under -race); a
+	// copy of each of the four keys would make it 7.
+	if base > 4 {
+		t.Errorf("Decode allocates %.0f times, want ≤ 4", base)
 	}
 }

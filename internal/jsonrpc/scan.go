@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 )
 
@@ -14,8 +13,22 @@ func scanObject(data []byte, fn func(key string, val []byte) error) error {
 	return scanSpans(data, func(key string, start, end int) error { return fn(key, data[start:end]) })
 }
 
-// scanSpans is scanObject reporting each value's position in data.
+// scanSpans is scanObject reporting each value's position in data. Keys
+// the gateway looks up on every message come back as constant strings (see
+// memberName), so scanning a message allocates nothing for them.
 func scanSpans(data []byte, fn func(key string, start, end int) error) error {
+	return scanRaw(data, func(rawKey []byte, start, end int) error {
+		key, ok := memberName(rawKey)
+		if !ok {
+			return fmt.Errorf("bad object key")
+		}
+		return fn(key, start, end)
+	})
+}
+
+// scanRaw is scanSpans with each key as its raw JSON string (quotes and
+// escapes as written).
+func scanRaw(data []byte, fn func(rawKey []byte, start, end int) error) error {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return fmt.Errorf("not a JSON object")
@@ -26,14 +39,14 @@ func scanSpans(data []byte, fn func(key string, start, end int) error) error {
 	}
 	for i < len(data) {
 		end := skipString(data, i)
-		key, ok := unquote(data[i:end])
-		if !ok {
+		if end-i < 2 || data[i] != '"' {
 			return fmt.Errorf("bad object key")
 		}
+		rawKey := data[i:end]
 		i = skipWS(data, end)
 		i = skipWS(data, i+1) // ':'
 		vend := skipValue(data, i)
-		if err := fn(key, i, vend); err != nil {
+		if err := fn(rawKey, i, vend); err != nil {
 			return err
 		}
 		i = skipWS(data, vend)
@@ -45,27 +58,98 @@ func scanSpans(data []byte, fn func(key string, start, end int) error) error {
 	return nil
 }
 
-// ObjectMembers calls fn for each top-level member of a JSON object without
-// decoding the values. It reports an error if raw is not a valid JSON object.
-func ObjectMembers(raw []byte, fn func(key string, val []byte) error) error {
-	if !json.Valid(raw) {
-		return fmt.Errorf("not valid JSON")
+// memberName unquotes a raw object key. The member names of JSON-RPC and of
+// MCP's request and result objects are returned as constants, without the
+// allocation a copy of the key costs.
+func memberName(rawKey []byte) (string, bool) {
+	if len(rawKey) >= 2 {
+		switch string(rawKey[1 : len(rawKey)-1]) {
+		case "jsonrpc":
+			return "jsonrpc", true
+		case "id":
+			return "id", true
+		case "method":
+			return "method", true
+		case "params":
+			return "params", true
+		case "result":
+			return "result", true
+		case "error":
+			return "error", true
+		case "code":
+			return "code", true
+		case "message":
+			return "message", true
+		case "data":
+			return "data", true
+		case "_meta":
+			return "_meta", true
+		case "name":
+			return "name", true
+		case "arguments":
+			return "arguments", true
+		case "content":
+			return "content", true
+		case "type":
+			return "type", true
+		case "text":
+			return "text", true
+		case "isError":
+			return "isError", true
+		case "resultType":
+			return "resultType", true
+		case "nextCursor":
+			return "nextCursor", true
+		case "tools":
+			return "tools", true
+		}
 	}
-	return scanObject(raw, fn)
+	return unquote(rawKey)
+}
+
+// keyIs reports whether the raw object key rawKey names key.
+func keyIs(rawKey []byte, key string) bool {
+	if len(rawKey) < 2 {
+		return false
+	}
+	if bytes.IndexByte(rawKey, '\\') < 0 {
+		return string(rawKey[1:len(rawKey)-1]) == key
+	}
+	k, ok := unquote(rawKey)
+	return ok && k == key
 }
 
 // Member returns the raw value of the top-level member key of a JSON object,
 // or nil when absent. raw must be valid JSON.
 func Member(raw []byte, key string) []byte {
 	var out []byte
-	_ = scanObject(raw, func(k string, v []byte) error {
-		if k == key && out == nil {
-			out = v
+	_ = scanRaw(raw, func(k []byte, s, e int) error {
+		if out == nil && keyIs(k, key) {
+			out = raw[s:e]
 		}
 		return nil
 	})
 	return out
 }
+
+// Members sets vals[i] to the raw value of the member keys[i] of the JSON
+// object obj, nil when absent, in one pass; the last of duplicate members
+// wins, as with encoding/json. obj must be valid JSON.
+func Members(obj []byte, keys []string, vals [][]byte) error {
+	clear(vals)
+	return scanRaw(obj, func(k []byte, s, e int) error {
+		for i, key := range keys {
+			if keyIs(k, key) {
+				vals[i] = obj[s:e]
+			}
+		}
+		return nil
+	})
+}
+
+// Unquote returns the Go string for a raw JSON string value (valid JSON);
+// false when raw is not a string.
+func Unquote(raw []byte) (string, bool) { return unquote(raw) }
 
 func skipWS(data []byte, i int) int {
 	for i < len(data) {
@@ -135,8 +219,8 @@ func skipValue(data []byte, i int) int {
 // JSON object.
 func SetMember(obj []byte, key string, val []byte) ([]byte, error) {
 	start, end := -1, -1
-	err := scanSpans(obj, func(k string, s, e int) error {
-		if k == key {
+	err := scanRaw(obj, func(k []byte, s, e int) error {
+		if keyIs(k, key) {
 			start, end = s, e
 		}
 		return nil
@@ -177,9 +261,9 @@ func StringMember(obj []byte, key string) (string, bool) {
 	return unquote(raw)
 }
 
-// EachMember calls fn for each top-level member of the JSON object obj, like
-// ObjectMembers, without validating obj first: obj must come from a message
-// Decode accepted (or be otherwise known valid).
+// EachMember calls fn for each top-level member of the JSON object obj,
+// without validating obj first: obj must come from a message Decode accepted
+// (or be otherwise known valid).
 func EachMember(obj []byte, fn func(key string, val []byte) error) error {
 	return scanObject(obj, fn)
 }

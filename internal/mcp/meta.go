@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
 
 // _meta keys defined by the specification.
@@ -148,14 +150,17 @@ type RequestMetaFields struct {
 
 // ParseRequestMeta extracts the protocol keys of a modern request _meta object. It returns the
 // fields it could read together with the first problem found (ErrMeta*), checking protocolVersion,
-// then clientCapabilities, then logLevel. Other keys are ignored.
+// then clientCapabilities, then logLevel. Other keys are ignored; of a key given twice the last
+// counts, as with encoding/json. meta must be valid JSON (a member of a message jsonrpc.Decode
+// accepted): it is scanned in place, not decoded, so the hot path allocates only the strings.
 func ParseRequestMeta(meta json.RawMessage) (RequestMetaFields, error) {
 	var f RequestMetaFields
 	if !isJSONObject(meta) {
 		return f, ErrMetaNotObject
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(meta, &m); err != nil {
+	keys := [...]string{MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel, MetaProgressToken}
+	var vals [len(keys)][]byte
+	if err := jsonrpc.Members(trimJSONSpace(meta), keys[:], vals[:]); err != nil {
 		return f, ErrMetaNotObject
 	}
 	var firstErr error
@@ -164,25 +169,27 @@ func ParseRequestMeta(meta json.RawMessage) (RequestMetaFields, error) {
 			firstErr = err
 		}
 	}
-	if raw, ok := m[MetaProtocolVersion]; !ok || json.Unmarshal(raw, &f.ProtocolVersion) != nil || !isJSONString(raw) || f.ProtocolVersion == "" {
-		f.ProtocolVersion = ""
+	if v, ok := jsonrpc.Unquote(vals[0]); ok && v != "" {
+		f.ProtocolVersion = v
+	} else {
 		note(ErrMetaProtocolVersion)
 	}
-	if raw := m[MetaClientCapabilities]; isJSONObject(raw) {
+	if raw := vals[1]; isJSONObject(raw) {
 		f.ClientCapabilities = raw
 	} else {
 		note(ErrMetaClientCapabilities)
 	}
-	if raw := m[MetaClientInfo]; present(raw) {
+	if raw := vals[2]; present(raw) {
 		f.ClientInfo = raw
 	}
-	if raw, ok := m[MetaLogLevel]; ok && present(raw) {
-		if json.Unmarshal(raw, &f.LogLevel) != nil || !isJSONString(raw) || !ValidLogLevel(f.LogLevel) {
-			f.LogLevel = ""
+	if raw := vals[3]; present(raw) {
+		if v, ok := jsonrpc.Unquote(raw); ok && ValidLogLevel(v) {
+			f.LogLevel = v
+		} else {
 			note(ErrMetaLogLevel)
 		}
 	}
-	if raw := m[MetaProgressToken]; present(raw) {
+	if raw := vals[4]; present(raw) {
 		f.ProgressToken = raw
 	}
 	return f, firstErr
@@ -192,12 +199,6 @@ func ParseRequestMeta(meta json.RawMessage) (RequestMetaFields, error) {
 func isJSONObject(raw json.RawMessage) bool {
 	t := trimJSONSpace(raw)
 	return len(t) > 0 && t[0] == '{'
-}
-
-// isJSONString reports whether raw, after JSON whitespace, starts with '"'.
-func isJSONString(raw json.RawMessage) bool {
-	t := trimJSONSpace(raw)
-	return len(t) > 0 && t[0] == '"'
 }
 
 func trimJSONSpace(b []byte) []byte {

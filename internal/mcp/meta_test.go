@@ -116,6 +116,22 @@ func TestParseRequestMeta(t *testing.T) {
 			want: RequestMetaFields{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`)}, wantErr: ErrMetaLogLevel,
 		},
 		{
+			name: "escaped key, duplicate key: the last counts", meta: `{"io.modelcontextprotocol\/protocolVersion":"2025-11-25","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+			want: RequestMetaFields{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`)},
+		},
+		{
+			name: "escaped version value", meta: ` {"io.modelcontextprotocol/protocolVersion":"2026-07-\u00328","io.modelcontextprotocol/clientCapabilities":{}}`,
+			want: RequestMetaFields{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`)},
+		},
+		{
+			name: "empty version", meta: `{"io.modelcontextprotocol/protocolVersion":"","io.modelcontextprotocol/clientCapabilities":{}}`,
+			want: RequestMetaFields{ClientCapabilities: json.RawMessage(`{}`)}, wantErr: ErrMetaProtocolVersion,
+		},
+		{
+			name: "numeric log level", meta: `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":3}`,
+			want: RequestMetaFields{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`)}, wantErr: ErrMetaLogLevel,
+		},
+		{
 			name: "null log level and token are absent", meta: `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":null,"progressToken":null}`,
 			want: RequestMetaFields{ProtocolVersion: "2026-07-28", ClientCapabilities: json.RawMessage(`{}`)},
 		},

@@ -69,11 +69,13 @@ func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken js
 		out = append(out, ':')
 		out = append(out, v...)
 	}
+	// meta is the client's own (valid) object and callerMeta a member of
+	// trimmed, checked above: neither needs another validity pass.
 	if meta != nil {
-		_ = jsonrpc.ObjectMembers(meta, func(k string, v []byte) error { add(k, v); return nil })
+		_ = jsonrpc.EachMember(meta, func(k string, v []byte) error { add(k, v); return nil })
 	}
 	p := prepared{}
-	_ = jsonrpc.ObjectMembers(callerMeta, func(k string, v []byte) error {
+	_ = jsonrpc.EachMember(callerMeta, func(k string, v []byte) error {
 		switch k {
 		case mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, mcp.MetaClientInfo:
 			return nil
