@@ -57,8 +57,15 @@ func countingClient(dials *atomic.Int64) *http.Client {
 // at upstreamURL; the gateway's upstream connections are counted in upDials.
 func startGateway(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64) string {
 	tb.Helper()
+	return startGatewayWith(tb, upstreamURL, n, upDials, "")
+}
+
+// startGatewayWith is startGateway with more general_settings lines (each
+// "  key: value\n").
+func startGatewayWith(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64, general string) string {
+	tb.Helper()
 	var yaml strings.Builder
-	yaml.WriteString("general_settings:\n  master_key: " + benchKey + "\nmcp_servers:\n")
+	yaml.WriteString("general_settings:\n  master_key: " + benchKey + "\n" + general + "mcp_servers:\n")
 	for i := 1; i <= n; i++ {
 		name := "fx"
 		if n > 1 {

@@ -41,7 +41,7 @@ func streamsOf(open func(ctx context.Context, h *harness, g *gateway, i int) (*n
 			return err
 		}
 		defer stop()
-		g, err := h.startGateway(r, fmt.Sprintf("general_settings:\n  master_key: %s\nmcp_servers:\n  fx:\n    url: %s\n", h.key, fx))
+		g, err := h.startGateway(r, fmt.Sprintf("general_settings:\n  master_key: %s\n  max_listeners_per_caller: %d\nmcp_servers:\n  fx:\n    url: %s\n", h.key, 2*heldStreams, fx))
 		if err != nil {
 			return err
 		}

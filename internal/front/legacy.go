@@ -351,7 +351,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
 	}
 	st.open(w)
-	st.run(ctx, sess.done) // the follow re-checks the caller and ends the stream (revoked)
+	st.run(ctx, sess.done, nil, 0, nil) // the follow re-checks the caller and ends the stream (revoked)
 }
 
 // sessionFilter is what a legacy session's stream follows: list changes
@@ -406,11 +406,18 @@ func (s *streamSink) send(msg []byte) bool {
 func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
 
 // run writes queued messages, and a keepalive comment when idle, until the
-// client leaves or done closes.
-func (s *streamSink) run(ctx context.Context, done <-chan struct{}) {
+// client leaves or done closes. With a watch, the same goroutine re-checks
+// the caller every recheckEvery and, when refused, cancels and returns.
+func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authWatch, recheckEvery time.Duration, cancel context.CancelFunc) {
 	_ = s.w.WriteComment("stream open")
-	keep := time.NewTicker(15 * time.Second)
+	keep := time.NewTicker(keepaliveInterval)
 	defer keep.Stop()
+	var recheckC <-chan time.Time
+	if watch != nil {
+		t := time.NewTicker(recheckEvery)
+		defer t.Stop()
+		recheckC = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -423,6 +430,11 @@ func (s *streamSink) run(ctx context.Context, done <-chan struct{}) {
 			}
 		case <-keep.C:
 			if s.w.WriteComment("keepalive") != nil {
+				return
+			}
+		case <-recheckC:
+			if !watch.ok(ctx, time.Now()) {
+				cancel()
 				return
 			}
 		}

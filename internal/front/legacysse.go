@@ -168,23 +168,17 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
 	}
 	conn.stream = newStreamSink(w)
-	var rechecked sync.WaitGroup
-	rechecked.Add(1)
-	go func() {
-		defer rechecked.Done()
-		defer recoverPanic(h.cfg.Logger, "/mcp/sse re-authentication", cancel)
-		h.recheck(ctx, cancel, h.watchAuth(r, caller))
-	}()
 	defer func() {
 		h.sseConns.remove(id)
 		cancel()
-		rechecked.Wait()
 		conn.shut()
 	}()
 	if conn.stream.w.WriteEvent(sse.Event{Type: "endpoint", Data: []byte("/mcp/sse/messages?session_id=" + id)}) != nil {
 		return
 	}
-	conn.stream.run(ctx, h.ctx.Done())
+	// The stream's own goroutine re-checks the caller: no second goroutine
+	// per held connection.
+	conn.stream.run(ctx, h.ctx.Done(), h.watchAuth(r, caller), h.cfg.Sessions.RecheckInterval, cancel)
 }
 
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its

@@ -52,28 +52,19 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	// is full; the caller is re-checked and the event written here.
 	events := make(chan listenEvent, listenQueue)
 	acked := make(chan struct{})
+	// One goroutine per listen re-checks the caller, writes the keepalives
+	// and delivers the queued events (one stack instead of three per held
+	// stream).
 	var bg sync.WaitGroup
-	bg.Add(3)
-	go func() {
-		defer bg.Done()
-		defer recoverPanic(h.cfg.Logger, "listen keepalive", cancel)
-		select {
-		case <-ctx.Done():
-		case <-acked:
-			keepalive(ctx, out)
-		}
-	}()
-	go func() {
-		defer bg.Done()
-		defer recoverPanic(h.cfg.Logger, "listen re-authentication", cancel)
-		h.recheck(ctx, cancel, watch)
-	}()
+	bg.Add(1)
 	go func() {
 		defer bg.Done()
 		defer recoverPanic(h.cfg.Logger, "listen delivery", cancel)
-		deliverListen(ctx, cancel, acked, events, watch, func(ev listenEvent) {
-			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
-		})
+		h.tendListen(ctx, tending{cancel: cancel, refuse: cancel, acked: acked, events: events, watch: watch,
+			keepalive: func() error { return out.comment("keepalive") },
+			write: func(ev listenEvent) {
+				write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
+			}})
 	}()
 	defer bg.Wait()
 	defer cancel()
@@ -153,25 +144,66 @@ type listenEvent struct {
 	at     time.Time // when it was queued: the caller is re-checked after it
 }
 
-// deliverListen writes a listen's queued events, after its acknowledgement,
-// re-checking the caller before each: no event reaches a caller whose
-// identity or permissions changed.
-func deliverListen(ctx context.Context, cancel context.CancelFunc, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func(listenEvent)) {
-	select {
-	case <-ctx.Done():
-		return
-	case <-acked:
-	}
+// tending is what tendListen serves: the listen's queue and caller, and
+// what ends it.
+type tending struct {
+	cancel    context.CancelFunc // ends the listen
+	refuse    context.CancelFunc // ends it because the caller is refused
+	done      <-chan struct{}    // when set, its closing ends the listen
+	acked     <-chan struct{}    // closed once the listen is acknowledged
+	events    <-chan listenEvent
+	watch     *authWatch
+	keepalive func() error // when set, written every keepaliveInterval once acked
+	write     func(listenEvent)
+}
+
+// tendListen serves a listen until ctx ends, in one goroutine (one stack
+// per held stream instead of one per duty): it re-checks the caller every
+// RecheckInterval from the start and, once acked closes, writes each queued
+// event after re-checking the caller for it, and the keepalive. A refused
+// caller ends the listen with refuse, a failed keepalive with cancel.
+func (h *MCP) tendListen(ctx context.Context, t tending) {
+	recheck := time.NewTicker(h.cfg.Sessions.RecheckInterval)
+	defer recheck.Stop()
+	var keep *time.Ticker
+	var keepC <-chan time.Time
+	var evC <-chan listenEvent // nil until the listen is acknowledged
+	defer func() {
+		if keep != nil {
+			keep.Stop()
+		}
+	}()
+	acked := t.acked
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev := <-events:
-			if !watch.ok(ctx, ev.at) {
-				cancel()
+		case <-t.done:
+			t.cancel()
+			return
+		case <-acked:
+			acked = nil
+			evC = t.events
+			if t.keepalive != nil {
+				keep = time.NewTicker(keepaliveInterval)
+				keepC = keep.C
+			}
+		case <-recheck.C:
+			if !t.watch.ok(ctx, time.Now()) {
+				t.refuse()
 				return
 			}
-			write(ev)
+		case <-keepC:
+			if t.keepalive() != nil {
+				t.cancel() // a client that stopped reading, or left
+				return
+			}
+		case ev := <-evC:
+			if !t.watch.ok(ctx, ev.at) {
+				t.refuse()
+				return
+			}
+			t.write(ev)
 		}
 	}
 }
@@ -230,21 +262,8 @@ func (lw *listenWriter) comment(text string) error {
 	return lw.out.WriteComment(text)
 }
 
-// keepalive writes an SSE comment every 15 s until ctx ends.
-func keepalive(ctx context.Context, out *listenWriter) {
-	t := time.NewTicker(15 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if out.comment("keepalive") != nil {
-				return
-			}
-		}
-	}
-}
+// keepaliveInterval is how often an idle listen's stream carries a comment.
+const keepaliveInterval = 15 * time.Second
 
 // followSpec is what a legacy session's follow listens for, and whose.
 type followSpec struct {
@@ -294,29 +313,16 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 		events := make(chan listenEvent, listenQueue)
 		acked := make(chan struct{})
 		var bg sync.WaitGroup
-		bg.Add(3)
-		go func() {
-			defer bg.Done()
-			defer recoverPanic(h.cfg.Logger, "legacy session follow watch", cancel)
-			select {
-			case <-sess.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		go func() {
-			defer bg.Done()
-			defer recoverPanic(h.cfg.Logger, "legacy follow re-authentication", cancel)
-			h.recheck(ctx, revoke, spec.watch)
-		}()
+		bg.Add(1)
 		go func() {
 			defer bg.Done()
 			defer recoverPanic(h.cfg.Logger, "legacy follow delivery", cancel)
-			deliverListen(ctx, revoke, acked, events, spec.watch, func(ev listenEvent) {
-				if st := sess.currentStream(); st != nil {
-					st.send(jsonrpc.EncodeNotification(ev.method, ev.params))
-				}
-			})
+			h.tendListen(ctx, tending{cancel: cancel, refuse: revoke, done: sess.done, acked: acked, events: events, watch: spec.watch,
+				write: func(ev listenEvent) {
+					if st := sess.currentStream(); st != nil {
+						st.send(jsonrpc.EncodeNotification(ev.method, ev.params))
+					}
+				}})
 		}()
 		defer bg.Wait()
 		defer cancel()
@@ -390,25 +396,6 @@ func (h *MCP) unsubscribe(sess *live, uri string) {
 	sess.subMu.Unlock()
 	if sub != nil && sub.stop != nil {
 		sub.stop()
-	}
-}
-
-// recheck re-authenticates a long-lived stream's caller periodically and
-// ends the stream (cancel) when watch says so: authority is re-checked,
-// never carried.
-func (h *MCP) recheck(ctx context.Context, cancel context.CancelFunc, watch *authWatch) {
-	t := time.NewTicker(h.cfg.Sessions.RecheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if !watch.ok(ctx, time.Now()) {
-				cancel()
-				return
-			}
-		}
 	}
 }
 
