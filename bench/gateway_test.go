@@ -251,7 +251,7 @@ func BenchmarkToolsList(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	up0 := upDials.Load()
+	up0, cpu0 := upDials.Load(), processCPU()
 	calls := 0
 	for b.Loop() {
 		if err := postExpect(client, gwURL, body, h, &buf, last); err != nil {
@@ -260,4 +260,9 @@ func BenchmarkToolsList(b *testing.B) {
 		calls++
 	}
 	b.ReportMetric(float64(upDials.Load()-up0)/float64(calls), "upstream-dials/op")
+	// This process's CPU (client and gateway) per upstream page: the figure of
+	// "CPU per upstream page" (one listing fans out to n upstreams).
+	if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(calls*n), "cpu-µs/upstream-page")
+	}
 }
