@@ -9,6 +9,7 @@
 //	loadgen wait     waits until a loopback TCP address accepts connections
 //	loadgen report   turns the JSON lines (and the seal benchmark output) into the table
 //	loadgen keyreport turns bench/storekey.sh's JSON lines into its table
+//	loadgen peerreport turns bench/peers.sh's JSON lines into its side-by-side table
 //
 // Every answer is validated (HTTP 200 and the expected content); failures are
 // counted as errors and never enter the latency figures. Only loopback
@@ -34,7 +35,7 @@ const (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: loadgen call|list|sessions|ports|wait|report|keyreport [flags]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen call|list|sessions|ports|wait|report|keyreport|peerreport [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -53,6 +54,8 @@ func main() {
 		err = runReport(os.Args[2:])
 	case "keyreport":
 		err = runKeyReport(os.Args[2:])
+	case "peerreport":
+		err = runPeerReport(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// runPeerReport prints bench/peers.sh's side-by-side table from the JSON
+// lines of one run: per era, each target's median requests/s over the
+// rounds with its range, the ratios to direct and to the ReverseProxy
+// reference (each from the medians), and the proxy's own CPU per call.
+func runPeerReport(args []string) error {
+	fs := flag.NewFlagSet("peerreport", flag.ContinueOnError)
+	in := fs.String("in", "", "JSON lines written by call -out")
+	header := fs.String("header", "", "first line of the report")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rs, err := readResults(*in)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if *header != "" {
+		b.WriteString(*header + "\n\n")
+	}
+	b.WriteString("| era | target | C | req/s (median) | req/s per round (min–max) | ÷ direct | ÷ ReverseProxy | proxy CPU µs/call (min–max) | proxy CPU ÷ ReverseProxy's | upstream CPU µs/call | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var targets []string
+	for _, r := range rs {
+		if r.Kind == "call" && !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+	}
+	for _, era := range []string{"modern", "legacy"} {
+		med := map[string]peerRow{}
+		for _, t := range targets {
+			if row, ok := peerRowOf(rs, era, t); ok {
+				med[t] = row
+			}
+		}
+		for _, t := range targets {
+			row, ok := med[t]
+			if !ok {
+				continue
+			}
+			ratio := func(ref string, v float64, refOf func(peerRow) float64) string {
+				if r, ok := med[ref]; ok && refOf(r) > 0 {
+					return f2(v / refOf(r))
+				}
+				return "—"
+			}
+			cpu, cpuRange, cpuRatio := "—", "", "—"
+			if t != "direct" {
+				cpu, cpuRange = f0(row.cpu), " ("+f0(row.cpuMin)+"–"+f0(row.cpuMax)+")"
+				cpuRatio = ratio("reverseproxy", row.cpu, func(r peerRow) float64 { return r.cpu })
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s–%s | %s | %s | %s%s | %s | %s | %d / %d |\n",
+				eraName(era), t, row.c, f0(row.rps), f0(row.rpsMin), f0(row.rpsMax),
+				ratio("direct", row.rps, func(r peerRow) float64 { return r.rps }),
+				ratio("reverseproxy", row.rps, func(r peerRow) float64 { return r.rps }),
+				cpu, cpuRange, cpuRatio, f0(row.upCPU), row.errors, row.requests+row.errors)
+		}
+	}
+	fmt.Print(b.String())
+	return nil
+}
+
+type peerRow struct {
+	c                                        int
+	rps, rpsMin, rpsMax, cpu, cpuMin, cpuMax float64
+	upCPU                                    float64
+	requests, errors                         int
+}
+
+func peerRowOf(rs []Result, era, target string) (peerRow, bool) {
+	var row peerRow
+	var rps, cpu, up []float64
+	for _, r := range rs {
+		if r.Kind != "call" || r.Era != era || r.Target != target {
+			continue
+		}
+		row.c = r.C
+		rps = append(rps, r.RPS)
+		cpu = append(cpu, r.CPUPerReq["proxy"])
+		up = append(up, r.CPUPerReq["upstream"])
+		row.requests += r.Requests
+		row.errors += r.Errors
+	}
+	if len(rps) == 0 {
+		return row, false
+	}
+	row.rps, row.rpsMin, row.rpsMax = median(rps), slices.Min(rps), slices.Max(rps)
+	row.cpu, row.cpuMin, row.cpuMax = median(cpu), slices.Min(cpu), slices.Max(cpu)
+	row.upCPU = median(up)
+	return row, true
+}
+
+func eraName(era string) string {
+	if era == "modern" {
+		return "2026-07-28 stateless"
+	}
+	return "2025-11-25 sessionful"
+}

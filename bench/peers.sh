@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Side by side: tools/call direct to the go-sdk fixture, through a plain
+# httputil.ReverseProxy (bench/revproxy: one HTTP hop, no MCP work), through
+# mcpgw, and through the MCP gateways below when they install here; both
+# upstream eras, rounds interleaved (every target once per round, in turn).
+#
+#   bench/peers.sh
+#
+# Knobs (environment): BENCH_C (workers, 10), BENCH_D (measured seconds per run, 4),
+# BENCH_ROUNDS (5), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
+# "" to skip). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
+# Peers are built with `go install` into a temp dir; one that does not install is listed as
+# such. Everything listens on 127.0.0.1; every process started here is stopped on exit.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+case "${1:-}" in
+-h | --help)
+	sed -n '2,14p' "$0"
+	exit 0
+	;;
+esac
+
+C=${BENCH_C:-10}
+D=${BENCH_D:-4}
+ROUNDS=${BENCH_ROUNDS:-5}
+PEER_TBXARK=${PEER_TBXARK-github.com/TBXark/mcp-proxy@v0.43.2}
+PEER_UNLA=${PEER_UNLA-github.com/amoylab/unla/cmd/mcp-gateway@v0.9.2}
+KEY=sk-bench-master-key-0123456789
+SALT=6d6370677720626e6368206b657920666f722062656e63686d61726b73206f6e6c79
+FIXTURE=${MCPGW_GO_FIXTURE:-$ROOT/.tools/bin/everything-server}
+if [ ! -x "$FIXTURE" ]; then
+	echo "bench/peers.sh: the go-sdk fixture is missing at $FIXTURE (bash scripts/test.sh installs it)" >&2
+	exit 1
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mcpgw-peers.XXXXXX")
+PIDS=()
+cleanup() {
+	local pid
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+log() { echo "peers: $*" >&2; }
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+log "building mcpgw, the load generator and the ReverseProxy reference"
+go build -o "$TMP/mcpgw" ./cmd/mcpgw
+go build -o "$TMP/loadgen" ./bench/loadgen
+go build -o "$TMP/revproxy" ./bench/revproxy
+LG=$TMP/loadgen
+RES=$TMP/results.jsonl
+NOTES=$TMP/notes
+: >"$NOTES"
+note() { echo "- $*" >>"$NOTES"; }
+
+# install MODULE@VERSION: go install into $TMP/peers; prints the binary path, or nothing.
+install() {
+	local spec=$1 bin
+	[ -n "$spec" ] || return 0
+	bin=$(basename "${spec%@*}")
+	if GOBIN=$TMP/peers GOFLAGS=-mod=mod timeout 300 go install "$spec" >"$TMP/install-$bin.log" 2>&1; then
+		echo "$TMP/peers/$bin"
+	else
+		note "$spec: not installed here ($(tail -1 "$TMP/install-$bin.log" | cut -c1-160))"
+	fi
+}
+TBXARK_BIN=$(install "$PEER_TBXARK")
+UNLA_BIN=$(install "$PEER_UNLA")
+if [ -n "$UNLA_BIN" ]; then
+	note "$PEER_UNLA: installed; not launched (its gateway needs its apiserver and a store, which this script does not set up)"
+fi
+
+read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX <<<"$(timeout 10 "$LG" ports -n 6)"
+start() { # NAME CMD…: starts a process, sets LAST_PID
+	local name=$1
+	shift
+	"$@" >"$TMP/$name.log" 2>&1 &
+	LAST_PID=$!
+	PIDS+=("$LAST_PID")
+}
+start fixture-modern "$FIXTURE" -http "127.0.0.1:$P_MODERN"
+MODERN_PID=$LAST_PID
+start fixture-legacy "$FIXTURE" -http "127.0.0.1:$P_LEGACY" -stateless=false
+LEGACY_PID=$LAST_PID
+cat >"$TMP/gw.yaml" <<YAML
+general_settings:
+  master_key: $KEY
+mcp_servers:
+  fx:
+    url: http://127.0.0.1:$P_MODERN/mcp
+  lg:
+    url: http://127.0.0.1:$P_LEGACY/mcp
+YAML
+(cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$TMP/mcpgw" serve --config "$TMP/gw.yaml" --host 127.0.0.1 --port "$P_GW" \
+	--data-dir "$TMP/data" >"$TMP/mcpgw.log" 2>&1) &
+GW_PID=$!
+PIDS+=("$GW_PID")
+start revproxy-modern "$TMP/revproxy" -listen "127.0.0.1:$P_RP_M" -target "http://127.0.0.1:$P_MODERN"
+RP_M_PID=$LAST_PID
+start revproxy-legacy "$TMP/revproxy" -listen "127.0.0.1:$P_RP_L" -target "http://127.0.0.1:$P_LEGACY"
+RP_L_PID=$LAST_PID
+TBX_PID=
+if [ -n "$TBXARK_BIN" ]; then
+	cat >"$TMP/tbxark.json" <<JSON
+{"mcpProxy": {"baseURL": "http://127.0.0.1:$P_TBX", "addr": "127.0.0.1:$P_TBX", "name": "bench", "version": "1", "type": "streamable-http"},
+ "mcpServers": {"lg": {"url": "http://127.0.0.1:$P_LEGACY/mcp", "transportType": "streamable-http"}}}
+JSON
+	start tbxark "$TBXARK_BIN" --config "$TMP/tbxark.json"
+	TBX_PID=$LAST_PID
+fi
+for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"}; do
+	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
+done
+
+# run ERA TARGET URL TOOL PROXY_PID UPSTREAM_PID [KEY]
+run() {
+	local era=$1 target=$2 url=$3 tool=$4 proxy=$5 up=$6 key=${7:-} cpu
+	cpu="upstream=$up"
+	[ -z "$proxy" ] || cpu="proxy=$proxy,$cpu"
+	log "$era round $round: $target"
+	timeout 90 "$LG" call -era "$era" -c "$C" -d "${D}s" -url "$url" ${key:+-key "$key"} -tool "$tool" -cpu "$cpu" \
+		-target "$target" -round "$round" -out "$RES" >/dev/null || note "$target $era round $round: failed"
+}
+for round in $(seq 1 "$ROUNDS"); do
+	run modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
+	run modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
+	run modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
+	run legacy direct "http://127.0.0.1:$P_LEGACY/mcp" test_simple_text "" "$LEGACY_PID"
+	run legacy reverseproxy "http://127.0.0.1:$P_RP_L/mcp" test_simple_text "$RP_L_PID" "$LEGACY_PID"
+	run legacy mcpgw "http://127.0.0.1:$P_GW/mcp" lg-test_simple_text "$GW_PID" "$LEGACY_PID" "$KEY"
+	if [ -n "$TBX_PID" ]; then
+		run legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
+	fi
+done
+
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain -- cmd internal 2>/dev/null)" ]; then COMMIT="$COMMIT (+ uncommitted changes)"; fi
+echo
+"$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds; load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+cat "$NOTES"
