@@ -49,6 +49,8 @@ log() { echo "peers: $*" >&2; }
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 log "building mcpgw, the load generator and the ReverseProxy reference"
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) # what the binary is built from
+if [ -n "$(git status --porcelain -- cmd internal 2>/dev/null)" ]; then COMMIT="$COMMIT (+ uncommitted changes)"; fi
 go build -o "$TMP/mcpgw" ./cmd/mcpgw
 go build -o "$TMP/loadgen" ./bench/loadgen
 go build -o "$TMP/revproxy" ./bench/revproxy
@@ -138,8 +140,6 @@ for round in $(seq 1 "$ROUNDS"); do
 	fi
 done
 
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git status --porcelain -- cmd internal 2>/dev/null)" ]; then COMMIT="$COMMIT (+ uncommitted changes)"; fi
 echo
 "$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds; load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 cat "$NOTES"
