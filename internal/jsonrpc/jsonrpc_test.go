@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeShapes(t *testing.T) {
@@ -310,4 +311,34 @@ func TestDecodeKeysAllocateNothing(t *testing.T) {
 	if base > 4 {
 		t.Errorf("Decode allocates %.0f times, want ≤ 4", base)
 	}
+}
+
+// FuzzMembers: for any valid JSON object, Members finds what encoding/json
+// decodes into a map (the last of duplicate keys, escapes in keys resolved).
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,{"a":2}],"a":"x"}`, `{"\u0061":1, "a" : {"c":"}"}}`, `{}`, ` {"k\"":null} `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			return // not an object
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		vals := make([][]byte, len(keys))
+		if err := Members(bytes.TrimSpace(data), keys, vals); err != nil {
+			t.Fatalf("Members(%q): %v", data, err)
+		}
+		for i, k := range keys {
+			if !bytes.Equal(vals[i], m[k]) {
+				t.Fatalf("Members(%q)[%q] = %q, encoding/json %q", data, k, vals[i], m[k])
+			}
+		}
+	})
 }
