@@ -47,9 +47,9 @@
 // POST answer once it turns into an SSE stream) lift their connection's read and write
 // deadlines (admit.KeepOpen); they are bounded by max_connections and end when the client leaves or
 // the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
-// A held stream costs one goroutine of the front besides the connection's: the loop that writes
-// its queue and keepalives also re-checks its caller (and, for a legacy session's follow,
-// watches the session's end), since every goroutine's stack is paid per held stream.
+// A held stream's duties (writing its events, keepalives, re-checking its caller and, for a
+// legacy session's follow, watching the session's end) share one loop instead of a goroutine
+// each: every goroutine's stack is paid once per held stream.
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the
 // same salt key can open; the state a replica holds for a session it serves
