@@ -34,7 +34,9 @@
 //     custom_auth call (Webhook, wired as identity.Config.OnWebhook).
 //   - Whatever collectors internal/app registers (MustRegister: the config
 //     generation, reload status, upstream sessions open per server, listens
-//     running): values read
+//     running, legacy sessions and streams held, each server's listing
+//     breaker state, list cache hits and misses, counted by the catalog):
+//     values read
 //     when scraped, so the hot path pays nothing for them.
 //
 // Cardinality is bounded. Label values that come from callers are never
