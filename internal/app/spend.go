@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -22,15 +23,31 @@ const spendCloseTimeout = 5 * time.Second
 type spendLog struct {
 	w    *spend.Writer
 	sink *spend.Sink
+	// retention deletes old rows (maximum_spend_logs_retention_period); nil keeps them.
+	retention *spend.Retention
 }
 
-// newSpendLog starts the spend writer over st; nil when st is nil.
-func newSpendLog(st *store.Store, log *slog.Logger) *spendLog {
+// newSpendLog starts the spend writer over st, and the retention sweeps when g sets a
+// retention period; nil when st is nil.
+func newSpendLog(st *store.Store, g config.GeneralSettings, log *slog.Logger) (*spendLog, error) {
 	if st == nil {
-		return nil
+		return nil, nil
+	}
+	period, err := store.ParseDuration(g.SpendLogsRetention)
+	if err != nil {
+		return nil, fmt.Errorf("general_settings.maximum_spend_logs_retention_period: %w", err)
+	}
+	interval, err := store.ParseDuration(g.SpendLogsRetentionInterval)
+	if err != nil {
+		return nil, fmt.Errorf("general_settings.maximum_spend_logs_retention_interval: %w", err)
 	}
 	w := spend.NewWriter(spend.WriterConfig{Record: st.RecordSpend, Logger: log})
-	return &spendLog{w: w, sink: spend.NewSink(w)}
+	s := &spendLog{w: w, sink: spend.NewSink(w)}
+	if period > 0 {
+		s.retention = spend.StartRetention(spend.RetentionConfig{Delete: st.DeleteSpendLogsBefore,
+			Period: period, Interval: interval, Logger: log})
+	}
+	return s, nil
 }
 
 // observeSink is the sink to observe requests with; nil (no sink) without a spend log.
@@ -60,6 +77,7 @@ func (s *spendLog) close(log *slog.Logger) {
 	if s == nil {
 		return
 	}
+	s.retention.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), spendCloseTimeout)
 	defer cancel()
 	if err := s.w.Close(ctx); err != nil {

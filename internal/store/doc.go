@@ -120,5 +120,9 @@
 //     checked against the new spend on every replica; rows that cost nothing touch nothing,
 //     so free calls do not churn the cache. spend is written by RecordSpend only: Generate,
 //     Update, CreateTeam and UpdateTeam set max_budget and leave spend as it is. Rows are
-//     never deleted by the gateway (no retention yet; delete old rows by start_time).
+//     kept forever unless general_settings.maximum_spend_logs_retention_period is set:
+//     then internal/spend's Retention calls DeleteSpendLogsBefore, one bounded DELETE (by
+//     request_id from a LIMITed sub-select, which both backends read) at a time; the
+//     daily_spend rollup and the keys' and teams' spend are kept. ParseDuration reads
+//     LiteLLM's durations ("30s", "30m", "30h", "30d", "2w", "1mo").
 package store
