@@ -38,9 +38,8 @@ type RetentionConfig struct {
 
 // Retention deletes spend rows older than its period in the background.
 type Retention struct {
-	cfg    RetentionConfig
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg  RetentionConfig
+	loop *Loop
 }
 
 // StartRetention starts the sweeping goroutine: a sweep at start, then one every Interval,
@@ -59,9 +58,8 @@ func StartRetention(cfg RetentionConfig) *Retention {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &Retention{cfg: cfg, cancel: cancel, done: make(chan struct{})}
-	go r.run(ctx)
+	r := &Retention{cfg: cfg}
+	r.loop = StartLoop(cfg.Interval, "spend log retention", cfg.Logger, r.sweep)
 	return r
 }
 
@@ -70,32 +68,55 @@ func (r *Retention) Stop() {
 	if r == nil {
 		return
 	}
-	r.cancel()
-	<-r.done
+	r.loop.Stop()
 }
 
-func (r *Retention) run(ctx context.Context) {
-	defer close(r.done)
-	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
-	for {
-		r.sweepSafe(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// Loop runs a piece of background work now and then every interval until Stop.
+type Loop struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// sweepSafe runs one sweep, logging a panic instead of ending the loop.
-func (r *Retention) sweepSafe(ctx context.Context) {
-	defer func() {
-		if v := recover(); v != nil {
-			r.cfg.Logger.Error("recovered from a panic", append([]any{"in", "spend log retention"}, panics.Attrs(v)...)...)
+// StartLoop runs work at once and then every interval on a goroutine of its own, until
+// Stop; work's context ends at Stop. A panic in work is logged at ERROR (naming what, never
+// the panic's value) and the next run goes ahead as planned.
+func StartLoop(interval time.Duration, what string, log *slog.Logger, work func(ctx context.Context)) *Loop {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Loop{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			runSafe(ctx, what, log, work)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 	}()
-	r.sweep(ctx)
+	return l
+}
+
+// Stop ends the loop (cancelling a run in progress) and waits for its goroutine; a nil
+// Loop is stopped already.
+func (l *Loop) Stop() {
+	if l == nil {
+		return
+	}
+	l.cancel()
+	<-l.done
+}
+
+// runSafe runs work once, logging a panic instead of ending the loop.
+func runSafe(ctx context.Context, what string, log *slog.Logger, work func(ctx context.Context)) {
+	defer func() {
+		if v := recover(); v != nil {
+			log.Error("recovered from a panic", append([]any{"in", what}, panics.Attrs(v)...)...)
+		}
+	}()
+	work(ctx)
 }
 
 // sweep deletes the rows that started before now minus Period, Batch at a time.
