@@ -39,6 +39,12 @@
 //     values read
 //     when scraped, so the hot path pays nothing for them.
 //
+// A tools/call's two LiteLLM counters are resolved once per tool, server and
+// caller and kept (at most maxResolved, 4 096, entries; past that, calls take
+// the full path: the caps' locks and the registry's label lookups), so a
+// repeated call costs one read-locked map lookup; the spend child is made on
+// the first call that cost something, so free calls export no spend series.
+//
 // Cardinality is bounded. Label values that come from callers are never
 // exported as sent: a method outside the protocol is "_OTHER", a protocol
 // version the gateway does not know is "_OTHER", and a tool or prompt name
