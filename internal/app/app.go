@@ -135,7 +135,9 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 			a.spend.close(o.log)
 		}
 	}()
-	a.spend = newSpendLog(st, o.log)
+	if a.spend, err = newSpendLog(st, cfg.General, o.log); err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
 	a.metrics = a.newMetrics(o, cfg)
 	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
@@ -19,6 +20,7 @@ type generation struct {
 	reg         *registry
 	clients     map[string]*upstream.Client // by server name
 	gw          *gateway.Gateway
+	cat         *catalog.Catalog // read by metrics (breaker states)
 	front       *front.MCP
 	mux         *http.ServeMux
 	unsubscribe func() // ends the catalog's and gateway's hub subscription

@@ -198,7 +198,13 @@
 // tools/call is admitted (budgetAdmit wraps callerLimits' admit): the key's
 // and its team's spend and max_budget are read through the store's lookup
 // cache, which RecordSpend invalidates for the keys and teams it charged; a
-// refused call names the server it was routed to, so its spend row does.
+// refused call names the server it was routed to, so its spend row does. A key's
+// or team's budget_duration is honoured at admission (store.Budget.SpendAt: a
+// due reset reads as spend 0, so a refusal lifts at budget_reset_at exactly, and
+// Retry-After says when); the spend log also runs a store.ResetBudgets every
+// budgetResetInterval (1 min) for keys and teams without traffic, and, with
+// maximum_spend_logs_retention_period, the retention sweeps. Both are
+// internal/spend Loops, stopped by Close before the writer's flush.
 //
 // # Readiness
 //

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -22,15 +23,43 @@ const spendCloseTimeout = 5 * time.Second
 type spendLog struct {
 	w    *spend.Writer
 	sink *spend.Sink
+	// retention deletes old rows (maximum_spend_logs_retention_period); nil keeps them.
+	retention *spend.Retention
+	// resets returns keys' and teams' spend to 0 when their budget_duration ends.
+	resets *spend.Loop
 }
 
-// newSpendLog starts the spend writer over st; nil when st is nil.
-func newSpendLog(st *store.Store, log *slog.Logger) *spendLog {
+// budgetResetInterval is how often keys' and teams' due budget resets are written. Budgets
+// do not wait for it (store.Budget.SpendAt): it keeps the spend the API shows right for
+// keys and teams without traffic.
+const budgetResetInterval = time.Minute
+
+// newSpendLog starts the spend writer over st, and the retention sweeps when g sets a
+// retention period; nil when st is nil.
+func newSpendLog(st *store.Store, g config.GeneralSettings, log *slog.Logger) (*spendLog, error) {
 	if st == nil {
-		return nil
+		return nil, nil
+	}
+	period, err := store.ParseDuration(g.SpendLogsRetention)
+	if err != nil {
+		return nil, fmt.Errorf("general_settings.maximum_spend_logs_retention_period: %w", err)
+	}
+	interval, err := store.ParseDuration(g.SpendLogsRetentionInterval)
+	if err != nil {
+		return nil, fmt.Errorf("general_settings.maximum_spend_logs_retention_interval: %w", err)
 	}
 	w := spend.NewWriter(spend.WriterConfig{Record: st.RecordSpend, Logger: log})
-	return &spendLog{w: w, sink: spend.NewSink(w)}
+	s := &spendLog{w: w, sink: spend.NewSink(w)}
+	if period > 0 {
+		s.retention = spend.StartRetention(spend.RetentionConfig{Delete: st.DeleteSpendLogsBefore,
+			Period: period, Interval: interval, Logger: log})
+	}
+	s.resets = spend.StartLoop(budgetResetInterval, "budget resets", log, func(ctx context.Context) {
+		if _, err := st.ResetBudgets(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			log.Warn("resetting spent budgets failed; the next run tries again", "error", err.Error())
+		}
+	})
+	return s, nil
 }
 
 // observeSink is the sink to observe requests with; nil (no sink) without a spend log.
@@ -60,6 +89,8 @@ func (s *spendLog) close(log *slog.Logger) {
 	if s == nil {
 		return
 	}
+	s.retention.Stop()
+	s.resets.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), spendCloseTimeout)
 	defer cancel()
 	if err := s.w.Close(ctx); err != nil {
@@ -99,29 +130,39 @@ func overBudget(ctx context.Context, st *store.Store, caller *identity.Caller) *
 	if err != nil || !found {
 		return nil
 	}
-	if k.MaxBudget != nil && k.Spend >= *k.MaxBudget {
-		return budgetFault("ExceededTokenBudget: Current spend for token: " + num(k.Spend) +
-			"; Max Budget for Token: " + num(*k.MaxBudget))
+	now := time.Now()
+	if spent := k.Budget.SpendAt(k.Spend, now); k.MaxBudget != nil && spent >= *k.MaxBudget {
+		return budgetFault(k.Budget, now, "ExceededTokenBudget: Current spend for token: "+num(spent)+
+			"; Max Budget for Token: "+num(*k.MaxBudget))
 	}
 	if k.TeamID == "" {
 		return nil
 	}
 	t, found, err := st.LookupTeam(ctx, k.TeamID)
-	if err != nil || !found || t.MaxBudget == nil || t.Spend < *t.MaxBudget {
+	if err != nil || !found || t.MaxBudget == nil {
 		return nil
 	}
-	return budgetFault("ExceededBudget: Team=" + t.TeamID + " over budget. Spend=" + num(t.Spend) +
-		", Budget=" + num(*t.MaxBudget))
+	spent := t.Budget.SpendAt(t.Spend, now)
+	if spent < *t.MaxBudget {
+		return nil
+	}
+	return budgetFault(t.Budget, now, "ExceededBudget: Team="+t.TeamID+" over budget. Spend="+num(spent)+
+		", Budget="+num(*t.MaxBudget))
 }
 
-// budgetRetry is a budget refusal's Retry-After: a budget is not reset by time, so a client
-// that retries on 429 is told not to come back soon (a 1 s default would have it hammer).
+// budgetRetry is a budget refusal's Retry-After: a budget is reset only by its
+// budget_duration (often days) or by an admin, so a client that retries on 429 is told not
+// to come back soon (a 1 s default would have it hammer).
 const budgetRetry = 24 * time.Hour
 
-// budgetFault refuses a call for a spent budget: limit_exceeded (HTTP 429, Retry-After one
-// day).
-func budgetFault(msg string) *fault.Fault {
-	return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: budgetRetry, Message: "Budget has been exceeded! " + msg}
+// budgetFault refuses a call for a spent budget: limit_exceeded (HTTP 429), Retry-After
+// until b's next reset when that is sooner than one day, else one day.
+func budgetFault(b store.Budget, now time.Time, msg string) *fault.Fault {
+	retry := budgetRetry
+	if b.ResetAt != nil && b.ResetAt.Sub(now) < retry {
+		retry = max(b.ResetAt.Sub(now), time.Second)
+	}
+	return &fault.Fault{Class: fault.LimitExceeded, RetryAfter: retry, Message: "Budget has been exceeded! " + msg}
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

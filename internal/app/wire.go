@@ -77,6 +77,8 @@ type shared struct {
 	previewEnv func(string) (string, bool)
 	// metrics are served at /metrics; nil when off.
 	metrics *metrics.Metrics
+	// cacheStats counts every generation's list cache hits and misses.
+	cacheStats catalog.CacheStats
 	// tracer exports trace spans (one of observer's sinks); nil when tracing is off.
 	tracer *tracing.Tracer
 	// spend is the spend and audit log; nil without a store.
@@ -136,7 +138,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
 		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
-		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
+		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats})
+	g.cat = cat
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,

@@ -47,6 +47,7 @@ type Catalog struct {
 	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
 	background chan struct{} // one token per fetch running on after its aggregate answered
 	flights    flights       // upstream list walks in progress, shared by their callers
+	cacheStats *CacheStats   // nil: not counted
 }
 
 // Config builds a Catalog.
@@ -66,12 +67,14 @@ type Config struct {
 	// Snapshots keeps aggregates for their later pages; nil means a
 	// MemorySnapshots.
 	Snapshots Snapshots
+	// CacheStats, when set, counts the list cache's hits and misses.
+	CacheStats *CacheStats
 }
 
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
 	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
-		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize}
+		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, cacheStats: cfg.CacheStats}
 	if c.cache == nil {
 		c.cache = NewMemoryListCache()
 	}
@@ -222,7 +225,10 @@ func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method str
 		cred = q.CredentialKey(s.Name)
 	}
 	key := ListKey{Server: s.Name, Method: method, Binding: q.Binding, Credentials: cred}
-	if l, ok, err := c.cache.Get(ctx, key, c.now()); ok && err == nil {
+	l, ok, err := c.cache.Get(ctx, key, c.now())
+	hit := ok && err == nil
+	c.cacheStats.count(hit)
+	if hit {
 		return l, nil
 	}
 	return c.load(ctx, q, s, method, key)

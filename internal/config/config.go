@@ -234,6 +234,11 @@ type GeneralSettings struct {
 	// NoAccessLog turns off the one INFO line per downstream request
 	// (mcp_access_log: false; on by default).
 	NoAccessLog bool
+	// SpendLogsRetention (maximum_spend_logs_retention_period, LiteLLM's duration such as
+	// "7d") is how long spend_logs rows are kept; "" keeps them forever (LiteLLM's default).
+	// SpendLogsRetentionInterval (maximum_spend_logs_retention_interval, default "1d") is
+	// how often old rows are deleted. internal/app reads both (store.ParseDuration).
+	SpendLogsRetention, SpendLogsRetentionInterval string
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

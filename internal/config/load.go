@@ -224,6 +224,10 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			if b, ok := l.boolean(e.v, field); ok {
 				g.NoAccessLog = !b
 			}
+		case "maximum_spend_logs_retention_period":
+			g.SpendLogsRetention, _ = l.str(e.v, field)
+		case "maximum_spend_logs_retention_interval":
+			g.SpendLogsRetentionInterval, _ = l.str(e.v, field)
 		case "mcp_allow_all_keys_respects_mcp_scope":
 			g.MCPAllowAllKeysRespectsScope, _ = l.boolean(e.v, field)
 		case "mcp_scoped_prefix":

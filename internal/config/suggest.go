@@ -10,6 +10,7 @@ import (
 var (
 	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings", "router_settings"}
 	generalKeys  = []string{"master_key", "custom_auth", "mcp_advertised_versions", "database_url",
+		"maximum_spend_logs_retention_period", "maximum_spend_logs_retention_interval",
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",

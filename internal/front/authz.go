@@ -241,7 +241,7 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 		change(&next)
 	}
 	if !limitsEqual(cur, next) {
-		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit or max_budget")
+		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit, max_budget or budget_duration")
 		return false
 	}
 	if mint && !m.mayMint(next.UserID) {
@@ -254,7 +254,7 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 
 func limitsEqual(a, b store.Key) bool {
 	return eqPtr(a.RPMLimit, b.RPMLimit) && eqPtr(a.MaxParallelRequests, b.MaxParallelRequests) && maps.Equal(a.MCPRPMLimit, b.MCPRPMLimit) &&
-		eqPtr(a.MaxBudget, b.MaxBudget)
+		eqPtr(a.MaxBudget, b.MaxBudget) && a.Budget.Duration == b.Budget.Duration
 }
 
 func eqPtr[T comparable](a, b *T) bool {

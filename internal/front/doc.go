@@ -268,7 +268,7 @@
 //     authenticate themselves, so a refusal there has the same shape.
 //   - Bodies are decoded strictly: one JSON object, nothing after it, keys matched exactly
 //     (encoding/json alone would take "KEY_ALIAS" for key_alias), unknown fields refused with
-//     the list of known ones. LiteLLM fields mcpgw has no use for (models, soft_budget, ...; max_budget only on keys and teams)
+//     the list of known ones. LiteLLM fields mcpgw has no use for (models, soft_budget, ...; max_budget and budget_duration only on keys and teams)
 //     are therefore 400, not silently dropped.
 //   - /key/update: a field present replaces the stored value (null clears it), a field absent
 //     is kept; object_permission is replaced whole (a merge could not remove an entry). The

@@ -74,6 +74,8 @@ type keyJSON struct {
 	MCPRPMLimit         map[string]int64 `json:"mcp_rpm_limit"`
 	Spend               float64          `json:"spend"`
 	MaxBudget           *float64         `json:"max_budget"`
+	BudgetDuration      *string          `json:"budget_duration"`
+	BudgetResetAt       *time.Time       `json:"budget_reset_at"`
 	CreatedAt           time.Time        `json:"created_at"`
 	UpdatedAt           time.Time        `json:"updated_at"`
 }
@@ -90,7 +92,7 @@ func toJSON(k store.Key) keyJSON {
 		UserID: orNil(k.UserID), TeamID: orNil(k.TeamID), OrganizationID: orNil(k.OrganizationID),
 		Metadata: k.Metadata, ObjectPermission: k.Permission, Blocked: k.Blocked, RPMLimit: k.RPMLimit,
 		MaxParallelRequests: k.MaxParallelRequests, MCPRPMLimit: k.MCPRPMLimit, Spend: k.Spend, MaxBudget: k.MaxBudget,
-		CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+		BudgetDuration: orNil(k.Budget.Duration), BudgetResetAt: k.Budget.ResetAt, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 }
 
 // keyError answers LiteLLM's ProxyException shape:
@@ -135,8 +137,8 @@ func (k *Keys) generate(w http.ResponseWriter, r *http.Request, body []byte) {
 		if nk.UserID == "" {
 			nk.UserID = m.caller.UserID // a key a user makes is theirs, unless they name another
 		}
-		if nk.RPMLimit != nil || nk.MaxParallelRequests != nil || nk.MCPRPMLimit != nil || nk.MaxBudget != nil {
-			forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit or max_budget")
+		if nk.RPMLimit != nil || nk.MaxParallelRequests != nil || nk.MCPRPMLimit != nil || nk.MaxBudget != nil || nk.BudgetDuration != "" {
+			forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit, max_budget or budget_duration")
 			return
 		}
 		ok, err := m.mayKey(r.Context(), true, nk.UserID, nk.TeamID)

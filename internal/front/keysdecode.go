@@ -38,7 +38,7 @@ func bad(param, format string, args ...any) error {
 
 // generateFields are /key/generate's body fields, LiteLLM's names.
 var generateFields = []string{"key_alias", "duration", "user_id", "team_id", "organization_id", "metadata",
-	"object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget"}
+	"object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget", "budget_duration"}
 
 var permissionFields = []string{"mcp_servers", "mcp_access_groups", "mcp_tool_permissions", "mcp_toolsets", "blocked_tools"}
 
@@ -265,6 +265,9 @@ func decodeKeyFields(m map[string]json.RawMessage, now time.Time) (store.NewKey,
 	if nk.MaxBudget, err = optBudget(m, "max_budget"); err != nil {
 		return nk, err
 	}
+	if nk.BudgetDuration, err = optBudgetDuration(m, "budget_duration"); err != nil {
+		return nk, err
+	}
 	nk.MCPRPMLimit, err = decodeLimits(m["mcp_rpm_limit"])
 	return nk, err
 }
@@ -280,6 +283,19 @@ func optBudget(m map[string]json.RawMessage, name string) (*float64, error) {
 		return nil, bad(name, "%s: want a number ≥ 0", name)
 	}
 	return &n, nil
+}
+
+// optBudgetDuration decodes an optional budget_duration: one of LiteLLM's durations
+// ("30s", "30m", "30h", "30d", "2w", "1mo"); null or absent is none.
+func optBudgetDuration(m map[string]json.RawMessage, name string) (string, error) {
+	s, err := optID(m, name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := store.ParseDuration(s); err != nil {
+		return "", bad(name, "%s: %v", name, err)
+	}
+	return strings.TrimSpace(s), nil
 }
 
 // decodeLimits decodes mcp_rpm_limit {server: n}.
@@ -360,6 +376,8 @@ func keyChange(m map[string]json.RawMessage, nk store.NewKey) func(*store.Key) {
 				k.MCPRPMLimit = nk.MCPRPMLimit
 			case "max_budget":
 				k.MaxBudget = nk.MaxBudget
+			case "budget_duration":
+				k.Budget.Duration = nk.BudgetDuration
 			}
 		}
 	}

@@ -102,6 +102,8 @@ type teamJSON struct {
 	MCPRPMLimit         map[string]int64 `json:"mcp_rpm_limit"`
 	Spend               float64          `json:"spend"`
 	MaxBudget           *float64         `json:"max_budget"`
+	BudgetDuration      *string          `json:"budget_duration"`
+	BudgetResetAt       *time.Time       `json:"budget_reset_at"`
 	CreatedAt           time.Time        `json:"created_at"`
 	UpdatedAt           time.Time        `json:"updated_at"`
 }
@@ -111,7 +113,7 @@ func teamToJSON(t store.Team) teamJSON {
 	return teamJSON{TeamID: t.TeamID, TeamAlias: orNil(t.Alias), OrganizationID: orNil(t.OrganizationID),
 		Metadata: t.Metadata, ObjectPermission: t.Permission, MembersWithRoles: members, Blocked: t.Blocked,
 		RPMLimit: t.RPMLimit, MaxParallelRequests: t.MaxParallelRequests, MCPRPMLimit: t.MCPRPMLimit,
-		Spend: t.Spend, MaxBudget: t.MaxBudget,
+		Spend: t.Spend, MaxBudget: t.MaxBudget, BudgetDuration: orNil(t.Budget.Duration), BudgetResetAt: t.Budget.ResetAt,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 

@@ -12,11 +12,11 @@ import (
 )
 
 // Body fields of the team, organisation, user and end-user routes, LiteLLM's names. Fields
-// LiteLLM uses for LLM routing and spend (models, tpm_limit, budget_duration, ...)
+// LiteLLM uses for LLM routing and spend (models, tpm_limit, soft_budget, ...)
 // are unknown here, as they are for keys: a 400 naming the field, never silently dropped.
 var (
 	teamFields = []string{"team_id", "team_alias", "organization_id", "metadata", "object_permission",
-		"members_with_roles", "blocked", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget"}
+		"members_with_roles", "blocked", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget", "budget_duration"}
 	teamUpdateFields = slices.DeleteFunc(slices.Clone(teamFields), func(f string) bool { return f == "members_with_roles" })
 	memberFields     = []string{"user_id", "role"}
 	orgFields        = []string{"organization_id", "organization_alias", "metadata", "object_permission"}
@@ -78,7 +78,7 @@ func teamOf(m map[string]json.RawMessage) (store.Team, error) {
 	}
 	t = store.Team{TeamID: nk.TeamID, OrganizationID: nk.OrganizationID, Metadata: nk.Metadata, Permission: nk.Permission,
 		RPMLimit: nk.RPMLimit, MaxParallelRequests: nk.MaxParallelRequests, MCPRPMLimit: nk.MCPRPMLimit,
-		MaxBudget: nk.MaxBudget}
+		MaxBudget: nk.MaxBudget, Budget: store.Budget{Duration: nk.BudgetDuration}}
 	if t.Alias, err = optID(m, "team_alias"); err != nil {
 		return t, err
 	}
@@ -163,6 +163,8 @@ func decodeTeamUpdate(body []byte) (string, func(*store.Team), error) {
 				t.MCPRPMLimit = nt.MCPRPMLimit
 			case "max_budget":
 				t.MaxBudget = nt.MaxBudget
+			case "budget_duration":
+				t.Budget.Duration = nt.Budget.Duration
 			}
 		}
 	}, nil

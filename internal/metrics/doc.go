@@ -34,8 +34,16 @@
 //     custom_auth call (Webhook, wired as identity.Config.OnWebhook).
 //   - Whatever collectors internal/app registers (MustRegister: the config
 //     generation, reload status, upstream sessions open per server, listens
-//     running): values read
+//     running, legacy sessions and streams held, each server's listing
+//     breaker state, list cache hits and misses, counted by the catalog):
+//     values read
 //     when scraped, so the hot path pays nothing for them.
+//
+// A tools/call's two LiteLLM counters are resolved once per tool, server and
+// caller and kept (at most maxResolved, 4 096, entries; past that, calls take
+// the full path: the caps' locks and the registry's label lookups), so a
+// repeated call costs one read-locked map lookup; the spend child is made on
+// the first call that cost something, so free calls export no spend series.
 //
 // Cardinality is bounded. Label values that come from callers are never
 // exported as sent: a method outside the protocol is "_OTHER", a protocol

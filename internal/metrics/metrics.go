@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +67,29 @@ type Metrics struct {
 	endUsers *capped[string]
 	// labelIdx maps each exported tool-metric label to its ToolLabels index.
 	labelIdx []int
+	// resolved holds the tool counters' children per tool, server and caller, so a
+	// repeated call pays one map read instead of the caps' locks and two label
+	// lookups; at most maxResolved entries, then new ones are not kept (see toolSeries).
+	resolvedMu sync.RWMutex
+	resolved   map[toolKey]*toolSeries
+}
+
+// maxResolved bounds Metrics.resolved: the caps bound distinct label sets already, this
+// bounds the memory of the shortcut; past it calls take the full path.
+const maxResolved = 4096
+
+// toolKey is what a tool call's LiteLLM label values are made of.
+type toolKey struct {
+	tool, server string
+	caller       observe.Caller
+}
+
+// toolSeries is one label set's tool counters: calls resolved at once, spend on the first
+// call that cost something (a free call must not export a spend series).
+type toolSeries struct {
+	values []string
+	calls  prometheus.Counter
+	spend  atomic.Pointer[prometheus.Counter]
 }
 
 // nameKey is one server's tool or prompt name.
@@ -83,7 +107,7 @@ func New(cfg Config) *Metrics {
 		cfg.Separator = "-"
 	}
 	m := &Metrics{cfg: cfg, reg: prometheus.NewRegistry(), names: newCapped[nameKey](cfg.MaxNames), callers: newCapped[observe.Caller](cfg.MaxCallers),
-		endUsers: newCapped[string](cfg.MaxCallers)}
+		endUsers: newCapped[string](cfg.MaxCallers), resolved: map[toolKey]*toolSeries{}}
 	m.labels = ToolLabels
 	if cfg.Labels != nil {
 		m.labels = nil
@@ -157,11 +181,37 @@ func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
 	if r.Method != mcp.MethodToolsCall || r.Server == "" {
 		return
 	}
-	values := m.toolValues(tool, r.Server, r.Caller)
-	m.calls.WithLabelValues(values...).Inc()
+	ts := m.series(tool, r.Server, r.Caller)
+	ts.calls.Inc()
 	if r.Cost > 0 {
-		m.spend.WithLabelValues(values...).Add(r.Cost)
+		sp := ts.spend.Load()
+		if sp == nil {
+			c := m.spend.WithLabelValues(ts.values...)
+			ts.spend.Store(&c)
+			sp = &c
+		}
+		(*sp).Add(r.Cost)
 	}
+}
+
+// series returns the tool counters of a call to tool on server by c.
+func (m *Metrics) series(tool, server string, c observe.Caller) *toolSeries {
+	c.Org = "" // not a label
+	k := toolKey{tool, server, c}
+	m.resolvedMu.RLock()
+	ts := m.resolved[k]
+	m.resolvedMu.RUnlock()
+	if ts != nil {
+		return ts
+	}
+	values := m.toolValues(tool, server, c)
+	ts = &toolSeries{values: values, calls: m.calls.WithLabelValues(values...)}
+	m.resolvedMu.Lock()
+	if len(m.resolved) < maxResolved {
+		m.resolved[k] = ts
+	}
+	m.resolvedMu.Unlock()
+	return ts
 }
 
 // EndCall counts one finished upstream call.

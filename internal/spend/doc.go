@@ -33,5 +33,17 @@
 //     sent) read spend through the store's lookup cache; a commit that changes a key's or
 //     team's spend forgets its cached row, so a key that went over budget is refused from
 //     the call after the commit (at most FlushInterval plus a write after the call that took
-//     it over; a burst of calls in flight meanwhile may overshoot, as in LiteLLM).
+//     it over; a burst of calls in flight meanwhile may overshoot, as in LiteLLM). A
+//     budget_duration returns spend to 0 every period (store.Budget); the app runs
+//     store.ResetBudgets on a Loop so idle keys show it.
+//   - Retention: rows are kept forever by default (LiteLLM's default). With
+//     general_settings.maximum_spend_logs_retention_period (a LiteLLM duration such as "7d")
+//     a Retention goroutine deletes rows that started longer ago than that: a sweep at start,
+//     then every maximum_spend_logs_retention_interval (DefaultRetentionInterval, one day),
+//     DefaultRetentionBatch (1 000) rows per DELETE with a short pause between batches, so a
+//     large backlog never holds a long lock. A failed sweep is logged and tried again at the
+//     next interval; a panic in one is recovered and logged; Stop (at App close, before the
+//     writer's flush) cancels a DELETE in flight and ends the goroutine. Each replica runs
+//     its own sweeps; deleting is idempotent, so replicas need no lock (LiteLLM takes a Redis
+//     lock only to save work).
 package spend

@@ -120,5 +120,18 @@
 //     checked against the new spend on every replica; rows that cost nothing touch nothing,
 //     so free calls do not churn the cache. spend is written by RecordSpend only: Generate,
 //     Update, CreateTeam and UpdateTeam set max_budget and leave spend as it is. Rows are
-//     never deleted by the gateway (no retention yet; delete old rows by start_time).
+//     kept forever unless general_settings.maximum_spend_logs_retention_period is set:
+//     then internal/spend's Retention calls DeleteSpendLogsBefore, one bounded DELETE (by
+//     request_id from a LIMITed sub-select, which both backends read) at a time; the
+//     daily_spend rollup and the keys' and teams' spend are kept. ParseDuration reads
+//     LiteLLM's durations ("30s", "30m", "30h", "30d", "2w", "1mo").
+//   - Budget periods (migration 00005): keys and teams keep budget_duration as given, the
+//     same in milliseconds and budget_reset_at (unix ms). Generate, CreateTeam and an
+//     update that changes the duration set the first reset one period after now (a
+//     separate UPDATE in the same transaction, so the other writes stay as they were).
+//     RecordSpend's spend update resets in SQL: when budget_reset_at is due at the write,
+//     the batch's cost becomes the new period's spend and the reset moves one period past
+//     the write, so no reader can see a stale period for a key with traffic. ResetBudgets
+//     does the same for due rows without traffic (1 000 per transaction, cache keys
+//     touched), and Budget.SpendAt lets admission treat a due reset as done.
 package store

@@ -48,6 +48,9 @@ type Key struct {
 	// set, is the spend past which its tool calls are refused.
 	Spend     float64
 	MaxBudget *float64
+	// Budget is the period after which Spend returns to 0 (budget_duration); Update sets
+	// a new period (and its first reset) when Budget.Duration changes.
+	Budget Budget
 }
 
 // NewKey is what Generate stores; the zero value is a key without limits, expiry or permissions.
@@ -63,6 +66,9 @@ type NewKey struct {
 	MaxParallelRequests *int64
 	MCPRPMLimit         map[string]int64
 	MaxBudget           *float64
+	// BudgetDuration (LiteLLM's budget_duration, e.g. "30d") resets the key's spend every
+	// period, the first one after creation; "" never.
+	BudgetDuration string
 }
 
 // Hash returns the token of secret: its hex SHA-256.
@@ -82,7 +88,7 @@ const keyColumns = `token, key_name, key_alias, user_id, team_id, organization_i
 	object_permission, expires, blocked, rpm_limit, max_parallel_requests, mcp_rpm_limit, created_at, updated_at`
 
 // keyReadColumns are what reads of a key select: keyColumns, then what RecordSpend keeps.
-const keyReadColumns = keyColumns + `, spend, max_budget`
+const keyReadColumns = keyColumns + `, spend, max_budget, budget_duration, budget_reset_at`
 
 // Generate stores a new key and returns its secret (shown once; only its hash is kept) and the
 // stored key. A key_alias already in use is ErrDuplicateAlias and nothing is written.
@@ -129,7 +135,11 @@ func (s *Store) Generate(ctx context.Context, nk NewKey) (string, Key, error) {
 			string(perm), millis(k.Expires), false, k.RPMLimit, k.MaxParallelRequests, string(limits),
 			now.UnixMilli(), now.UnixMilli(), k.MaxBudget)
 		tx.touch(keyCacheKey(k.Token)) // a refusal remembered for this secret no longer holds
-		return err
+		if err != nil || nk.BudgetDuration == "" {
+			return err
+		}
+		k.Budget.Duration = nk.BudgetDuration
+		return setBudget(ctx, tx, "keys", "token", k.Token, &k.Budget, now)
 	})
 	if err != nil {
 		return "", Key{}, err
@@ -228,9 +238,11 @@ func scanKey(r scanner) (Key, error) {
 		expires, rpm, maxPar sql.NullInt64
 		created, updated     int64
 		budget               sql.NullFloat64
+		period               sql.NullString
+		reset                sql.NullInt64
 	)
 	if err := r.Scan(&k.Token, &k.KeyName, &alias, &k.UserID, &k.TeamID, &k.OrganizationID, &meta, &perm,
-		&expires, &k.Blocked, &rpm, &maxPar, &limits, &created, &updated, &k.Spend, &budget); err != nil {
+		&expires, &k.Blocked, &rpm, &maxPar, &limits, &created, &updated, &k.Spend, &budget, &period, &reset); err != nil {
 		return Key{}, err
 	}
 	k.Alias = alias.String
@@ -256,6 +268,7 @@ func scanKey(r scanner) (Key, error) {
 	}
 	k.CreatedAt, k.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	k.MaxBudget = nullFloat(budget)
+	k.Budget = scanBudget(period, reset)
 	return k, nil
 }
 

@@ -80,15 +80,16 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 				d.fails++
 			}
 		}
+		now := s.now().UnixMilli()
 		for token, v := range keys {
 			tx.touch(keyCacheKey(token))
-			if _, err := tx.ExecContext(ctx, `UPDATE keys SET spend = spend + $1 WHERE token = $2`, v, token); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE keys`+addSpendSQL+` WHERE token = $2`, v, token, now); err != nil {
 				return fmt.Errorf("store: adding a key's spend: %w", err)
 			}
 		}
 		for id, v := range teams {
 			tx.touch(teamCacheKey(id))
-			if _, err := tx.ExecContext(ctx, `UPDATE teams SET spend = spend + $1 WHERE team_id = $2`, v, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE teams`+addSpendSQL+` WHERE team_id = $2`, v, id, now); err != nil {
 				return fmt.Errorf("store: adding a team's spend: %w", err)
 			}
 		}

@@ -41,13 +41,16 @@ type Team struct {
 	// their tool calls are refused.
 	Spend     float64
 	MaxBudget *float64
+	// Budget is the period after which Spend returns to 0 (budget_duration): CreateTeam and
+	// UpdateTeam (when Budget.Duration changes) start it, its first reset one period later.
+	Budget Budget
 }
 
 const teamColumns = `team_id, team_alias, organization_id, metadata, object_permission, blocked, rpm_limit,
 	max_parallel_requests, mcp_rpm_limit, created_at, updated_at`
 
 // teamReadColumns are what reads of a team select: teamColumns, then what RecordSpend keeps.
-const teamReadColumns = teamColumns + `, spend, max_budget`
+const teamReadColumns = teamColumns + `, spend, max_budget, budget_duration, budget_reset_at`
 
 // CreateTeam stores t (a fresh UUID as its id when TeamID is empty) with its members, all or
 // nothing: a team_id or team_alias in use, an organization_id that does not exist or a member
@@ -78,6 +81,11 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 		if err != nil {
 			return uniqueRefused(fmt.Errorf("store: creating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
+		}
+		if t.Budget.Duration != "" {
+			if err := setBudget(ctx, tx, "teams", "team_id", t.TeamID, &t.Budget, now); err != nil {
+				return err
+			}
 		}
 		if err := addMembers(ctx, tx, s.nowMillis(), t.TeamID, members); err != nil {
 			return err
@@ -162,6 +170,11 @@ func (s *Store) UpdateTeam(ctx context.Context, id string, change func(*Team)) (
 			return uniqueRefused(fmt.Errorf("store: updating a team: %w", err), "team_alias", "team_alias",
 				"team_alias '"+t.Alias+"' already in use: team aliases must be unique")
 		}
+		if t.Budget.Duration == old.Budget.Duration {
+			t.Budget = old.Budget
+		} else if err := setBudget(ctx, tx, "teams", "team_id", id, &t.Budget, t.UpdatedAt); err != nil {
+			return err
+		}
 		t.Members, err = teamMembers(ctx, tx, id)
 		return err
 	})
@@ -234,9 +247,11 @@ func scanTeam(r scanner) (Team, error) {
 		rpm, maxPar        sql.NullInt64
 		created, updated   int64
 		budget             sql.NullFloat64
+		period             sql.NullString
+		reset              sql.NullInt64
 	)
 	if err := r.Scan(&t.TeamID, &alias, &t.OrganizationID, &meta, &perm, &t.Blocked, &rpm, &maxPar, &limits,
-		&created, &updated, &t.Spend, &budget); err != nil {
+		&created, &updated, &t.Spend, &budget, &period, &reset); err != nil {
 		return Team{}, err
 	}
 	var err error
@@ -250,5 +265,6 @@ func scanTeam(r scanner) (Team, error) {
 	t.RPMLimit, t.MaxParallelRequests = nullInt(rpm), nullInt(maxPar)
 	t.CreatedAt, t.UpdatedAt = fromMillis(created), fromMillis(updated)
 	t.MaxBudget = nullFloat(budget)
+	t.Budget = scanBudget(period, reset)
 	return t, nil
 }

@@ -33,7 +33,7 @@ func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(
 	if err != nil {
 		return Key{}, err
 	}
-	oldAlias, oldTeam, oldOrg := k.Alias, k.TeamID, k.OrganizationID
+	oldAlias, oldTeam, oldOrg, oldBudget := k.Alias, k.TeamID, k.OrganizationID, k.Budget
 	change(&k)
 	k.Token = token
 	if k.Alias != "" && k.Alias != oldAlias {
@@ -64,6 +64,11 @@ func (s *Store) updateTx(ctx context.Context, tx *tx, token string, change func(
 		millis(k.Expires), k.RPMLimit, k.MaxParallelRequests, string(limits), k.UpdatedAt.UnixMilli(), token, k.MaxBudget)
 	if err != nil {
 		return Key{}, fmt.Errorf("store: updating a key: %w", err)
+	}
+	if k.Budget.Duration == oldBudget.Duration {
+		k.Budget = oldBudget
+	} else if err := setBudget(ctx, tx, "keys", "token", token, &k.Budget, k.UpdatedAt); err != nil {
+		return Key{}, err
 	}
 	return k, nil
 }
