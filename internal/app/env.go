@@ -25,12 +25,17 @@ type Env struct {
 	PermitWeak bool
 	// Separator is MCP_TOOL_PREFIX_SEPARATOR (default "-").
 	Separator string
+	// ProxyBaseURL is PROXY_BASE_URL, the gateway's public URL (LiteLLM's name); the
+	// signed identity's default issuer.
+	ProxyBaseURL string
 }
 
 // ReadEnv reads the gateway's environment variables through lookupEnv.
 func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
 	e := Env{ClientTimeout: 60 * time.Second, ListingTimeout: 30 * time.Second, MaxPages: 100}
 	e.SaltKey, _ = lookupEnv(seal.SaltKeyEnv)
+	base, _ := lookupEnv("PROXY_BASE_URL")
+	e.ProxyBaseURL = strings.TrimRight(strings.TrimSpace(base), "/")
 	secs := func(name string, dst *time.Duration) error {
 		v, ok := lookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
