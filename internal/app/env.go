@@ -76,6 +76,30 @@ func ConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
 	return config.Options{LookupEnv: lookupEnv, ToolPrefixSeparator: sep}
 }
 
+// gatewaySecrets are the environment variables holding the gateway's own
+// secrets, never readable by a server config posted through the API.
+var gatewaySecrets = map[string]bool{
+	"LITELLM_MASTER_KEY": true, "LITELLM_SALT_KEY": true, "DATABASE_URL": true,
+	"REDIS_PASSWORD": true, "REDIS_URL": true, "REDIS_USERNAME": true,
+}
+
+// deniedToAPI reports whether a server config posted through the API (a
+// preview or a stored server) may not reference the environment variable
+// name: the gateway's own secrets, and every LITELLM_* and MCPGW_* name
+// (the gateway's own settings). Names are compared case-insensitively.
+func deniedToAPI(name string) bool {
+	up := strings.ToUpper(name)
+	return gatewaySecrets[up] || strings.HasPrefix(up, "LITELLM_") || strings.HasPrefix(up, "MCPGW_")
+}
+
+// apiConfigOptions are ConfigOptions for server configs posted through the
+// API: references to the gateway's own secrets are refused.
+func apiConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
+	o := ConfigOptions(lookupEnv)
+	o.DenyEnv = deniedToAPI
+	return o
+}
+
 // environ renders a stdio server's own env as KEY=VALUE. The config's
 // environment_variables are not passed on: they feed os.environ/ references
 // (a server's env may name one), and often hold model API keys that no stdio

@@ -396,6 +396,10 @@ type Options struct {
 	LookupEnv func(name string) (string, bool)
 	// ToolPrefixSeparator joins server and tool names; empty means DefaultToolPrefixSeparator.
 	ToolPrefixSeparator string
+	// DenyEnv, when set, refuses os.environ/NAME references to the names it reports true
+	// for (the gateway's own secrets, for configs posted through the API), with an error
+	// that says so.
+	DenyEnv func(name string) bool
 }
 
 // Load reads and validates the config file at path. The problems (warnings and errors, sorted
