@@ -25,12 +25,17 @@ type Env struct {
 	PermitWeak bool
 	// Separator is MCP_TOOL_PREFIX_SEPARATOR (default "-").
 	Separator string
+	// ProxyBaseURL is PROXY_BASE_URL, the gateway's public URL (LiteLLM's name); the
+	// signed identity's default issuer.
+	ProxyBaseURL string
 }
 
 // ReadEnv reads the gateway's environment variables through lookupEnv.
 func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
 	e := Env{ClientTimeout: 60 * time.Second, ListingTimeout: 30 * time.Second, MaxPages: 100}
 	e.SaltKey, _ = lookupEnv(seal.SaltKeyEnv)
+	base, _ := lookupEnv("PROXY_BASE_URL")
+	e.ProxyBaseURL = strings.TrimRight(strings.TrimSpace(base), "/")
 	secs := func(name string, dst *time.Duration) error {
 		v, ok := lookupEnv(name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -69,6 +74,30 @@ func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
 func ConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
 	sep, _ := lookupEnv("MCP_TOOL_PREFIX_SEPARATOR")
 	return config.Options{LookupEnv: lookupEnv, ToolPrefixSeparator: sep}
+}
+
+// gatewaySecrets are the environment variables holding the gateway's own
+// secrets, never readable by a server config posted through the API.
+var gatewaySecrets = map[string]bool{
+	"LITELLM_MASTER_KEY": true, "LITELLM_SALT_KEY": true, "DATABASE_URL": true,
+	"REDIS_PASSWORD": true, "REDIS_URL": true, "REDIS_USERNAME": true,
+}
+
+// deniedToAPI reports whether a server config posted through the API (a
+// preview or a stored server) may not reference the environment variable
+// name: the gateway's own secrets, and every LITELLM_* and MCPGW_* name
+// (the gateway's own settings). Names are compared case-insensitively.
+func deniedToAPI(name string) bool {
+	up := strings.ToUpper(name)
+	return gatewaySecrets[up] || strings.HasPrefix(up, "LITELLM_") || strings.HasPrefix(up, "MCPGW_")
+}
+
+// apiConfigOptions are ConfigOptions for server configs posted through the
+// API: references to the gateway's own secrets are refused.
+func apiConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
+	o := ConfigOptions(lookupEnv)
+	o.DenyEnv = deniedToAPI
+	return o
 }
 
 // environ renders a stdio server's own env as KEY=VALUE. The config's

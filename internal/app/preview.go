@@ -62,7 +62,7 @@ func serverID(reg *registry, name string) string {
 // client. Nothing is saved or registered. Messages are scrubbed of every
 // credential the config holds.
 func (s *shared) preview(ctx context.Context, hs config.HealthSettings, op front.PreviewOp, body []byte) front.PreviewResult {
-	sv, problems, err := config.ParseServerRequest(body, "preview", config.Options{LookupEnv: s.previewEnv, ToolPrefixSeparator: s.env.Separator})
+	sv, problems, err := config.ParseServerRequest(body, "preview", config.Options{LookupEnv: s.previewEnv, ToolPrefixSeparator: s.env.Separator, DenyEnv: deniedToAPI})
 	if err != nil {
 		return front.PreviewResult{Refused: http.StatusBadRequest, Message: problemText(problems, err)}
 	}

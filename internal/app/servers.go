@@ -36,9 +36,13 @@ type serverState struct {
 	storedWrites, storedApplied atomic.Int64
 	readSeq                     int64
 
-	syncKick   chan struct{} // capacity 1: another replica changed the stored servers
+	syncKick   chan struct{} // capacity 1: the stored servers changed (here or on another replica)
 	syncCancel context.CancelFunc
 	syncDone   chan struct{}
+	// localPending says an API write of this replica waits for the next sync; failedUpTo is
+	// the highest write number an Apply that failed had read (its writers answer 500).
+	localPending atomic.Bool
+	failedUpTo   atomic.Int64
 }
 
 // initServers sets up the stored servers' state at New: the credential box (from the salt
@@ -110,7 +114,7 @@ func (a *App) storedServer(file *config.Config, row store.MCPServer) (config.Ser
 	if err != nil {
 		return config.Server{}, err.Error()
 	}
-	s, problems, err := config.ParseServer(row.ServerName, fields, file.EnvironmentVariables, ConfigOptions(a.lookupEnv))
+	s, problems, err := config.ParseServer(row.ServerName, fields, file.EnvironmentVariables, apiConfigOptions(a.lookupEnv))
 	if err != nil {
 		return config.Server{}, problemsMessage(problems, err)
 	}
@@ -139,20 +143,17 @@ func (a *App) applied(file *config.Config) {
 	a.generation.Add(1)
 }
 
-// startServerSync starts the goroutine that re-applies the config when another replica
-// changed the stored servers (the store's OnServersChanged; Postgres only). It ends at Close.
+// startServerSync starts the goroutine that re-applies the config when the stored servers
+// changed: written through this replica's API (kickSync), or by another replica (the store's
+// OnServersChanged; Postgres only). Kicks coalesce in its one slot, so a burst of writes
+// costs one or two Applies, each reading the newest rows. It ends at Close.
 func (a *App) startServerSync() {
 	if a.store == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a.syncKick, a.syncCancel, a.syncDone = make(chan struct{}, 1), cancel, make(chan struct{})
-	a.store.OnServersChanged(func() {
-		select {
-		case a.syncKick <- struct{}{}:
-		default: // one re-apply is pending already; it will read the newest rows
-		}
-	})
+	a.store.OnServersChanged(a.kickSync)
 	panics.Go(a.log, "syncing the stored mcp servers", func() {
 		defer close(a.syncDone)
 		for {
@@ -166,19 +167,37 @@ func (a *App) startServerSync() {
 	}, nil)
 }
 
+// kickSync asks the sync goroutine for one more Apply, without waiting.
+func (a *App) kickSync() {
+	select {
+	case a.syncKick <- struct{}{}:
+	default: // one re-apply is pending already; it will read the newest rows
+	}
+}
+
 // syncStored re-applies the config with the stored servers read again; a panic is logged
-// and the sync goes on.
+// (and fails the writes it covered) and the sync goes on.
 func (a *App) syncStored(ctx context.Context) {
+	local := a.localPending.Swap(false)
+	upTo := a.storedWrites.Load() // every write numbered up to it is in the store already
 	defer func() {
 		if v := recover(); v != nil {
+			a.failedUpTo.Store(max(a.failedUpTo.Load(), upTo))
 			a.log.Error("recovered from a panic", append([]any{"in", "syncing the stored mcp servers"}, panics.Attrs(v)...)...)
 		}
 	}()
-	if !a.storedEnabled(a.fileCfg.Load()) {
+	if !local && !a.storedEnabled(a.fileCfg.Load()) {
 		return
 	}
 	actx, cancel := context.WithTimeout(ctx, serverSyncTimeout)
 	defer cancel()
+	if local {
+		if err := a.Apply(actx, nil); err != nil {
+			a.failedUpTo.Store(max(a.failedUpTo.Load(), upTo))
+			a.log.Error("applying a change of the stored mcp servers failed", "error", err.Error())
+		}
+		return
+	}
 	if rows, err := a.store.ListServers(actx); err == nil {
 		a.mu.Lock()
 		same := reflect.DeepEqual(rows, a.lastRows)

@@ -12,7 +12,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
-	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -166,29 +165,32 @@ func (r serverRegistry) prepare(ctx context.Context, file *config.Config, row *s
 	return nil
 }
 
-// apply runs the change and returns once a generation with it serves (the Apply itself
-// goes on in the background: it waits for the old generation's requests, this one among
-// them). The store has the change already, so a failure is a 500 that says so.
+// apply has the sync goroutine apply the change and returns once a generation with it
+// serves. Writes arriving while an Apply runs share the next one (the sync's one slot), so
+// a burst of writes does not start an Apply each. The store has the change already, so a
+// failed Apply is a 500 that says so; a caller that stops waiting leaves the Apply to go on.
 func (r serverRegistry) apply(ctx context.Context) error {
-	seq := r.a.storedWrites.Add(1)
-	errc := make(chan error, 1)
-	panics.Go(r.a.log, "applying the stored mcp servers", func() {
-		actx, cancel := context.WithTimeout(context.Background(), DefaultReloadApplyTimeout)
-		defer cancel()
-		errc <- r.a.Apply(actx, nil)
-	}, func() { errc <- errors.New("apply: internal error") })
+	a := r.a
+	seq := a.storedWrites.Add(1)
+	a.localPending.Store(true)
+	a.kickSync()
+	// The write is stored: waiting for the Apply that serves it must not count among the
+	// requests that Apply's retirement of this generation waits for (with other writers
+	// waiting on the next Apply, that wait would run to its timeout).
+	if s, ok := ctx.Value(servedKey{}).(*served); ok {
+		s.leave()
+	}
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for r.a.storedApplied.Load() < seq {
+	for a.storedApplied.Load() < seq {
+		if a.failedUpTo.Load() >= seq {
+			return &front.ServerError{Status: http.StatusInternalServerError,
+				Msg: "the change was stored but applying it failed; see the gateway log"}
+		}
 		select {
-		case err := <-errc:
-			if err != nil {
-				r.a.log.Error("applying a change of the stored mcp servers failed", "error", err.Error())
-				return &front.ServerError{Status: http.StatusInternalServerError,
-					Msg: "the change was stored but applying it failed; see the gateway log"}
-			}
-			return nil
 		case <-tick.C:
+		case <-a.syncDone:
+			return nil // closing: the change is stored and the next start applies it
 		case <-ctx.Done():
 			return nil // the change is stored; the Apply goes on
 		}

@@ -83,6 +83,9 @@ type shared struct {
 	tracer *tracing.Tracer
 	// spend is the spend and audit log; nil without a store.
 	spend *spendLog
+	// ephemeral is the per-process identity signing key, used when none is
+	// configured.
+	ephemeral ephemeralKey
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -133,6 +136,13 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		closeClients(context.Background(), s.log, created)
 		return nil, err
 	}
+	signer, err := s.identitySigner(cfg)
+	if err != nil {
+		closeClients(context.Background(), s.log, created)
+		return nil, err
+	}
+	gwServers := reg.gatewayServers(g.clients)
+	s.withIdentity(gwServers, signer, cfg)
 	pol := policy.New(reg.policyServers(), policy.Options{Separator: s.env.Separator,
 		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
 		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
@@ -141,7 +151,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats})
 	g.cat = cat
 	gw := gateway.New(gateway.Config{
-		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
+		Servers: gwServers, Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
 		AdmitCall: budgetAdmit(s.store,
@@ -177,6 +187,11 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
+	jwks := &front.JWKS{}
+	if signer != nil {
+		jwks.Set = signer.JWKS()
+	}
+	jwks.Register(g.mux)
 	if s.metrics != nil {
 		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
 	}

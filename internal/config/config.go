@@ -166,6 +166,9 @@ type Server struct {
 	AllowElicitation bool
 	// AllowSampling lets the server's sampling requests through.
 	AllowSampling bool
+	// ForwardIdentity is ForwardIdentityJWT to send the caller's signed identity on every
+	// request (forward_identity); empty sends none.
+	ForwardIdentity string
 
 	// RPM caps requests per minute to this server; 0 means no limit.
 	RPM int
@@ -231,6 +234,8 @@ type GeneralSettings struct {
 	RedisFailureMode RedisFailureMode
 	// Health holds the MCP server health checks' and previews' keys; see DefaultHealthSettings.
 	Health HealthSettings
+	// Identity holds the signed identity's keys (mcp_identity_*); see IdentitySettings.
+	Identity IdentitySettings
 	// NoAccessLog turns off the one INFO line per downstream request
 	// (mcp_access_log: false; on by default).
 	NoAccessLog bool
@@ -396,6 +401,10 @@ type Options struct {
 	LookupEnv func(name string) (string, bool)
 	// ToolPrefixSeparator joins server and tool names; empty means DefaultToolPrefixSeparator.
 	ToolPrefixSeparator string
+	// DenyEnv, when set, refuses os.environ/NAME references to the names it reports true
+	// for (the gateway's own secrets, for configs posted through the API), with an error
+	// that says so.
+	DenyEnv func(name string) bool
 }
 
 // Load reads and validates the config file at path. The problems (warnings and errors, sorted

@@ -247,7 +247,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 				g.MaxListenersPerCaller = v
 			}
 		default:
-			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) {
+			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) && !l.identityKey(e, field, &g.Identity) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}

@@ -206,6 +206,8 @@ func (l *loader) accessKey(ps *parsedServer, key string, v *yaml.Node, field str
 		s.AllowSampling, _ = l.boolean(v, field)
 	case "allow_all_keys":
 		s.AllowAllKeys, _ = l.boolean(v, field)
+	case "forward_identity":
+		s.ForwardIdentity = l.forwardIdentity(v, field)
 	case "access_groups":
 		s.AccessGroups = l.strList(v, field)
 	case "rpm":

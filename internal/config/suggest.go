@@ -16,7 +16,8 @@ var (
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
 		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode", "mcp_health_check_interval", "mcp_health_check_timeout",
-		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log"}
+		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log",
+		"mcp_identity_signing_key", "mcp_identity_issuer", "mcp_identity_header"}
 	litellmKeys = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache",
 		"require_auth_for_metrics_endpoint", "prometheus_metrics_config", "callbacks"}
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
@@ -27,7 +28,7 @@ var (
 		"auth_header_name", "oauth2_flow", "client_id", "client_secret", "token_url",
 		"authorization_url", "scopes", "static_headers", "extra_headers", "allowed_tools",
 		"disallowed_tools", "allow_elicitation", "allow_sampling", "allow_all_keys", "access_groups",
-		"rpm", "max_concurrent_requests", "timeout"}
+		"rpm", "max_concurrent_requests", "timeout", "forward_identity"}
 )
 
 // didYouMean returns `; did you mean "k"?` for the known key closest to key, or "" when none

@@ -207,6 +207,10 @@ func (l *loader) resolve(n *yaml.Node, v, field string) (string, bool) {
 		l.errorf(n, "%s: %q names no environment variable", field, envPrefix)
 		return "", false
 	}
+	if l.opts.DenyEnv != nil && l.opts.DenyEnv(name) {
+		l.errorf(n, "%s: %q is one of the gateway's own secrets and may not be referenced by a server added through the API", field, envPrefix+name)
+		return "", false
+	}
 	if val, ok := l.fileEnv[name]; ok {
 		return val, true
 	}

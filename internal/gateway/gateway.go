@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/policy"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // Server is one configured upstream as the gateway routes to it.
@@ -38,6 +39,10 @@ type Server struct {
 	// token (auth_type oauth2 with oauth2_flow authorization_code): a caller
 	// that holds none cannot use it, and discovery does not contact it.
 	CallerToken bool
+	// Identity, when set, names the caller to the server: the header and
+	// value sent on every request for caller (a signed identity token); ""
+	// sends none. It must be cheap: it runs for every request.
+	Identity func(caller *identity.Caller) (header, value string)
 	// TargetDigest names the server's configuration (see TargetDigest);
 	// continuations minted for it die when it changes.
 	TargetDigest string
@@ -95,6 +100,8 @@ type Gateway struct {
 	// sessions and each caller's listener count, shared across configs.
 	ls     *Listens
 	handle Handler // do wrapped in cfg.Middleware
+	// addressed routes callers' x-mcp-{server}-{header} headers.
+	addressed *auth.Addressed
 }
 
 // New returns a gateway over cfg.
@@ -109,9 +116,12 @@ func New(cfg Config) *Gateway {
 	if g.ls == nil {
 		g.ls = NewListens()
 	}
+	names := make(map[string][]string, len(cfg.Servers))
 	for _, s := range cfg.Servers {
 		g.servers[s.Name] = s
+		names[s.Name] = []string{s.Alias}
 	}
+	g.addressed = auth.NewAddressed(names)
 	g.handle = g.do
 	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
 		g.handle = cfg.Middleware[i](g.handle)
@@ -314,32 +324,51 @@ func (g *Gateway) lacksFeature(ctx context.Context, op *Operation, servers []str
 }
 
 // options are the upstream options of one server for this operation: the
-// caller headers the server opted into and, for delegating servers, the
-// caller's own token. The caller's Authorization is never forwarded when
-// more than one server is in scope (nor, as the front leaves it out of
-// Credentials, when it carried the gateway key).
+// caller headers the server opted into, the caller's x-mcp-{server}-{header}
+// headers addressed to it, for delegating servers the caller's own token,
+// and the signed identity when the server asks for one. The caller's
+// Authorization (and the deprecated x-mcp-auth) is never forwarded when more
+// than one server is in scope (nor, as the front leaves it out of
+// Credentials, when it carried the gateway key); a header addressed to one
+// server reaches that server alone, whatever the scope.
 func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options {
 	var opts upstream.Options
 	if s == nil {
 		return opts
 	}
+	set := func(key string, v []string) {
+		if opts.Header == nil {
+			opts.Header = map[string][]string{}
+		}
+		opts.Header[key] = v
+	}
 	for _, name := range s.ExtraHeaders {
 		if strings.EqualFold(name, "Authorization") && multi {
 			continue
 		}
-		if strings.EqualFold(name, identity.HeaderAPIKey) {
-			continue // the gateway credential never leaves the gateway
+		if strings.EqualFold(name, identity.HeaderAPIKey) || g.addressed.IsAddressed(name) {
+			continue // the gateway credential never leaves the gateway; addressed headers go to their server only
 		}
 		key := textproto.CanonicalMIMEHeaderKey(name)
 		if v := op.Credentials.Header[key]; len(v) > 0 {
-			if opts.Header == nil {
-				opts.Header = map[string][]string{}
-			}
-			opts.Header[key] = v
+			set(key, v)
 		}
+	}
+	for key, v := range g.addressed.For(op.Credentials.Header, s.Name) {
+		set(key, v)
 	}
 	if s.Delegate && !multi {
 		opts.Token = op.Credentials.Bearer
+	}
+	if !multi && opts.Token == "" && !s.CallerToken {
+		if v := op.Credentials.Header[auth.HeaderMCPAuth]; len(v) > 0 {
+			opts.Token = strings.TrimSpace(v[0])
+		}
+	}
+	if s.Identity != nil {
+		if name, value := s.Identity(op.Caller); name != "" {
+			set(name, []string{value})
+		}
 	}
 	return opts
 }

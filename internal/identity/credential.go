@@ -39,11 +39,18 @@ func stripBearer(v string, optional bool) string {
 
 // isCredentialHeader reports whether the (lower-case) header name may carry a secret: it
 // contains auth, token, secret, key, cookie, password, passwd, credential, session or signature,
-// and is not one of the harmless exceptions (idempotency keys).
+// and is not one of the harmless exceptions (idempotency keys); or it is a header a caller
+// addresses to one upstream (x-mcp-{server}-{header}), whatever its name after the server:
+// every x-mcp-* header but the gateway's own x-mcp-servers and x-mcp-access-groups.
 func isCredentialHeader(name string) bool {
 	switch name {
 	case "idempotency-key", "x-idempotency-key":
 		return false
+	case "x-mcp-servers", "x-mcp-access-groups":
+		return false
+	}
+	if strings.HasPrefix(name, "x-mcp-") {
+		return true
 	}
 	for _, w := range [...]string{
 		"auth", "token", "secret", "key", "cookie", "password", "passwd", "credential", "session", "signature",

@@ -51,7 +51,7 @@ func TestWebhookHeaders(t *testing.T) {
 	for _, name := range []string{
 		"Authorization", "Proxy-Authorization", "X-Litellm-Api-Key", "Cookie", "Mcp-Session-Id",
 		"X-Mcp-Auth", "X-Mcp-Github_mcp-Authorization", "X-Api-Key", "Apikey", "X-Amz-Security-Token",
-		"X-Client-Secret", "X-Password", "X-Credentials", "X-Hub-Signature",
+		"X-Client-Secret", "X-Password", "X-Credentials", "X-Hub-Signature", "X-Mcp-Github-X-Tenant",
 	} {
 		h.Set(name, "secret-value")
 	}
@@ -59,6 +59,7 @@ func TestWebhookHeaders(t *testing.T) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Mcp-Protocol-Version", "2025-11-25")
 	h.Set("X-Litellm-End-User-Id", "bob")
+	h.Set("X-Mcp-Servers", "github")
 	h.Add("Accept", "application/json")
 	h.Add("Accept", "text/event-stream")
 	got, ok := webhookHeaders(h)
@@ -70,6 +71,7 @@ func TestWebhookHeaders(t *testing.T) {
 		"content-type":          "application/json",
 		"mcp-protocol-version":  "2025-11-25",
 		"x-litellm-end-user-id": "bob",
+		"x-mcp-servers":         "github",
 		"accept":                "application/json, text/event-stream",
 	}
 	if !reflect.DeepEqual(got, want) {

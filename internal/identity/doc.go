@@ -52,7 +52,9 @@
 //     lower-cased and repeated values joined by ", ", minus every header that may carry a secret:
 //     any name containing auth, token, secret, key, cookie, password, passwd, credential, session
 //     or signature (so Authorization, Proxy-Authorization, x-litellm-api-key, Cookie,
-//     Mcp-Session-Id, x-mcp-auth, x-mcp-<alias>-authorization, x-api-key all go), except the
+//     Mcp-Session-Id, x-mcp-auth, x-mcp-<alias>-authorization, x-api-key all go), and every
+//     x-mcp-* header but x-mcp-servers and x-mcp-access-groups (x-mcp-<alias>-<header> is
+//     addressed to one upstream, whatever its name: x-mcp-github-x-tenant goes too), except the
 //     harmless idempotency-key and x-idempotency-key. A denylist by word was preferred over an
 //     allowlist because webhooks routinely key on custom headers (tenant, end-user id) that an
 //     allowlist could not anticipate; the words cover every credential header in LiteLLM's docs.
