@@ -137,7 +137,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}()
 	a.spend = newSpendLog(st, o.log)
 	a.metrics = a.newMetrics(o, cfg)
-	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink())
+	a.ui = newUIState(env)
+	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
@@ -275,6 +276,7 @@ func (a *App) Drain() {
 	a.state.Store(closing)
 	a.listens.End() // the listens of every generation, kept across Apply
 	a.cur.Load().front.Close()
+	a.ui.close()
 }
 
 // Close drains the App, then closes every upstream session and child, in

@@ -81,6 +81,8 @@ type shared struct {
 	tracer *tracing.Tracer
 	// spend is the spend and audit log; nil without a store.
 	spend *spendLog
+	// ui is the admin UI's sessions and activity sink; nil when the UI is off.
+	ui *uiState
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -174,6 +176,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
+	s.ui.register(g.mux, authn, g.mux)
 	if s.metrics != nil {
 		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
 	}
