@@ -31,7 +31,7 @@
 //     X-CSRF-Token or the form field csrf (the sign-in form: a token matching its own
 //     short-lived cookie). Refusals are 403.
 //   - Answers carry a Content-Security-Policy that allows only the UI's own scripts, styles
-//     and requests (no inline script, no framing), nosniff, no referrer and no-store. The
+//     and requests (no inline script, no framing), nosniff, a referrer only to this origin (no-referrer would make a form post's Origin "null") and no-store. The
 //     script puts every value into the page as text, never as HTML. No page renders a secret:
 //     server credentials come masked from the registry routes, and a key's secret appears
 //     once, in /key/generate's answer.

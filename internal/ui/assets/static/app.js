@@ -304,7 +304,9 @@
         // Ask the gateway itself what the new key sees, with the new key.
         fetch("/mcp-rest/tools/list", { credentials: "omit", headers: { "Authorization": "Bearer " + r.data.key } })
           .then(function (x) { return x.json(); }).then(function (d) {
-            list(d, "tools").forEach(function (t) { seen.appendChild(el("li", { "data-tool": t.name, text: t.name })); });
+            list(d, "tools").forEach(function (t) {
+              seen.appendChild(el("li", { "data-tool": serverOf(t) + "/" + t.name, text: serverOf(t) + " · " + t.name }));
+            });
           });
         loadKeys();
       });
