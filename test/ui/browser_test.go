@@ -133,6 +133,10 @@ func TestUIInBrowser(t *testing.T) {
 	waitText(t, ctx, "the new server turns healthy", `#servers tr[data-name="fixture"] .health`, "healthy")
 	waitText(t, ctx, "its tools are counted", `#servers tr[data-name="fixture"] .tools`, "")
 	screenshot(t, ctx, dir, "servers")
+	run(t, ctx, "edit the stored server", chromedp.Click(chromedp.CSS(`#servers tr[data-name="fixture"] button[aria-label="Edit fixture"]`)),
+		chromedp.WaitVisible(chromedp.ID("editing")), chromedp.Click(chromedp.ID("save-server")))
+	waitText(t, ctx, "the edit is saved", "#status", "Saved fixture")
+	waitText(t, ctx, "the edited server stays healthy", `#servers tr[data-name="fixture"] .health`, "healthy")
 
 	// Try a tool.
 	run(t, ctx, "catalog", chromedp.Navigate(g.url+"/ui/catalog"),
@@ -176,6 +180,9 @@ func TestUIInBrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, dir, "keys")
+	run(t, ctx, "create an organisation", chromedp.SendKeys(chromedp.CSS(`#new-org input[name="organization_alias"]`), "acme"),
+		chromedp.Click(chromedp.CSS(`#new-org button`)))
+	waitText(t, ctx, "the organisation in the list", "#orgs", "acme")
 
 	// The call made on the catalog page is in the live log; the charts show the server.
 	run(t, ctx, "activity page", chromedp.Navigate(g.url+"/ui/activity"),

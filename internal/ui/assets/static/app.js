@@ -88,6 +88,7 @@
       var era = (s.mcp_info && s.mcp_info.protocol_version) || "auto";
       var actions = el("td");
       if (!s.read_only) {
+        actions.appendChild(el("button", { type: "button", class: "secondary", "aria-label": "Edit " + name, onclick: function () { edit(s); } }, "Edit"));
         actions.appendChild(el("button", { type: "button", class: "secondary", "aria-label": "Delete " + name, onclick: function () {
           if (!confirm("Delete server " + name + "?")) return;
           api("DELETE", "v1/mcp/server/" + encodeURIComponent(s.server_id)).then(function (r) {
@@ -102,10 +103,33 @@
       setHealth(row.querySelector(".health"), s.status);
       return row;
     }
-    var form = document.getElementById("add-server");
+    var form = document.getElementById("add-server"), editing = null;
+    function edit(s) {
+      editing = s;
+      form.elements.server_name.value = s.server_name || "";
+      form.elements.url.value = s.url || "";
+      form.elements.transport.value = s.transport || "http";
+      form.elements.auth_type.value = s.auth_type || "none";
+      form.elements.auth_value.value = "";
+      form.elements.mcp_access_groups.value = (s.mcp_access_groups || []).join(", ");
+      document.getElementById("editing").hidden = false;
+      document.getElementById("editing-name").textContent = s.server_name || s.server_id;
+      document.getElementById("save-server").textContent = "Save changes";
+      form.elements.url.focus();
+    }
+    function endEdit() {
+      editing = null; form.reset();
+      document.getElementById("editing").hidden = true;
+      document.getElementById("save-server").textContent = "Add server";
+    }
+    document.getElementById("cancel-edit").addEventListener("click", endEdit);
     function body() {
       var f = new FormData(form), b = { server_name: f.get("server_name"), url: f.get("url"), transport: f.get("transport") };
-      if (f.get("auth_type") !== "none") { b.auth_type = f.get("auth_type"); b.credentials = { auth_value: f.get("auth_value") }; }
+      if (f.get("auth_type") !== "none") {
+        b.auth_type = f.get("auth_type");
+        // Editing: "****" keeps the stored credential.
+        b.credentials = { auth_value: f.get("auth_value") || (editing ? "****" : "") };
+      }
       var groups = csv(f.get("mcp_access_groups") || "");
       if (groups.length) b.mcp_access_groups = groups;
       return b;
@@ -120,9 +144,11 @@
     });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      api("POST", "v1/mcp/server", body()).then(function (r) {
+      var b = body(), verb = editing ? "PUT" : "POST";
+      if (editing) b.server_id = editing.server_id;
+      api(verb, "v1/mcp/server", b).then(function (r) {
         if (!r.ok) { say(errText(r.data, r.status), true); return; }
-        say("Added " + (r.data.server_name || r.data.server_id)); form.reset(); out.textContent = ""; load();
+        say((editing ? "Saved " : "Added ") + (r.data.server_name || r.data.server_id)); endEdit(); out.textContent = ""; load();
       });
     });
     load();
@@ -192,12 +218,20 @@
         result.textContent = JSON.stringify(r.data, null, 2);
       });
     });
-    api("GET", "v1/mcp/tools").then(function (r) {
+    Promise.all([api("GET", "v1/mcp/tools"), api("GET", "v1/mcp/server")]).then(function (rs) {
+      var r = rs[0];
       if (!r.ok) { say(errText(r.data, r.status), true); return; }
-      var by = {};
+      var by = {}, state = {};
+      list(rs[1].data, "servers").forEach(function (s) {
+        var n = s.server_name || s.server_id;
+        by[n] = by[n] || []; state[n] = s;
+      });
       list(r.data, "tools").forEach(function (t) { (by[serverOf(t)] = by[serverOf(t)] || []).push(t); });
       Object.keys(by).sort().forEach(function (s) {
-        ul.appendChild(el("li", {}, el("strong", { text: s + " (" + by[s].length + " tools)" })));
+        var st = state[s] || {}, status = st.status || "unknown";
+        ul.appendChild(el("li", { "data-server": s }, el("strong", { text: s + " (" + by[s].length + " tools) " }),
+          el("span", { class: "badge " + status, text: status }),
+          st.health_check_error ? el("span", { class: "error", text: " " + st.health_check_error }) : null));
         by[s].forEach(function (t) {
           ul.appendChild(el("li", {}, el("button", { type: "button", class: "secondary", "data-tool": s + "/" + t.name,
             onclick: function () { pick(t); } }, t.name)));
@@ -318,7 +352,22 @@
         say(r.ok ? "Team created" : errText(r.data, r.status), !r.ok); ev.target.reset(); loadTeams();
       });
     });
-    loadKeys(); loadTeams();
+    function loadOrgs() {
+      api("GET", "organization/list").then(function (r) {
+        var ul = clear(document.getElementById("orgs"));
+        list(r.data, "organizations").forEach(function (o) {
+          ul.appendChild(el("li", { text: (o.organization_alias || o.organization_id) + " · " + o.organization_id }));
+        });
+      });
+    }
+    document.getElementById("new-org").addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var f = new FormData(ev.target);
+      api("POST", "organization/new", { organization_alias: f.get("organization_alias") }).then(function (r) {
+        say(r.ok ? "Organisation created" : errText(r.data, r.status), !r.ok); ev.target.reset(); loadOrgs();
+      });
+    });
+    loadKeys(); loadTeams(); loadOrgs();
   }
 
   // ---- activity ----
