@@ -20,6 +20,8 @@ source "$ROOT/scripts/node.sh"
 source "$ROOT/scripts/postgres.sh"
 # shellcheck source=redis.sh
 source "$ROOT/scripts/redis.sh"
+# shellcheck source=chromium.sh
+source "$ROOT/scripts/chromium.sh"
 
 step() {
 	local name=$1
@@ -43,6 +45,7 @@ step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
 step "throwaway postgres (MCPGW_TEST_DATABASE_URL)" start_test_postgres
 step "throwaway redis (MCPGW_TEST_REDIS_URL)" start_test_redis
+step "chromium for the admin UI browser tests (MCPGW_CHROMIUM)" ensure_chromium
 
 export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...

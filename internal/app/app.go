@@ -139,7 +139,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		return nil, errors.Join(err, closeStore(st))
 	}
 	a.metrics = a.newMetrics(o, cfg)
-	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink())
+	a.ui = newUIState(env)
+	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer
 	}
@@ -277,6 +278,7 @@ func (a *App) Drain() {
 	a.state.Store(closing)
 	a.listens.End() // the listens of every generation, kept across Apply
 	a.cur.Load().front.Close()
+	a.ui.close()
 }
 
 // Close drains the App, then closes every upstream session and child, in

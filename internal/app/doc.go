@@ -285,4 +285,14 @@
 // kept across Apply keeps reporting. Collectors read the config generation
 // and reload status at scrape time. WithoutObservation builds an App that
 // observes nothing (the benchmark's baseline).
+//
+// # Admin UI
+//
+// Unless DISABLE_ADMIN_UI=true, New builds the UI's process-wide state
+// (ui.go): its sessions and its activity sink (one of the observer's
+// sinks), kept across generations; each generation registers the UI's
+// routes on its mux with its own authenticator, and the UI drives that
+// generation's routes in-process. Its live-log streams detach from the
+// generation's requests in flight (so they do not hold back Apply) and end
+// at Drain.
 package app

@@ -28,6 +28,8 @@ type Env struct {
 	// ProxyBaseURL is PROXY_BASE_URL, the gateway's public URL (LiteLLM's name); the
 	// signed identity's default issuer.
 	ProxyBaseURL string
+	// DisableUI is DISABLE_ADMIN_UI=true: no admin UI at /ui.
+	DisableUI bool
 }
 
 // ReadEnv reads the gateway's environment variables through lookupEnv.
@@ -63,6 +65,8 @@ func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
 	}
 	v, _ := lookupEnv("LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY")
 	e.PermitWeak = strings.EqualFold(strings.TrimSpace(v), "true")
+	v, _ = lookupEnv("DISABLE_ADMIN_UI")
+	e.DisableUI = strings.EqualFold(strings.TrimSpace(v), "true")
 	e.Separator = ConfigOptions(lookupEnv).ToolPrefixSeparator
 	if e.Separator == "" {
 		e.Separator = "-"

@@ -86,6 +86,8 @@ type shared struct {
 	// ephemeral is the per-process identity signing key, used when none is
 	// configured.
 	ephemeral ephemeralKey
+	// ui is the admin UI's sessions and activity sink; nil when the UI is off.
+	ui *uiState
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -192,6 +194,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		jwks.Set = signer.JWKS()
 	}
 	jwks.Register(g.mux)
+	s.ui.register(g.mux, authn, g.mux)
 	if s.metrics != nil {
 		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
 	}

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/ui"
+)
+
+// uiState is the admin UI's process-wide state: its sessions and the live
+// activity sink, kept across generations. Nil when the UI is off.
+type uiState struct {
+	sessions *ui.Sessions
+	live     *ui.Live
+}
+
+// newUIState builds the UI's state unless env turns the UI off.
+func newUIState(env Env) *uiState {
+	if env.DisableUI {
+		return nil
+	}
+	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0)}
+}
+
+// sink is the UI's observe sink; nil (no sink) when the UI is off.
+func (u *uiState) sink() observe.Sink {
+	if u == nil {
+		return nil
+	}
+	return u.live
+}
+
+// register adds the UI's routes for one generation to mux: its sessions are
+// checked with authn, and it drives the generation's own routes (api).
+func (u *uiState) register(mux *http.ServeMux, authn *identity.Authenticator, api http.Handler) {
+	if u == nil {
+		return
+	}
+	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Auth: authn.Authenticate, API: api, Detach: detach}).Register(mux)
+}
+
+// close ends the activity streams (shutdown).
+func (u *uiState) close() {
+	if u != nil {
+		u.live.Close()
+	}
+}

@@ -1,0 +1,46 @@
+// Package ui is the gateway's admin UI at /ui: server-rendered pages (html/template) with a
+// small script and stylesheet, all embedded in the binary (no build step, no third-party asset).
+// Pages: servers (every server with its source, transport, revision, health, tool count and
+// last error; add, test and delete stored ones), catalog (the tools the signed-in identity sees;
+// a form from each tool's input schema calls it), keys and teams (list, create with the secret
+// shown once, block, delete; a permissions editor with a live preview of the tools the key
+// will see, then the tools the new key really sees, asked of the gateway with that key), and
+// activity (a live log of requests and per-server charts drawn as inline SVG).
+//
+// Design decisions:
+//
+//   - One way in: the UI drives the gateway's own management and MCP routes. /ui/api/<route>
+//     serves <route> in-process with the session's key as the credential, so every rule of
+//     those routes (roles, masking of credentials, validation) applies unchanged and the UI has
+//     no second implementation of any of them. Only routes under v1/mcp/, mcp-rest/, key/,
+//     team/, organization/, user/, spend/ and health/readiness are reachable; the browser's
+//     headers other than Content-Type and Accept are not passed on.
+//   - Sign-in takes the master key or a proxy_admin key (the same check as the gateway's
+//     admin routes); a wrong key and a key of another role get the same refusal. Sessions are
+//     server-side (Sessions): a random 256-bit id in a cookie (HttpOnly, SameSite=Strict,
+//     Path=/ui, Secure over TLS or behind a proxy sending X-Forwarded-Proto: https), the key
+//     in memory only. Every request re-authenticates the session's key, so a key blocked,
+//     deleted or demoted loses the UI on its next request (an open activity stream within
+//     10 s). Bounds: DefaultMaxSessions (1000; beyond it the least recently used session
+//     ends), DefaultIdle (30 min unused) and DefaultLifetime (12 h after sign-in).
+//     Rejected: a sealed cookie carrying the key (a copy of the credential in every browser
+//     request and in every cookie jar).
+//   - State-changing requests (any method but GET and HEAD, sign-in and sign-out included)
+//     need the same origin: Sec-Fetch-Site same-origin when sent, and an Origin naming this
+//     scheme and host (a request with neither is refused), and the session's CSRF token in
+//     X-CSRF-Token or the form field csrf (the sign-in form: a token matching its own
+//     short-lived cookie). Refusals are 403.
+//   - Answers carry a Content-Security-Policy that allows only the UI's own scripts, styles
+//     and requests (no inline script, no framing), nosniff, a referrer only to this origin (no-referrer would make a form post's Origin "null") and no-store. The
+//     script puts every value into the page as text, never as HTML. No page renders a secret:
+//     server credentials come masked from the registry routes, and a key's secret appears
+//     once, in /key/generate's answer.
+//   - Live is the activity sink (an observe.Sink): a ring of the DefaultRing (200) latest
+//     downstream requests (method, target, server, caller name, transport, status, error
+//     class, duration; never arguments or results), at most DefaultSubscribers (16) event
+//     streams (more are refused with 503 and Retry-After), each with a queue of 64 entries
+//     that drops entries for a stream too slow to take them, and per-server aggregates of
+//     upstream calls (count, errors by fault class, p50/p99 from fixed latency buckets) for
+//     at most 256 servers. The sink never blocks the request reporting to it. Close (at
+//     shutdown) ends every stream.
+package ui
