@@ -237,6 +237,8 @@ type GeneralSettings struct {
 	// Public says how the gateway names itself to clients (mcp_public_base_url,
 	// mcp_trusted_proxies).
 	Public PublicURLSettings
+	// JWT is enable_jwt_auth, litellm_jwtauth and the JWT_* environment variables.
+	JWT JWTAuth
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

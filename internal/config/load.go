@@ -95,6 +95,7 @@ func (l *loader) parse(data []byte) *Config {
 		l.routerSettings(routerNode, &cfg.Redis)
 	}
 	l.publicURLEnv(&cfg.General.Public)
+	l.jwtAuthEnv(&cfg.General.JWT)
 	l.validate(cfg, serversNode, samplingNode)
 	return cfg
 }
@@ -245,7 +246,7 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			}
 		default:
 			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) &&
-				!l.publicURLKey(e, field, &g.Public) {
+				!l.publicURLKey(e, field, &g.Public) && !l.jwtAuthKey(e, field, &g.JWT) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}
