@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,9 +11,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
@@ -216,5 +220,62 @@ func TestOIDCRefusesForeignTokens(t *testing.T) {
 	}
 	if resp, err := http.Get(gw + "/.well-known/oauth-protected-resource/nope/mcp"); err != nil || resp.StatusCode != 404 {
 		t.Fatalf("metadata for an unknown server: %v %v", resp.StatusCode, err)
+	}
+}
+
+// TestOIDCTypeScriptClientAuthorization: the TypeScript SDK client's OAuth support completes
+// the MCP authorization flow against the gateway: 401 with resource_metadata → the gateway's
+// protected-resource metadata → the provider's metadata → sign-in and code exchange (PKCE,
+// RFC 8707 resource) → the same client lists and calls tools with the token it obtained, as the
+// team its token names allows.
+func TestOIDCTypeScriptClientAuthorization(t *testing.T) {
+	node, dir := tsClients(t)
+	p := testpeers.StartOIDCProvider(t, oidcRedirect)
+	fixture := testpeers.StartGoFixtureHTTP(t, false)
+	gw := oidcGateway(t, p, fixture)
+	mustManage(t, http.MethodPost, gw+"/team/new", `{"team_id":"web","object_permission":{"mcp_servers":["fx"]}}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), tsClientTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "oauth.mjs", gw+"/mcp", "test-user2", "verysecure", oidcRedirect, "web", "secret")
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var res struct {
+		Requests []string `json:"requests"`
+		Tools    []string `json:"tools"`
+		Call     string   `json:"call"`
+		Step     string   `json:"step"`
+		Error    string   `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(tsLastLine(stdout.String())), &res); err != nil || runErr != nil || res.Error != "" {
+		t.Fatalf("oauth.mjs: %v %v at %q: %s\nstderr: %s", runErr, err, res.Step, res.Error, tsTail(stderr.String(), 8<<10))
+	}
+	t.Logf("requests: %q", res.Requests)
+	want := []string{
+		"POST " + gw + "/mcp 401",
+		"GET " + gw + "/.well-known/oauth-protected-resource/mcp 200",
+		"POST " + gw + "/mcp 200",
+	}
+	at := 0
+	for _, r := range res.Requests {
+		if at < len(want) && r == want[at] {
+			at++
+		}
+	}
+	if at != len(want) {
+		t.Fatalf("the client's requests %q lack, in order, %q", res.Requests, want)
+	}
+	if !slices.ContainsFunc(res.Requests, func(r string) bool {
+		return strings.HasPrefix(r, "GET "+p.URL+".well-known/") && strings.HasSuffix(r, " 200")
+	}) ||
+		!slices.ContainsFunc(res.Requests, func(r string) bool { return strings.HasPrefix(r, "POST "+p.URL) && strings.HasSuffix(r, " 200") }) {
+		t.Fatalf("the client did not read the provider's metadata and exchange the code: %q", res.Requests)
+	}
+	if res.Call != tsSimpleText || slices.ContainsFunc(res.Tools, func(n string) bool { return strings.HasPrefix(n, "other-") }) ||
+		!slices.Contains(res.Tools, "fx-test_simple_text") {
+		t.Fatalf("after authorization: tools %v, call %q", res.Tools, res.Call)
 	}
 }
