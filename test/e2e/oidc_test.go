@@ -10,14 +10,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/testpeers"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // oidcRedirect is the redirect URI registered at the test provider; nothing listens there:
@@ -218,8 +221,13 @@ func TestOIDCRefusesForeignTokens(t *testing.T) {
 			t.Fatalf("metadata %q: %d %+v %v", path, resp.StatusCode, md, err)
 		}
 	}
-	if resp, err := http.Get(gw + "/.well-known/oauth-protected-resource/nope/mcp"); err != nil || resp.StatusCode != 404 {
-		t.Fatalf("metadata for an unknown server: %v %v", resp.StatusCode, err)
+	resp, err := http.Get(gw + "/.well-known/oauth-protected-resource/nope/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("metadata for an unknown server: %d", resp.StatusCode)
 	}
 }
 
@@ -277,5 +285,50 @@ func TestOIDCTypeScriptClientAuthorization(t *testing.T) {
 	if res.Call != tsSimpleText || slices.ContainsFunc(res.Tools, func(n string) bool { return strings.HasPrefix(n, "other-") }) ||
 		!slices.Contains(res.Tools, "fx-test_simple_text") {
 		t.Fatalf("after authorization: tools %v, call %q", res.Tools, res.Call)
+	}
+}
+
+// TestOIDCTokenNeverReachesUpstream: a JWT that authenticated the caller in Authorization is
+// the gateway's credential and is never passed on, even to a server that asks for the caller's
+// Authorization through extra_headers and is alone in scope.
+func TestOIDCTokenNeverReachesUpstream(t *testing.T) {
+	p := testpeers.StartOIDCProvider(t, oidcRedirect)
+	var mu sync.Mutex
+	var seen []string
+	calls := 0
+	s := mcp.NewServer(&mcp.Implementation{Name: "rec", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "test_simple_text", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil })
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		seen = append(seen, r.Header.Values("Authorization")...)
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	d := discovery(t, p.URL)
+	gw := startGateway(t, fmt.Sprintf("general_settings:\n  master_key: %s\n  enable_jwt_auth: true\nmcp_servers:\n  rec:\n    url: %s\n    extra_headers: [Authorization]\n",
+		testKey, up.URL+"/mcp"), map[string]string{"JWT_PUBLIC_KEY_URL": d["jwks_uri"].(string), "JWT_AUDIENCE": "web"}).url
+
+	tok := oidcSignIn(t, p.URL, "web", "secret", "test-user2")
+	for _, path := range []string{"/mcp", "/rec/mcp"} {
+		status, _, body := rpc(t, gw+path, modernAs(tok, "tools/call", "rec-test_simple_text"),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rec-test_simple_text","arguments":{},`+modernMeta+`}}`)
+		if res, _ := body["result"].(map[string]any); status != 200 || res == nil || res["isError"] == true {
+			t.Fatalf("tools/call on %s with the token = %d %v", path, status, body)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls == 0 {
+		t.Fatal("the upstream saw no request")
+	}
+	for _, v := range seen {
+		if strings.Contains(v, tok) || strings.Contains(v, strings.Split(tok, ".")[2]) {
+			t.Fatalf("the upstream received the caller's token in Authorization")
+		}
 	}
 }
