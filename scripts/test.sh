@@ -36,6 +36,12 @@ install_go_fixture() {
 	GOBIN="$ROOT/.tools/bin" go install "github.com/modelcontextprotocol/go-sdk/conformance/everything-server@$GO_SDK_VERSION"
 }
 
+# The OpenID provider the JWT/OIDC tests sign in at (zitadel/oidc's example OP; .tools/bin/server).
+OIDC_PROVIDER_VERSION=v3.52.0 # keep in step with internal/testpeers OIDCProviderVersion
+install_oidc_provider() {
+	GOBIN="$ROOT/.tools/bin" go install "github.com/zitadel/oidc/v3/example/server@$OIDC_PROVIDER_VERSION"
+}
+
 total=$SECONDS
 echo "go: $(go version)"
 step "pinned node and npm (test/node)" ensure_pinned_node
@@ -43,6 +49,7 @@ echo "node: $(command -v node) $(node --version), npm: $(npm --version), MCPGW_N
 step "npm ci test/peers" npm ci --prefix test/peers --no-audit --no-fund
 step "npm ci test/clients" npm ci --prefix test/clients --no-audit --no-fund
 step "go install everything-server@$GO_SDK_VERSION" install_go_fixture
+step "go install zitadel oidc example provider@$OIDC_PROVIDER_VERSION" install_oidc_provider
 step "throwaway postgres (MCPGW_TEST_DATABASE_URL)" start_test_postgres
 step "throwaway redis (MCPGW_TEST_REDIS_URL)" start_test_redis
 step "chromium for the admin UI browser tests (MCPGW_CHROMIUM)" ensure_chromium

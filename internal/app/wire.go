@@ -97,6 +97,8 @@ type shared struct {
 // then subscribe to the hub), and the HTTP front over them. On error the
 // clients it created are closed; those in keep are left as they are.
 func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*generation, error) {
+	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
+	md := resourceMetadata(cfg, reg)
 	authn, err := identity.New(identity.Config{
 		MasterKey:     cfg.General.MasterKey.Reveal(),
 		CustomAuthURL: cfg.General.CustomAuth,
@@ -104,6 +106,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Logger:        s.log,
 		Keys:          keyLookup(s.store),
 		OnWebhook:     s.onWebhook(),
+		JWT:           jwtConfig(cfg, s.store, md),
 	})
 	if err != nil {
 		return nil, err
@@ -117,7 +120,6 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		s.listens = gateway.NewListens()
 		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones, Relay: s.relay}, s.log)
 	}
-	reg := newRegistry(cfg.Servers, cfg.LiteLLM.MCPAliases)
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
 	var created []*upstream.Client
 	for _, sv := range reg.servers {
@@ -178,9 +180,13 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Detach:       detach,
 		Observer:     s.observer,
 		Hold:         hold,
+		Metadata:     md,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
+	if md != nil {
+		md.Register(g.mux)
+	}
 	g.front.RegisterREST(g.mux)
 	keys := front.NewKeys(front.KeysConfig{Auth: authn, Store: s.store, Logger: s.log})
 	keys.Register(g.mux)

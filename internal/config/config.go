@@ -244,6 +244,11 @@ type GeneralSettings struct {
 	// SpendLogsRetentionInterval (maximum_spend_logs_retention_interval, default "1d") is
 	// how often old rows are deleted. internal/app reads both (store.ParseDuration).
 	SpendLogsRetention, SpendLogsRetentionInterval string
+	// Public says how the gateway names itself to clients (mcp_public_base_url,
+	// mcp_trusted_proxies).
+	Public PublicURLSettings
+	// JWT is enable_jwt_auth, litellm_jwtauth and the JWT_* environment variables.
+	JWT JWTAuth
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

@@ -94,6 +94,8 @@ func (l *loader) parse(data []byte) *Config {
 	if routerNode != nil {
 		l.routerSettings(routerNode, &cfg.Redis)
 	}
+	l.publicURLEnv(&cfg.General.Public)
+	l.jwtAuthEnv(&cfg.General.JWT)
 	l.validate(cfg, serversNode, samplingNode)
 	return cfg
 }
@@ -247,7 +249,8 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 				g.MaxListenersPerCaller = v
 			}
 		default:
-			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) && !l.identityKey(e, field, &g.Identity) {
+			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) && !l.identityKey(e, field, &g.Identity) &&
+				!l.publicURLKey(e, field, &g.Public) && !l.jwtAuthKey(e, field, &g.JWT) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}

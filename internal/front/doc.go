@@ -335,4 +335,16 @@
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,
 // if any, is answered with an internal error.
+//
+// OAuth protected-resource metadata (ResourceMetadata, wellknown.go): with JWT auth on, the
+// front serves RFC 9728 documents at /.well-known/oauth-protected-resource (the whole gateway),
+// .../mcp and .../{server}/mcp (404 for an unknown server), naming the configured
+// authorization servers; every 401 of the MCP routes adds resource_metadata="<that URL>" to its
+// Bearer challenge, after any error= parameter, so MCP clients can run the authorization flow.
+// The URLs are built from PublicURL (publicurl.go): the configured base (mcp_public_base_url
+// or PROXY_BASE_URL) wins; otherwise X-Forwarded-Proto and X-Forwarded-Host (first element,
+// http/https and a plain host only) are believed only when the connection's peer is in
+// mcp_trusted_proxies; otherwise the request's Host (already checked against allowed_hosts) and
+// TLS state. Rejected: believing X-Forwarded-* from anyone, which would let one client make the
+// gateway advertise a host of its choosing in challenges and metadata.
 package front

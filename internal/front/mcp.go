@@ -66,6 +66,9 @@ type MCPConfig struct {
 	// HandOver); nil: the front holds its own, bounded by Sessions. When
 	// set, its SessionConfig applies and Sessions is ignored.
 	Legacy *Legacy
+	// Metadata, when set, is the OAuth protected-resource metadata a 401 names in its
+	// WWW-Authenticate (resource_metadata); nil: none.
+	Metadata *ResourceMetadata
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
@@ -337,6 +340,9 @@ func (h *MCP) authenticate(w http.ResponseWriter, r *http.Request, bound bool) (
 		if ae.Challenge != "" {
 			w.Header().Set("WWW-Authenticate", ae.Challenge)
 		}
+	}
+	if status == http.StatusUnauthorized && h.cfg.Metadata != nil {
+		w.Header().Set("WWW-Authenticate", h.cfg.Metadata.challenge(r, w.Header().Get("WWW-Authenticate")))
 	}
 	code := int64(jsonrpc.CodeInvalidRequest)
 	if status == http.StatusServiceUnavailable {

@@ -43,6 +43,9 @@ type Config struct {
 	// Keys finds keys from the key store; nil means only the master key is known. Unused with a
 	// webhook, which decides every key.
 	Keys KeyLookup
+	// JWT, when set, verifies credentials shaped like a JWT (general_settings.enable_jwt_auth)
+	// before any key check; nil means every credential is a key.
+	JWT *JWTConfig
 	// OnWebhook, when set, is told how long each webhook call took and how it ended ("ok",
 	// "refused" for a 401/403, "error" for anything else); for metrics. It must not block.
 	OnWebhook func(d time.Duration, outcome string)
@@ -63,6 +66,7 @@ type Authenticator struct {
 	keys         KeyLookup     // nil: no key store
 	now          func() time.Time
 	onWebhook    func(time.Duration, string) // Config.OnWebhook; nil: none
+	jwt          *jwtAuth                    // nil: JWT auth off
 }
 
 // New checks cfg and returns an Authenticator. It refuses an unset or weak master key (see
@@ -102,7 +106,14 @@ func New(cfg Config) (*Authenticator, error) {
 		a.calls = make(chan struct{}, maxCalls)
 		a.refused = newNegCache(cfg.NegativeCacheSize, cfg.NegativeCacheTTL)
 	}
-	if !a.hasMaster && a.webhook == "" {
+	if cfg.JWT != nil {
+		j, err := newJWTAuth(*cfg.JWT)
+		if err != nil {
+			return nil, err
+		}
+		a.jwt = j
+	}
+	if !a.hasMaster && a.webhook == "" && a.jwt == nil {
 		a.open = true
 		a.log.Warn("no master_key and no custom_auth: every request is admitted as proxy_admin")
 	}
@@ -150,6 +161,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 	}
 	if key == "" {
 		return nil, errMissing()
+	}
+	if a.jwt != nil && looksLikeJWT(key) {
+		return a.jwt.authenticate(ctx, r, key)
 	}
 	if a.webhook == "" {
 		// Comparing fixed-size digests in constant time leaks neither content nor length.

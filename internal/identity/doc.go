@@ -103,6 +103,30 @@
 //     listens are bound to it. The master key is compared first and never reaches the store.
 //     With a webhook the store is not consulted: the webhook decides every key and every
 //     level.
+//   - JWT callers (Config.JWT, general_settings.enable_jwt_auth): a credential shaped like a JWT
+//     (three dot-separated parts, not "sk-...") is verified as a token, before the master key,
+//     the webhook or the store are consulted; a key never has that shape, so keys keep working
+//     beside JWTs. Verification uses go-oidc: one RemoteKeySet per JWKS URL (JWT_PUBLIC_KEY_URL),
+//     which caches the keys and fetches the set again when a token names a key it lacks, one
+//     fetch in flight per URL, each bounded by DefaultJWKSTimeout (10 s); so a rotation at the
+//     provider is picked up by the first token signed with the new key, and the retired key is
+//     dropped with that fetch. Accepted algorithms are the asymmetric ones (never "none", never
+//     HMAC, so a public key cannot double as a shared secret). After the signature and expiry,
+//     the issuer must be one of JWTConfig.Issuers when set, and the audience must name one of
+//     JWTConfig.Audiences or one of the request's own resource URLs (RFC 8707): always, also
+//     without JWT_AUDIENCE, where LiteLLM skips the check; a token minted for another service
+//     must not be replayable here. Each failure is 401 with Bearer error="invalid_token" and a
+//     fixed message naming the check; the token is never logged or quoted.
+//   - A verified token becomes a Caller through the litellm_jwtauth fields (dotted names reach
+//     into nested claims): the user (default claim "sub", so every JWT caller is bound to a
+//     subject for sealing and listens), team (team_id_jwt_field, else the first of
+//     team_ids_jwt_field, else team_id_default), organisation and end user. admin_jwt_scope in
+//     "scope" or "scp" makes it the proxy admin. With user_roles_jwt_field and
+//     user_allowed_roles, a token with none of the allowed roles is 403. The levels are then
+//     resolved through JWTConfig.Levels as a stored key's are (a blocked team or end user is 403,
+//     a lookup failure 503), so policy applies one decision to keys and tokens; a JWT caller has
+//     no key level (no own lists, no KeyHash), and its Authorization is never forwarded upstream
+//     because Credential reports that the credential came from Authorization.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity
