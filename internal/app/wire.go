@@ -137,6 +137,11 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
+	vault := s.newVault(reg.servers)
+	var tokens gateway.CallerTokens
+	if vault != nil {
+		tokens = callerTokens{vault}
+	}
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
@@ -144,6 +149,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		AdmitCall: budgetAdmit(s.store,
 			(&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
+		CallerTokens: tokens,
 	})
 	g.gw = gw
 	if first {
@@ -172,6 +178,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
+	registerOAuthFlow(g.mux, vault, authn, reg.resolve)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	if s.metrics != nil {
