@@ -12,6 +12,9 @@
 //   - CredentialsSurvive, CheckRedirect: httpx's
 //     Authorization-on-redirect rule, applied to every credential header.
 //   - ClientCredentials: the token cache, with Watch for long-lived streams.
+//   - GrantToken, Refused: one authorization-code or refresh-token request for a
+//     user's own token (the token vault, internal/oauthvault, keeps and refreshes
+//     those), with the same answer parsing, redirect and redaction rules.
 //
 // Design decisions:
 //
