@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/secretbox"
 	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/secretbox"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
