@@ -234,6 +234,9 @@ type GeneralSettings struct {
 	// NoAccessLog turns off the one INFO line per downstream request
 	// (mcp_access_log: false; on by default).
 	NoAccessLog bool
+	// Public says how the gateway names itself to clients (mcp_public_base_url,
+	// mcp_trusted_proxies).
+	Public PublicURLSettings
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

@@ -94,6 +94,7 @@ func (l *loader) parse(data []byte) *Config {
 	if routerNode != nil {
 		l.routerSettings(routerNode, &cfg.Redis)
 	}
+	l.publicURLEnv(&cfg.General.Public)
 	l.validate(cfg, serversNode, samplingNode)
 	return cfg
 }
@@ -243,7 +244,8 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 				g.MaxListenersPerCaller = v
 			}
 		default:
-			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) {
+			if !l.httpLimit(e, field, &g.HTTP) && !l.healthKey(e, field, &g.Health) &&
+				!l.publicURLKey(e, field, &g.Public) {
 				l.warnf(e.k, "key %q in %s is not used by mcpgw (ignored)%s", e.key, sec, didYouMean(e.key, generalKeys))
 			}
 		}

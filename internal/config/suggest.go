@@ -15,7 +15,8 @@ var (
 		"http_max_header_bytes", "max_request_body_bytes", "max_connections", "max_inflight_requests",
 		"max_listeners_per_caller", "require_key_mcp_access_defined", "require_end_user_mcp_access_defined",
 		"mcp_allow_all_keys_respects_mcp_scope", "redis_failure_mode", "mcp_health_check_interval", "mcp_health_check_timeout",
-		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log"}
+		"mcp_preview_allow_stdio", "mcp_preview_allow_private_networks", "mcp_access_log",
+		"mcp_public_base_url", "mcp_trusted_proxies"}
 	litellmKeys = []string{"default_mcp_sampling_model", "mcp_aliases", "cache_params", "cache",
 		"require_auth_for_metrics_endpoint", "prometheus_metrics_config", "callbacks"}
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
