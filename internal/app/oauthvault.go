@@ -85,9 +85,10 @@ func callerUser(c *identity.Caller) string {
 }
 
 // registerOAuthFlow serves the vault's flow endpoints on mux (none without a vault).
-func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, authn *identity.Authenticator, resolve func(string) (string, bool)) {
+func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, authn *identity.Authenticator, resolve func(string) (string, bool),
+	base func(*http.Request) string) {
 	if v == nil {
 		return
 	}
-	front.NewOAuthFlowRoutes(front.OAuthFlowConfig{Flow: v, Auth: authn, Resolve: resolve}).Register(mux)
+	front.NewOAuthFlowRoutes(front.OAuthFlowConfig{Flow: v, Auth: authn, Resolve: resolve, PublicBase: base}).Register(mux)
 }

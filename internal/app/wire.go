@@ -159,6 +159,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		cat.ListChanged(e.Server, e.Method)
 		gw.Notify(e.Server, e.Session, e.Method, e.Params)
 	})
+	publicURL := front.NewPublicURL(cfg.General.Public.BaseURL, cfg.General.Public.TrustedProxies)
 	g.front = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
@@ -169,6 +170,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Detach:       detach,
 		Observer:     s.observer,
 		Hold:         hold,
+		PublicBase:   publicURL.Base,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -178,7 +180,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
-	registerOAuthFlow(g.mux, vault, authn, reg.resolve)
+	registerOAuthFlow(g.mux, vault, authn, reg.resolve, publicURL.Base)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	if s.metrics != nil {

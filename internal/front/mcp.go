@@ -67,7 +67,8 @@ type MCPConfig struct {
 	// set, its SessionConfig applies and Sessions is ignored.
 	Legacy *Legacy
 	// PublicBase is the gateway's public base URL for a request, which
-	// the gateway names in authorize links; nil means DefaultPublicBase.
+	// the gateway names in authorize links; nil means the request's own
+	// scheme and Host.
 	PublicBase func(r *http.Request) string
 }
 

@@ -31,7 +31,7 @@ type OAuthFlowConfig struct {
 	Auth *identity.Authenticator
 	// Resolve maps a URL server segment to the server name; false means 404.
 	Resolve func(segment string) (string, bool)
-	// PublicBase is the gateway's public base URL for r; nil means DefaultPublicBase.
+	// PublicBase is the gateway's public base URL for r; nil means the request's own scheme and Host.
 	PublicBase func(r *http.Request) string
 	Logger     *slog.Logger
 }
@@ -45,7 +45,7 @@ type OAuthFlowRoutes struct{ cfg OAuthFlowConfig }
 // NewOAuthFlowRoutes returns the flow endpoints.
 func NewOAuthFlowRoutes(cfg OAuthFlowConfig) *OAuthFlowRoutes {
 	if cfg.PublicBase == nil {
-		cfg.PublicBase = DefaultPublicBase
+		cfg.PublicBase = requestBase
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -53,21 +53,14 @@ func NewOAuthFlowRoutes(cfg OAuthFlowConfig) *OAuthFlowRoutes {
 	return &OAuthFlowRoutes{cfg: cfg}
 }
 
-// DefaultPublicBase is the base URL r reached: its scheme (https when it came over TLS) and
-// Host, never a forwarded header.
-func DefaultPublicBase(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
+// requestBase is the base URL r itself reached (its scheme and Host; no forwarded header).
+func requestBase(r *http.Request) string { return (*PublicURL)(nil).Base(r) }
 
 // WithPublicBase wraps next so the gateway sees the public base URL the request reached
-// (gateway.PublicBase), for the authorize links it hands out; base nil means DefaultPublicBase.
+// (gateway.PublicBase), for the authorize links it hands out; base nil means the request's own scheme and Host.
 func WithPublicBase(base func(*http.Request) string, next http.Handler) http.Handler {
 	if base == nil {
-		base = DefaultPublicBase
+		base = requestBase
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(gateway.WithPublicBase(r.Context(), base(r))))
