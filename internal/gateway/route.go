@@ -57,7 +57,9 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		defer release() // also when the call panics or is cancelled
 	}
 	if g.needsCallerToken(op, server) {
-		return g.authorizationRequired(ctx, op, server)
+		if out, proceed := g.authorizationRequired(ctx, op, server); !proceed {
+			return out
+		}
 	}
 	out := g.forward(ctx, op, server, servers, params)
 	if again, retry := g.refusedCallerToken(ctx, op, server, out); retry {

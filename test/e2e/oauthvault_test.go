@@ -239,8 +239,11 @@ func whoami(t *testing.T, gw, key string) string {
 // token; tokens are refreshed before expiry while a legacy session holds its GET stream; a
 // refusal drops one user's token only; tokens never reach the database file or the logs;
 // the user's DELETE and /user/delete remove them.
-func TestUpstreamAuthorizationCodeVault(t *testing.T) {
-	as := newTestAS(t, 3*time.Second)
+// vaultGateway serves a gateway over an authorization-code server "gh" (tokens living ttl)
+// with a data dir and captured logs, and users alice and bob.
+func vaultGateway(t *testing.T, ttl time.Duration) (*gatewayUnderTest, *testAS, string, *lockedBuffer) {
+	t.Helper()
+	as := newTestAS(t, ttl)
 	up := vaultUpstream(t, as)
 	dir := t.TempDir()
 	logs := &lockedBuffer{}
@@ -263,6 +266,11 @@ general_settings:
 			t.Fatalf("/user/new: %d %v", status, m)
 		}
 	}
+	return gw, as, dir, logs
+}
+
+func TestUpstreamAuthorizationCodeVault(t *testing.T) {
+	gw, as, dir, logs := vaultGateway(t, 3*time.Second)
 	alice := generateKey(t, gw.url, `{"user_id":"alice"}`)
 	bob := generateKey(t, gw.url, `{"user_id":"bob"}`)
 
@@ -338,5 +346,57 @@ func assertNoMarker(t *testing.T, dir, logs string) {
 	}
 	if !strings.Contains(logs, "upstream OAuth token dropped") {
 		t.Fatal("the refused token's drop was not logged")
+	}
+}
+
+// TestUpstreamAuthorizationByURLElicitation: callers that declared URL-mode elicitation are
+// sent to the authorize link by an elicitation. A 2025-11-25 session gets elicitation/create
+// (mode url) mid-call; its user completes the flow in a browser and accepts, and the same call
+// then runs with the new token. A 2026-07-28 caller gets input_required with the URL-mode
+// request; after the flow, its retry runs the call.
+func TestUpstreamAuthorizationByURLElicitation(t *testing.T) {
+	gw, as, _, _ := vaultGateway(t, time.Hour)
+	alice := generateKey(t, gw.url, `{"user_id":"alice"}`)
+	bob := generateKey(t, gw.url, `{"user_id":"bob"}`)
+
+	var asked []*sdk.ElicitParams
+	client := sdk.NewClient(&sdk.Implementation{Name: "legacy-url", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{URL: &sdk.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked = append(asked, req.Params)
+			consent(t, as, req.Params.URL, "alice-account")
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: gw.url + "/mcp",
+		HTTPClient: &http.Client{Transport: authTransport{alice}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "gh-whoami", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "account=alice-account") {
+		t.Fatalf("legacy call after URL elicitation: %v %v", err, res)
+	}
+	if len(asked) != 1 || asked[0].Mode != "url" || !authorizeLink.MatchString(asked[0].URL) || asked[0].ElicitationID == "" {
+		t.Fatalf("elicitations: %+v", asked)
+	}
+
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gh-whoami","arguments":{},` + urlElicitMeta + `}}`
+	status, _, body := rpc(t, gw.url+"/mcp", modernAs(bob, "tools/call", "gh-whoami"), call)
+	res1, _ := body["result"].(map[string]any)
+	req, _ := res1["inputRequests"].(map[string]any)["mcpgw/authorize"].(map[string]any)
+	params, _ := req["params"].(map[string]any)
+	link, _ := params["url"].(string)
+	state, _ := res1["requestState"].(string)
+	if status != 200 || res1["resultType"] != "input_required" || req["method"] != "elicitation/create" || params["mode"] != "url" || !authorizeLink.MatchString(link) || state == "" {
+		t.Fatalf("modern call without a token: %d %v", status, body)
+	}
+	consent(t, as, link, "bob-account")
+	retry := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gh-whoami","arguments":{},` + urlElicitMeta +
+		`,"inputResponses":{"mcpgw/authorize":{"action":"accept"}},"requestState":"` + state + `"}}`
+	status, _, body = rpc(t, gw.url+"/mcp", modernAs(bob, "tools/call", "gh-whoami"), retry)
+	if res2, _ := body["result"].(map[string]any); status != 200 || !strings.Contains(fmt.Sprint(res2["content"]), "account=bob-account") {
+		t.Fatalf("modern retry after authorizing: %d %v", status, body)
 	}
 }
