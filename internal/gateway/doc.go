@@ -55,7 +55,12 @@
 //     are never shared between tokens). A call to such a server without a token is answered
 //     -32042 (URL elicitation required) with data.authorizeUrl and a URL-mode elicitation
 //     naming the authorize link (built from the public base URL the front put in the context,
-//     WithPublicBase); the fault encoding shows a modern caller the URL in a tool error. An
+//     WithPublicBase); the fault encoding shows a modern caller the URL in a tool error. A
+//     caller that declared URL-mode elicitation is asked instead: a legacy session by
+//     elicitation/create (mode url) mid-call, after whose acceptance the call polls the vault
+//     (every 0.5 s, at most authorizeWait, 2 min) and proceeds once the token is there; a
+//     modern caller by an input_required result (input request "mcpgw/authorize") whose sealed
+//     continuation is marked Authorize, so its retry runs the call again from the start. An
 //     upstream 401 to the token asks the vault to refresh it once and the call is sent again
 //     with the new token (a 401 means the call was not run); when it cannot be refreshed the
 //     vault drops it and the caller is asked to authorize.
