@@ -154,6 +154,11 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats})
 	g.cat = cat
+	vault := s.newVault(reg.servers)
+	var tokens gateway.CallerTokens
+	if vault != nil {
+		tokens = callerTokens{vault}
+	}
 	gw := gateway.New(gateway.Config{
 		Servers: gwServers, Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
@@ -161,6 +166,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		AdmitCall: budgetAdmit(s.store,
 			(&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
+		CallerTokens: tokens,
 	})
 	g.gw = gw
 	if first {
@@ -170,6 +176,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		cat.ListChanged(e.Server, e.Method)
 		gw.Notify(e.Server, e.Session, e.Method, e.Params)
 	})
+	publicURL := front.NewPublicURL(cfg.General.Public.BaseURL, cfg.General.Public.TrustedProxies)
 	g.front = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
 		Info: s.info, ScopedPrefix: cfg.General.MCPScopedPrefix, Logger: s.log,
@@ -181,6 +188,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		Observer:     s.observer,
 		Hold:         hold,
 		Metadata:     md,
+		PublicBase:   publicURL.Base,
 	})
 	g.mux = http.NewServeMux()
 	g.front.Register(g.mux)
@@ -193,6 +201,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
+	registerOAuthFlow(g.mux, vault, authn, reg.resolve, publicURL.Base)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	jwks := &front.JWKS{}

@@ -69,6 +69,10 @@ type MCPConfig struct {
 	// Metadata, when set, is the OAuth protected-resource metadata a 401 names in its
 	// WWW-Authenticate (resource_metadata); nil: none.
 	Metadata *ResourceMetadata
+	// PublicBase is the gateway's public base URL for a request, which
+	// the gateway names in authorize links; nil means the request's own
+	// scheme and Host.
+	PublicBase func(r *http.Request) string
 }
 
 // MCP serves /mcp (both eras), /{server}/mcp and the legacy HTTP+SSE
@@ -111,14 +115,15 @@ func NewMCP(cfg MCPConfig) *MCP {
 
 // Register adds the MCP routes to mux.
 func (h *MCP) Register(mux *http.ServeMux) {
-	all := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "", false) })
+	base := h.cfg.PublicBase
+	all := WithPublicBase(base, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, "", false) }))
 	mux.Handle("/mcp", all)
 	mux.Handle("/mcp/{$}", all)
-	scoped := http.HandlerFunc(h.serveScoped)
+	scoped := WithPublicBase(base, http.HandlerFunc(h.serveScoped))
 	mux.Handle("/{server}/mcp", scoped)
 	mux.Handle("/{server}/mcp/{$}", scoped)
-	mux.HandleFunc("GET /mcp/sse", h.serveSSEStream)
-	mux.HandleFunc("POST /mcp/sse/messages", h.serveSSEMessage)
+	mux.Handle("GET /mcp/sse", WithPublicBase(base, http.HandlerFunc(h.serveSSEStream)))
+	mux.Handle("POST /mcp/sse/messages", WithPublicBase(base, http.HandlerFunc(h.serveSSEMessage)))
 }
 
 // Close ends every long-lived stream this front serves: its listens end

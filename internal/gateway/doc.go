@@ -48,6 +48,22 @@
 //     breakers and patience (see internal/catalog): a server that recently timed out is skipped
 //     at once, a slow one costs at most the patience, and the result's _meta carries
 //     "litellm.ai/server_outcomes" ({server: {status}}) as aggregate lists do.
+//   - Callers' own upstream tokens (callertoken.go): for servers whose credential is the
+//     caller's own OAuth token (Server.CallerToken), Config.CallerTokens (the token vault) is
+//     asked once per operation, listen or introduction for the caller's tokens of the visible
+//     such servers; each goes in the server's credential slot for that caller only (sessions
+//     are never shared between tokens). A call to such a server without a token is answered
+//     -32042 (URL elicitation required) with data.authorizeUrl and a URL-mode elicitation
+//     naming the authorize link (built from the public base URL the front put in the context,
+//     WithPublicBase); the fault encoding shows a modern caller the URL in a tool error. A
+//     caller that declared URL-mode elicitation is asked instead: a legacy session by
+//     elicitation/create (mode url) mid-call, after whose acceptance the call polls the vault
+//     (every 0.5 s, at most authorizeWait, 2 min) and proceeds once the token is there; a
+//     modern caller by an input_required result (input request "mcpgw/authorize") whose sealed
+//     continuation is marked Authorize, so its retry runs the call again from the start. An
+//     upstream 401 to the token asks the vault to refresh it once and the call is sent again
+//     with the new token (a 401 means the call was not run); when it cannot be refreshed the
+//     vault drops it and the caller is asked to authorize.
 //   - server/discover is live (discover.go): nothing of an earlier answer is reused, since a
 //     cached optimistic answer would promise notifications a server can no longer send. Each
 //     discovery first admits each server (one that takes the caller's own OAuth token,

@@ -84,6 +84,9 @@ type Config struct {
 	// successive configs (see Listens and TakeOver); nil means a Listens
 	// of this gateway's own.
 	Listens *Listens
+	// CallerTokens supplies callers' own tokens for CallerToken servers;
+	// nil: no caller holds one.
+	CallerTokens CallerTokens
 }
 
 // Handler runs one operation: Do's shape, for middleware.
@@ -170,6 +173,9 @@ type Operation struct {
 	// a cursor (REST listings); otherwise pages end where the catalog's
 	// page size or an upstream's page ends.
 	WholeList bool
+	// callerTokens are the caller's own tokens for CallerToken servers,
+	// by server, resolved once per operation (resolveCallerTokens).
+	callerTokens map[string]string
 }
 
 // Credentials are the caller's credentials the front allows to be
@@ -240,6 +246,7 @@ func (g *Gateway) Do(ctx context.Context, op Operation) Outcome {
 }
 
 func (g *Gateway) do(ctx context.Context, op Operation) Outcome {
+	g.resolveCallerTokens(ctx, &op)
 	route := mcp.RouteOf(op.Method)
 	if mcp.MayReturnInputRequired(op.Method) && resuming(op.Params) {
 		return g.resume(ctx, &op)
@@ -369,6 +376,9 @@ func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options
 		if name, value := s.Identity(op.Caller); name != "" {
 			set(name, []string{value})
 		}
+	}
+	if s.CallerToken {
+		opts.Token = op.callerTokens[s.Name] // the gateway's token for this caller, never the caller's credential
 	}
 	return opts
 }

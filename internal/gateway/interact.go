@@ -58,6 +58,9 @@ type continuation struct {
 	State     string                     `json:"u,omitempty"` // the upstream's requestState
 	Responses map[string]json.RawMessage `json:"r,omitempty"` // answers the gateway already gave
 	Expires   int64                      `json:"e"`           // unix ms of the first seal
+	// Authorize marks the gateway's own request that the user authorize
+	// Server (askToAuthorize): the retry runs the call again.
+	Authorize bool `json:"a,omitempty"`
 }
 
 // operationDigest hashes the method and the params without _meta,
@@ -148,6 +151,9 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 	s := g.servers[c.Server]
 	if s == nil || s.TargetDigest != c.Target {
 		return invalidContinuation()
+	}
+	if c.Authorize && op.Method == mcp.MethodToolsCall {
+		return g.resumeAuthorized(ctx, op, c.Server)
 	}
 	servers := g.visible(op)
 	visible := false

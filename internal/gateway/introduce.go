@@ -31,6 +31,7 @@ type Introduction struct {
 // on as they are. An aggregate advertises every feature, since the set of
 // servers behind it changes.
 func (g *Gateway) Introduce(ctx context.Context, op Operation) Introduction {
+	g.resolveCallerTokens(ctx, &op)
 	servers := g.visible(&op)
 	infos, _ := g.infos(ctx, &op, servers)
 	in := Introduction{LegacyCapabilities: LegacyCapabilities(), Instructions: g.instructions(&op, servers, infos)}

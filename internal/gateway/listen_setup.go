@@ -34,6 +34,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
+	g.resolveCallerTokens(ctx, &op)
 	servers := g.visible(&op)
 	infos, _ := g.infos(ctx, &op, servers)
 	honoured, owners := g.honour(ctx, &op, servers, infos, &want)

@@ -56,7 +56,17 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		ctx = admitted
 		defer release() // also when the call panics or is cancelled
 	}
+	if g.needsCallerToken(op, server) {
+		if out, proceed := g.authorizationRequired(ctx, op, server); !proceed {
+			return out
+		}
+	}
 	out := g.forward(ctx, op, server, servers, params)
+	if again, retry := g.refusedCallerToken(ctx, op, server, out); retry {
+		out = g.forward(ctx, op, server, servers, params)
+	} else {
+		out = again
+	}
 	if tool {
 		g.forgetLists(op, server)
 	}

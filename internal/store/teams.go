@@ -210,6 +210,11 @@ func (s *Store) deleteWithKeys(ctx context.Context, table, col, what string, cac
 			if err := deleteKeysWhere(ctx, tx, col, id); err != nil {
 				return err
 			}
+			if table == "users" { // a deleted user's upstream tokens go with it
+				if err := deleteUserOAuthTokens(ctx, tx, id); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})

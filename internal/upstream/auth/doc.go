@@ -14,6 +14,9 @@
 //   - ClientCredentials: the token cache, with Watch for long-lived streams.
 //   - Addressed: routes a caller's x-mcp-{server}-{header} headers to the
 //     one server each names.
+//   - GrantToken, Refused: one authorization-code or refresh-token request for a
+//     user's own token (the token vault, internal/oauthvault, keeps and refreshes
+//     those), with the same answer parsing, redirect and redaction rules.
 //
 // Design decisions:
 //

@@ -44,6 +44,7 @@ type tokenFields struct {
 	tokenType string
 	expiresIn string // decimal seconds as sent; "" when absent
 	scope     *string
+	refresh   string // refresh_token (authorization-code and refresh grants)
 	errCode   string
 }
 
@@ -61,6 +62,7 @@ func parseTokenBody(contentType string, body []byte) (tokenFields, bool) {
 		ExpiresIn   json.Number `json:"expires_in"`
 		Scope       *string     `json:"scope"`
 		Error       string      `json:"error"`
+		Refresh     string      `json:"refresh_token"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		if mt == "text/plain" {
@@ -74,6 +76,7 @@ func parseTokenBody(contentType string, body []byte) (tokenFields, bool) {
 		expiresIn: raw.ExpiresIn.String(),
 		scope:     raw.Scope,
 		errCode:   raw.Error,
+		refresh:   raw.Refresh,
 	}, true
 }
 
@@ -88,6 +91,7 @@ func parseFormToken(body []byte) (tokenFields, bool) {
 		tokenType: vals.Get("token_type"),
 		expiresIn: vals.Get("expires_in"),
 		errCode:   vals.Get("error"),
+		refresh:   vals.Get("refresh_token"),
 	}
 	if vals.Has("scope") {
 		s := vals.Get("scope")

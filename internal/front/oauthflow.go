@@ -1,0 +1,168 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"html"
+	"log/slog"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
+)
+
+// OAuthFlow is the per-user token vault's authorization-code flow, as the flow endpoints use it.
+type OAuthFlow interface {
+	// Has reports whether server takes each user's own OAuth token.
+	Has(server string) bool
+	// OpenTicket returns the user an authorize link's ticket names for server.
+	OpenTicket(ticket, server string) (string, error)
+	// Begin returns where to send the user's browser and the cookie binding the flow to it.
+	Begin(base, user, server string) (string, *http.Cookie, error)
+	// Complete finishes a flow from its callback request.
+	Complete(ctx context.Context, base string, r *http.Request) (user, server string, clear *http.Cookie, err error)
+	// Delete deletes the user's token for server; false when there was none.
+	Delete(ctx context.Context, user, server string) (bool, error)
+}
+
+// OAuthFlowConfig builds the flow endpoints.
+type OAuthFlowConfig struct {
+	Flow OAuthFlow
+	Auth *identity.Authenticator
+	// Resolve maps a URL server segment to the server name; false means 404.
+	Resolve func(segment string) (string, bool)
+	// PublicBase is the gateway's public base URL for r; nil means the request's own scheme and Host.
+	PublicBase func(r *http.Request) string
+	Logger     *slog.Logger
+}
+
+// OAuthFlowRoutes serves the per-user authorization of upstream servers: GET
+// /{server}/authorize (with the caller's gateway key, or an authorize link's ticket) starts the
+// authorization-code flow against the server's authorization server; GET /callback finishes
+// it; DELETE /{server}/token deletes the caller's own token for the server.
+type OAuthFlowRoutes struct{ cfg OAuthFlowConfig }
+
+// NewOAuthFlowRoutes returns the flow endpoints.
+func NewOAuthFlowRoutes(cfg OAuthFlowConfig) *OAuthFlowRoutes {
+	if cfg.PublicBase == nil {
+		cfg.PublicBase = requestBase
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &OAuthFlowRoutes{cfg: cfg}
+}
+
+// requestBase is the base URL r itself reached (its scheme and Host; no forwarded header).
+func requestBase(r *http.Request) string { return (*PublicURL)(nil).Base(r) }
+
+// WithPublicBase wraps next so the gateway sees the public base URL the request reached
+// (gateway.PublicBase), for the authorize links it hands out; base nil means the request's own scheme and Host.
+func WithPublicBase(base func(*http.Request) string, next http.Handler) http.Handler {
+	if base == nil {
+		base = requestBase
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(gateway.WithPublicBase(r.Context(), base(r))))
+	})
+}
+
+// Register adds the flow routes to mux.
+func (o *OAuthFlowRoutes) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{server}/authorize", o.authorize)
+	mux.HandleFunc("GET /callback", o.callback)
+	mux.HandleFunc("DELETE /{server}/token", o.deleteToken)
+}
+
+// server resolves the path's server to one that takes users' own tokens, or answers 404.
+func (o *OAuthFlowRoutes) server(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name, ok := o.cfg.Resolve(r.PathValue("server"))
+	if !ok || !o.cfg.Flow.Has(name) {
+		keyError(w, http.StatusNotFound, "not_found", "server", "no server here takes a per-user OAuth authorization")
+		return "", false
+	}
+	return name, true
+}
+
+// user is the caller the request names: an authorize link's ticket, else the gateway key's
+// user. A caller that names no user cannot hold tokens.
+func (o *OAuthFlowRoutes) user(w http.ResponseWriter, r *http.Request, server string, ticketOK bool) (string, bool) {
+	if t := r.URL.Query().Get("ticket"); ticketOK && t != "" {
+		u, err := o.cfg.Flow.OpenTicket(t, server)
+		if err != nil {
+			keyError(w, http.StatusUnauthorized, "auth_error", "ticket", "the authorize link is invalid or has expired; ask for a new one")
+			return "", false
+		}
+		return u, true
+	}
+	caller, err := o.cfg.Auth.Authenticate(r.Context(), r, r.URL.Path)
+	if err != nil {
+		status, msg := http.StatusUnauthorized, "authentication required"
+		var ae *identity.Error
+		if errors.As(err, &ae) {
+			status, msg = ae.Status, ae.Message
+		}
+		keyError(w, status, "auth_error", "", msg)
+		return "", false
+	}
+	if caller.UserID == "" {
+		keyError(w, http.StatusForbidden, "auth_error", "user_id", "the key names no user; per-user authorizations need a key with a user_id")
+		return "", false
+	}
+	return caller.UserID, true
+}
+
+func (o *OAuthFlowRoutes) authorize(w http.ResponseWriter, r *http.Request) {
+	server, ok := o.server(w, r)
+	if !ok {
+		return
+	}
+	user, ok := o.user(w, r, server, true)
+	if !ok {
+		return
+	}
+	to, cookie, err := o.cfg.Flow.Begin(o.cfg.PublicBase(r), user, server)
+	if err != nil {
+		o.cfg.Logger.Warn("could not start an upstream authorization", "server", server, "error", err)
+		keyError(w, http.StatusInternalServerError, "internal_error", "", "could not start the authorization")
+		return
+	}
+	http.SetCookie(w, cookie)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, to, http.StatusFound)
+}
+
+func (o *OAuthFlowRoutes) callback(w http.ResponseWriter, r *http.Request) {
+	_, server, clear, err := o.cfg.Flow.Complete(r.Context(), o.cfg.PublicBase(r), r)
+	if clear != nil {
+		http.SetCookie(w, clear)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err != nil {
+		o.cfg.Logger.Warn("an upstream authorization could not be completed", "error", err)
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte("<!doctype html><title>Authorization failed</title><p>The authorization could not be completed. Start it again from your client.</p>\n"))
+		return
+	}
+	_, _ = w.Write([]byte("<!doctype html><title>Authorized</title><p>The gateway may now use " + html.EscapeString(server) +
+		" on your behalf. You can close this window and retry your request.</p>\n"))
+}
+
+func (o *OAuthFlowRoutes) deleteToken(w http.ResponseWriter, r *http.Request) {
+	server, ok := o.server(w, r)
+	if !ok {
+		return
+	}
+	user, ok := o.user(w, r, server, false)
+	if !ok {
+		return
+	}
+	deleted, err := o.cfg.Flow.Delete(r.Context(), user, server)
+	if err != nil {
+		o.cfg.Logger.Warn("could not delete an upstream OAuth token", "server", server, "error", err)
+		keyError(w, http.StatusInternalServerError, "internal_error", "", "could not delete the token")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": server, "deleted": deleted})
+}
