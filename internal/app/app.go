@@ -137,6 +137,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}()
 	a.spend = newSpendLog(st, o.log)
 	a.metrics = a.newMetrics(o, cfg)
+	a.pins = newPinState(st, o.log, a.metrics)
 	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer

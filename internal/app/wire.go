@@ -81,6 +81,8 @@ type shared struct {
 	tracer *tracing.Tracer
 	// spend is the spend and audit log; nil without a store.
 	spend *spendLog
+	// pins is tool-definition pinning and the guardrails' shared parts; nil leaves both off.
+	pins *pinState
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -135,15 +137,19 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
 		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
 		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
+	var guard gateway.CallGuard
+	if s.pins != nil {
+		guard = s.pins.configure(cfg, s.log)
+	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
-		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
+		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), Vetter: s.pins.vetter()})
 	gw := gateway.New(gateway.Config{
 		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
 		AdmitCall: budgetAdmit(s.store,
 			(&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
-		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
+		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens, Guard: guard,
 	})
 	g.gw = gw
 	if first {
@@ -172,6 +178,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
+	if s.pins != nil {
+		front.NewPinRoutes(s.serverRoutes(authn, gw, g.front), s.pins.pinner).Register(g.mux)
+	}
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	if s.metrics != nil {

@@ -47,6 +47,7 @@ type Catalog struct {
 	patience   time.Duration // how long an aggregate waits for one server; 0: the listing timeout
 	background chan struct{} // one token per fetch running on after its aggregate answered
 	flights    flights       // upstream list walks in progress, shared by their callers
+	vet        Vetter        // judges tool definitions; nil judges none
 }
 
 // Config builds a Catalog.
@@ -66,12 +67,15 @@ type Config struct {
 	// Snapshots keeps aggregates for their later pages; nil means a
 	// MemorySnapshots.
 	Snapshots Snapshots
+	// Vetter judges tool definitions (pinning, listing guardrails); nil
+	// judges none.
+	Vetter Vetter
 }
 
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
 	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
-		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize}
+		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, vet: cfg.Vetter}
 	if c.cache == nil {
 		c.cache = NewMemoryListCache()
 	}
@@ -348,7 +352,7 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
 			continue
 		}
-		if method == mcp.MethodToolsList && q.AllowTool != nil && !q.AllowTool(server, name) {
+		if method == mcp.MethodToolsList && (q.AllowTool != nil && !q.AllowTool(server, name) || c.vetHidden(server, name)) {
 			continue
 		}
 		if q.Prefixed {

@@ -37,6 +37,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if listed, known := g.cfg.Catalog.Knows(ctx, q, server, listMethod, bare); known && !listed {
 		return unknownName(tool, name)
 	}
+	if tool {
+		if out, refused := g.quarantined(ctx, server, bare, name); refused {
+			return out
+		}
+	}
 	if tool && op.modern() {
 		specs := g.cfg.Catalog.ParamSpecs(q, server, bare)
 		if why := mcp.CheckParamHeaders(specs, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {
@@ -56,7 +61,12 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		ctx = admitted
 		defer release() // also when the call panics or is cancelled
 	}
-	out := g.forward(ctx, op, server, servers, params)
+	var out Outcome
+	if tool && g.cfg.Guard != nil {
+		out = g.guardedForward(ctx, op, server, bare, servers, params)
+	} else {
+		out = g.forward(ctx, op, server, servers, params)
+	}
 	if tool {
 		g.forgetLists(op, server)
 	}
