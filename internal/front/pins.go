@@ -25,7 +25,12 @@ type PinAdmin interface {
 	Status(ctx context.Context, server string) ([]store.ToolPin, error)
 	// Configured reports what server's configuration pins: every tool, or the tools named.
 	Configured(server string) (all bool, tools []string)
+	// Events returns server's latest pin events, newest first, at most limit.
+	Events(ctx context.Context, server string, limit int) ([]store.PinEvent, error)
 }
+
+// pinEventsShown is how many of a server's latest pin events GET answers with.
+const pinEventsShown = 50
 
 // PinRoutes serves GET, POST and DELETE /v1/mcp/server/{server_id}/pin: a server's pinned
 // tool definitions and quarantined tools, approving them, and removing pins.
@@ -67,6 +72,18 @@ type PinStatus struct {
 	ServerPinned       bool      `json:"server_pinned"`
 	Pins               []PinView `json:"pins"`
 	Quarantined        []PinView `json:"quarantined"`
+	// Events are the latest pin events (pinned, quarantined, restored, approved, unpinned),
+	// newest first; GET only.
+	Events []PinEventView `json:"events,omitempty"`
+}
+
+// PinEventView is one audit row of the pin routes' answer.
+type PinEventView struct {
+	Tool    string    `json:"tool"`
+	Event   string    `json:"event"`
+	Changed []string  `json:"changed,omitempty"`
+	Actor   string    `json:"actor,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 type pinHandler func(w http.ResponseWriter, r *http.Request, c *identity.Caller, v MCPServerView)
@@ -104,7 +121,20 @@ func (p *PinRoutes) viewer(next pinHandler) serverHandler {
 
 func (p *PinRoutes) status(w http.ResponseWriter, r *http.Request, _ *identity.Caller, v MCPServerView) {
 	pins, err := p.pins.Status(r.Context(), v.ServerName)
-	p.answer(w, v, pins, err)
+	if err != nil {
+		p.answer(w, v, nil, err)
+		return
+	}
+	events, err := p.pins.Events(r.Context(), v.ServerName, pinEventsShown)
+	if err != nil {
+		p.answer(w, v, nil, err)
+		return
+	}
+	views := make([]PinEventView, 0, len(events))
+	for _, e := range events {
+		views = append(views, PinEventView{Tool: e.Tool, Event: e.Event, Changed: e.Changed, Actor: e.Actor, At: e.At})
+	}
+	p.answer(w, v, pins, nil, views...)
 }
 
 func (p *PinRoutes) approve(w http.ResponseWriter, r *http.Request, c *identity.Caller) {
@@ -162,7 +192,7 @@ func pinTools(w http.ResponseWriter, r *http.Request) ([]string, bool) {
 	return body.Tools, true
 }
 
-func (p *PinRoutes) answer(w http.ResponseWriter, v MCPServerView, pins []store.ToolPin, err error) {
+func (p *PinRoutes) answer(w http.ResponseWriter, v MCPServerView, pins []store.ToolPin, err error, events ...PinEventView) {
 	if err != nil {
 		p.h.cfg.Logger.Error("tool pins not read or written", "server", v.ServerName, "error", err.Error())
 		keyError(w, http.StatusInternalServerError, "internal_error", "", "the tool pins could not be read or written")
@@ -170,7 +200,7 @@ func (p *PinRoutes) answer(w http.ResponseWriter, v MCPServerView, pins []store.
 	}
 	all, tools := p.pins.Configured(v.ServerName)
 	out := PinStatus{ServerID: v.ServerID, ServerName: v.ServerName, PinToolDefinitions: all, PinnedTools: tools,
-		Pins: []PinView{}, Quarantined: []PinView{}}
+		Pins: []PinView{}, Quarantined: []PinView{}, Events: events}
 	if out.PinnedTools == nil {
 		out.PinnedTools = []string{}
 	}

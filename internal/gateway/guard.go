@@ -86,3 +86,28 @@ func (g *Gateway) guardedForward(ctx context.Context, op *Operation, server, bar
 	}
 	return out
 }
+
+// resumeRefused refuses a resumed tools/call of a tool quarantined since the call began
+// (params carry the upstream name).
+func (g *Gateway) resumeRefused(ctx context.Context, op *Operation, server string, params json.RawMessage) (Outcome, bool) {
+	bare, _ := stringMember(params, "name")
+	name, _ := stringMember(op.Params, "name")
+	return g.quarantined(ctx, server, bare, name)
+}
+
+// resumeChecked runs the post-call guardrails on a resumed tools/call's result; the
+// arguments were checked when the call began.
+func (g *Gateway) resumeChecked(ctx context.Context, op *Operation, server string, params json.RawMessage, out Outcome) Outcome {
+	if g.cfg.Guard == nil || out.Fault != nil || out.Result == nil || out.InputRequired {
+		return out
+	}
+	bare, _ := stringMember(params, "name")
+	res, refused := g.cfg.Guard.Post(ctx, GuardedCall{Caller: op.Caller, Server: server, Tool: bare}, out.Result)
+	if refused != nil {
+		return Failed(refused)
+	}
+	if res != nil {
+		out.Result = res
+	}
+	return out
+}

@@ -117,3 +117,8 @@ func (p *Pinner) Configured(server string) (all bool, tools []string) {
 	r := (*p.rules.Load())[server]
 	return r.All, slices.Clone(r.Tools)
 }
+
+// Events returns server's latest pin events (the audit trail), newest first, at most limit.
+func (p *Pinner) Events(ctx context.Context, server string, limit int) ([]store.PinEvent, error) {
+	return p.cfg.Store.ListPinEvents(ctx, server, limit)
+}

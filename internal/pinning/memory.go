@@ -69,6 +69,20 @@ func (m *MemoryStore) DeleteToolPins(_ context.Context, server string, tools []s
 	return n, nil
 }
 
+// ListPinEvents returns server's latest audit rows (every server's when server is ""),
+// newest first, at most limit.
+func (m *MemoryStore) ListPinEvents(_ context.Context, server string, limit int) ([]store.PinEvent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []store.PinEvent
+	for i := len(m.events) - 1; i >= 0 && len(out) < limit; i-- {
+		if server == "" || m.events[i].Server == server {
+			out = append(out, m.events[i])
+		}
+	}
+	return out, nil
+}
+
 // Events returns the audit rows kept, oldest first.
 func (m *MemoryStore) Events() []store.PinEvent {
 	m.mu.Lock()

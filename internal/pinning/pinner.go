@@ -36,6 +36,7 @@ type Store interface {
 	ListToolPins(ctx context.Context, server string) ([]store.ToolPin, error)
 	PutToolPins(ctx context.Context, pins []store.ToolPin, events []store.PinEvent, overwrite bool) error
 	DeleteToolPins(ctx context.Context, server string, tools []string, events []store.PinEvent) (int, error)
+	ListPinEvents(ctx context.Context, server string, limit int) ([]store.PinEvent, error)
 }
 
 // Verdict is a guardrail's word on a tool's description.

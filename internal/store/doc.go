@@ -121,4 +121,9 @@
 //     so free calls do not churn the cache. spend is written by RecordSpend only: Generate,
 //     Update, CreateTeam and UpdateTeam set max_budget and leave spend as it is. Rows are
 //     never deleted by the gateway (no retention yet; delete old rows by start_time).
+//   - Tool pins (migrations/00007, internal/pinning): mcp_tool_pins holds per server and tool
+//     the approved definition's digests and, while quarantined, why and what changed;
+//     mcp_tool_pin_events is their audit trail. PutToolPins without overwrite is INSERT ... ON
+//     CONFLICT DO NOTHING, so a first sighting never replaces what another replica or an
+//     admin wrote. Pins are keyed by the server's name. Events are never deleted.
 package store

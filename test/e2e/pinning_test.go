@@ -176,6 +176,9 @@ func TestToolPinningQuarantinesChangedTools(t *testing.T) {
 			if status != 200 || len(q) != 1 || !strings.Contains(fmt.Sprint(q[0]), "tool:shifty") || !strings.Contains(fmt.Sprint(q[0]), "changed:["+kind+"]") {
 				t.Fatalf("pin status: %d %v", status, body)
 			}
+			if ev, _ := body["events"].([]any); len(ev) == 0 || !strings.Contains(fmt.Sprint(ev[0]), "event:quarantined") {
+				t.Fatalf("audit rows: %v", body["events"])
+			}
 
 			gw.stop() // the quarantine is in the store: a new gateway on it keeps it
 			gw = startGatewayWith(t, pinnedConfig(up.url), nil, app.WithDataDir(dir))
