@@ -42,7 +42,8 @@
 //     error (a fail-closed guardrail that could not be asked) hides the tool from listings
 //     and calls ("unchecked") until a later listing is judged, without quarantining it.
 //     Verdicts are remembered per server, tool and definition digest, so an unchanged
-//     listing asks nothing.
+//     listing asks nothing; the descriptions of one listing are judged 8 at once (each
+//     goroutine recovers a panic and ends with its guardrail's timeout).
 //   - Bounds: remembered verdicts at most 10000 and servers held at most 10000 (each starts
 //     over when full; pins are read from the store again). A server's pins are as many as
 //     its tools.

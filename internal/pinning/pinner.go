@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -20,6 +21,8 @@ const (
 	// maxJudged bounds the remembered guardrail verdicts on descriptions; when full they
 	// start over.
 	maxJudged = 10000
+	// maxJudging bounds the descriptions of one listing judged at once.
+	maxJudging = 8
 	// maxServers bounds the servers whose pins are held; when full they start over (and are
 	// read from the store again).
 	maxServers = 10000
@@ -305,36 +308,61 @@ func (p *Pinner) write(ctx context.Context, server string, first, over []store.T
 }
 
 // judgeAll asks the listing guardrails about every description whose definition is not
-// the approved one and has no remembered verdict. failed names the tools no verdict was had
-// for.
+// the approved one and has no remembered verdict, at most maxJudging at once (a listing of
+// many new tools costs about one guardrail round trip per maxJudging of them, not one per
+// tool). failed names the tools no verdict was had for.
 func (p *Pinner) judgeAll(ctx context.Context, server string, st *state, defs []Definition) (map[string]Verdict, map[string]bool) {
 	jp := p.judge.Load()
 	if jp == nil {
 		return nil, nil
 	}
 	verdicts, failed := map[string]Verdict{}, map[string]bool{}
+	var ask []Definition
+	p.mu.Lock()
 	for _, d := range defs {
-		p.mu.Lock()
-		pin, has := st.pins[d.Name]
-		v, known := p.judged[server+"\x00"+d.Name+"\x00"+d.Digest]
-		p.mu.Unlock()
-		if has && pin.Digest == d.Digest {
+		if pin, has := st.pins[d.Name]; has && pin.Digest == d.Digest {
 			continue // approved as it is
 		}
-		if !known {
-			var err error
-			if v, err = (*jp)(ctx, server, d.Name, d.Description); err != nil {
-				failed[d.Name] = true
-				continue
+		if v, known := p.judged[server+"\x00"+d.Name+"\x00"+d.Digest]; known {
+			verdicts[d.Name] = v
+			continue
+		}
+		ask = append(ask, d)
+	}
+	p.mu.Unlock()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxJudging)
+	for _, d := range ask {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			mu.Lock()
+			failed[d.Name] = true // what a panic leaves
+			mu.Unlock()
+			defer func() {
+				if r := recover(); r != nil {
+					p.cfg.Logger.Error("recovered from a panic while judging a tool description", panics.Attrs(r)...)
+				}
+			}()
+			v, err := (*jp)(ctx, server, d.Name, d.Description)
+			if err != nil {
+				return
 			}
+			mu.Lock()
+			delete(failed, d.Name)
+			verdicts[d.Name] = v
+			mu.Unlock()
 			p.mu.Lock()
 			if len(p.judged) >= maxJudged {
 				p.judged = map[string]Verdict{}
 			}
 			p.judged[server+"\x00"+d.Name+"\x00"+d.Digest] = v
 			p.mu.Unlock()
-		}
-		verdicts[d.Name] = v
+		}()
 	}
+	wg.Wait()
 	return verdicts, failed
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -102,9 +103,12 @@ func TestVetQuarantinesAndApproves(t *testing.T) {
 func TestVetAsksTheJudge(t *testing.T) {
 	ctx := context.Background()
 	p := New(Config{})
+	var mu sync.Mutex // the judge is asked about several tools at once
 	asked := 0
 	fail := true
 	p.Configure(nil, func(_ context.Context, _, tool, desc string) (Verdict, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		asked++
 		if tool == "b" && fail {
 			return Verdict{}, errors.New("down")
@@ -119,7 +123,9 @@ func TestVetAsksTheJudge(t *testing.T) {
 	if why, hidden := p.Hidden("s", "b"); !hidden || why != "unchecked" {
 		t.Fatalf("unjudged description: %q %v", why, hidden)
 	}
+	mu.Lock()
 	fail = false
+	mu.Unlock()
 	p.Vet(ctx, "s", tools(toolA, toolB))
 	if _, hidden := p.Hidden("s", "b"); hidden {
 		t.Fatal("a description judged fine stayed hidden")
