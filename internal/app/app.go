@@ -140,6 +140,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	}
 	a.metrics = a.newMetrics(o, cfg)
 	a.ui = newUIState(env)
+	a.pins = newPinState(st, o.log, a.metrics)
 	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
 		a.continuations = sealer

@@ -88,6 +88,8 @@ type shared struct {
 	ephemeral ephemeralKey
 	// ui is the admin UI's sessions and activity sink; nil when the UI is off.
 	ui *uiState
+	// pins is tool-definition pinning and the guardrails' shared parts; nil leaves both off.
+	pins *pinState
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -151,8 +153,12 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
 		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
 		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
+	var guard gateway.CallGuard
+	if s.pins != nil {
+		guard = s.pins.configure(cfg, s.log)
+	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
-		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats})
+		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats, Vetter: s.pins.vetter()})
 	g.cat = cat
 	vault := s.newVault(reg.servers)
 	var tokens gateway.CallerTokens
@@ -166,7 +172,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		AdmitCall: budgetAdmit(s.store,
 			(&callerLimits{gate: s.gate, rpms: s.rpms, resolve: reg.resolve, log: s.log, now: time.Now}).admit),
 		MaxListenersPerCaller: cfg.General.MaxListenersPerCaller, Listens: s.listens,
-		CallerTokens: tokens,
+		CallerTokens: tokens, Guard: guard,
 	})
 	g.gw = gw
 	if first {
@@ -202,6 +208,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	registerOAuthFlow(g.mux, vault, authn, reg.resolve, publicURL.Base)
+	if s.pins != nil {
+		front.NewPinRoutes(s.serverRoutes(authn, gw, g.front), s.pins.pinner).Register(g.mux)
+	}
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	jwks := &front.JWKS{}

@@ -48,6 +48,7 @@ type Catalog struct {
 	background chan struct{} // one token per fetch running on after its aggregate answered
 	flights    flights       // upstream list walks in progress, shared by their callers
 	cacheStats *CacheStats   // nil: not counted
+	vet        Vetter        // judges tool definitions; nil judges none
 }
 
 // Config builds a Catalog.
@@ -69,12 +70,15 @@ type Config struct {
 	Snapshots Snapshots
 	// CacheStats, when set, counts the list cache's hits and misses.
 	CacheStats *CacheStats
+	// Vetter judges tool definitions (pinning, listing guardrails); nil
+	// judges none.
+	Vetter Vetter
 }
 
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
 	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
-		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, cacheStats: cfg.CacheStats}
+		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, cacheStats: cfg.CacheStats, vet: cfg.Vetter}
 	if c.cache == nil {
 		c.cache = NewMemoryListCache()
 	}
@@ -354,7 +358,7 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
 			continue
 		}
-		if method == mcp.MethodToolsList && q.AllowTool != nil && !q.AllowTool(server, name) {
+		if method == mcp.MethodToolsList && (q.AllowTool != nil && !q.AllowTool(server, name) || c.vetHidden(server, name)) {
 			continue
 		}
 		if q.Prefixed {

@@ -101,6 +101,11 @@
 //     the next fetch stores). No entry is dropped for it: a caller varying its credentials on
 //     every call cannot flush anyone's lists. A cache that cannot forget by credentials (no
 //     Forget method) invalidates the server's lists for everyone instead.
+//   - Vetting (Config.Vetter, internal/pinning): every tools/list fresh from an upstream is
+//     vetted before it lands for its waiters or is cached, so the listing that sees a changed
+//     definition already hides the tool; every listing (cached or not) leaves out the tools
+//     the Vetter hides, and Quarantined answers the gateway's call check from the same
+//     Vetter, so listing and calling agree. Without a Vetter this is one nil check.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.

@@ -146,6 +146,7 @@ func (c *Catalog) walk(ctx context.Context, f *flight, fk string, s *Server, met
 		err = lerr
 		return
 	}
+	c.vetList(ctx, s.Name, method, res.Items)
 	list, err = Pages{Items: res.Items, Cuts: res.Cuts}, nil
 	if res.TTL > 0 && f.shared {
 		now := c.now()

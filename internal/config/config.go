@@ -86,6 +86,8 @@ type Config struct {
 	Redis Redis
 	// EnvironmentVariables holds environment_variables as written (after their own os.environ/ references).
 	EnvironmentVariables map[string]string
+	// Guardrails holds the top-level guardrails (generic_guardrail_api entries).
+	Guardrails []Guardrail
 }
 
 // Routes maps every route key (a URL segment of /{server}/mcp, a REST server_id) to the name of
@@ -185,6 +187,14 @@ type Server struct {
 	AccessGroups []string
 	// AllowAllKeys makes the server available to every key.
 	AllowAllKeys bool
+
+	// PinToolDefinitions pins every tool's definition (pin_tool_definitions): a changed one is
+	// quarantined until an admin approves it.
+	PinToolDefinitions bool
+	// PinnedTools pins the named tools' definitions only (pinned_tools).
+	PinnedTools []string
+	// Guardrails name guardrails (beyond the default_on ones) applied to this server's tools.
+	Guardrails []string
 
 	// Line is the line of the server's name in the file.
 	Line int

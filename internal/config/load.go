@@ -83,6 +83,8 @@ func (l *loader) parse(data []byte) *Config {
 			samplingNode = l.litellm(e.v, &cfg.LiteLLM)
 		case "router_settings":
 			routerNode = e.v
+		case "guardrails":
+			cfg.Guardrails = l.guardrails(e.v)
 		default:
 			l.warnf(e.k, "top-level key %q is not used by mcpgw (ignored)%s", e.key, didYouMean(e.key, topLevelKeys))
 		}
@@ -96,6 +98,7 @@ func (l *loader) parse(data []byte) *Config {
 	}
 	l.publicURLEnv(&cfg.General.Public)
 	l.jwtAuthEnv(&cfg.General.JWT)
+	l.checkGuardrailRefs(cfg)
 	l.validate(cfg, serversNode, samplingNode)
 	return cfg
 }

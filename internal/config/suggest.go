@@ -8,7 +8,7 @@ import (
 // The keys the loader reads at each level, for "did you mean" hints on unknown keys. A test
 // checks that each is accepted without a warning, so the lists cannot drift from the loader.
 var (
-	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings", "router_settings"}
+	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings", "router_settings", "guardrails"}
 	generalKeys  = []string{"master_key", "custom_auth", "mcp_advertised_versions", "database_url",
 		"maximum_spend_logs_retention_period", "maximum_spend_logs_retention_interval",
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
@@ -29,7 +29,7 @@ var (
 		"auth_header_name", "oauth2_flow", "client_id", "client_secret", "token_url",
 		"authorization_url", "scopes", "static_headers", "extra_headers", "allowed_tools",
 		"disallowed_tools", "allow_elicitation", "allow_sampling", "allow_all_keys", "access_groups",
-		"rpm", "max_concurrent_requests", "timeout", "forward_identity"}
+		"rpm", "max_concurrent_requests", "timeout", "forward_identity", "pin_tool_definitions", "pinned_tools", "guardrails"}
 )
 
 // didYouMean returns `; did you mean "k"?` for the known key closest to key, or "" when none

@@ -180,6 +180,16 @@
 //     contributes none. serverInfo always names the gateway: the caller's session, names,
 //     errors and limits are the gateway's, and a client keying workarounds on serverInfo must
 //     not apply a server's to the gateway.
+//   - Quarantined tools: a tools/call of a tool the catalog's Vetter hides (a pinned
+//     definition that changed, a description a guardrail blocked) is refused with an
+//     invalid_params error naming the quarantine, after the name check and before the
+//     upstream is contacted.
+//   - Guardrails (Config.Guard, internal/guardrail): around a tools/call, pre-call checks may
+//     refuse it or rewrite its arguments, during-call checks run alongside the upstream call
+//     and may refuse its result, post-call checks may refuse or rewrite the result. nil is
+//     one nil check. A resumed call (a continuation) is refused when its tool was quarantined
+//     since, and its result goes through the post-call checks; its arguments are not
+//     checked again.
 //   - Unknown names: a tools/call for a name no server the caller may use here serves (no such
 //     prefix, a server the caller cannot see, or a tool its server did not list) never reaches
 //     an upstream: it is an unknown_tool fault (unknown_prompt for prompts), which a legacy

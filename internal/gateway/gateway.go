@@ -80,6 +80,8 @@ type Config struct {
 	// Middleware wraps Do, outermost first: each sees every operation and
 	// its outcome, and may answer without calling the next.
 	Middleware []Middleware
+	// Guard runs guardrails around tool calls; nil runs none.
+	Guard CallGuard
 	// Listens is the listen state shared by the gateways built over
 	// successive configs (see Listens and TakeOver); nil means a Listens
 	// of this gateway's own.

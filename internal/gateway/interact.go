@@ -184,8 +184,14 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 		return fail(fault.InvalidParams, "invalid inputResponses: %v", err)
 	}
 	observe.Served(ctx, s.Name)
+	if op.Method == mcp.MethodToolsCall {
+		if out, refused := g.resumeRefused(ctx, op, c.Server, params); refused {
+			return out
+		}
+	}
 	out := g.call(ctx, op, s, len(servers) > 1, params, c)
 	if op.Method == mcp.MethodToolsCall {
+		out = g.resumeChecked(ctx, op, c.Server, params, out)
 		g.forgetLists(op, c.Server) // the call ran on: see callNamed
 	}
 	return out

@@ -37,6 +37,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if listed, known := g.cfg.Catalog.Knows(ctx, q, server, listMethod, bare); known && !listed {
 		return unknownName(tool, name)
 	}
+	if tool {
+		if out, refused := g.quarantined(ctx, server, bare, name); refused {
+			return out
+		}
+	}
 	if tool && op.modern() {
 		specs := g.cfg.Catalog.ParamSpecs(q, server, bare)
 		if why := mcp.CheckParamHeaders(specs, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {
@@ -61,9 +66,13 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 			return out
 		}
 	}
-	out := g.forward(ctx, op, server, servers, params)
+	forward := func() Outcome { return g.forward(ctx, op, server, servers, params) }
+	if tool && g.cfg.Guard != nil {
+		forward = func() Outcome { return g.guardedForward(ctx, op, server, bare, servers, params) }
+	}
+	out := forward()
 	if again, retry := g.refusedCallerToken(ctx, op, server, out); retry {
-		out = g.forward(ctx, op, server, servers, params)
+		out = forward() // the guardrails judge the retried call too
 	} else {
 		out = again
 	}

@@ -134,4 +134,9 @@
 //     the write, so no reader can see a stale period for a key with traffic. ResetBudgets
 //     does the same for due rows without traffic (1 000 per transaction, cache keys
 //     touched), and Budget.SpendAt lets admission treat a due reset as done.
+//   - Tool pins (migrations/00007, internal/pinning): mcp_tool_pins holds per server and tool
+//     the approved definition's digests and, while quarantined, why and what changed;
+//     mcp_tool_pin_events is their audit trail. PutToolPins without overwrite is INSERT ... ON
+//     CONFLICT DO NOTHING, so a first sighting never replaces what another replica or an
+//     admin wrote. Pins are keyed by the server's name. Events are never deleted.
 package store
