@@ -135,10 +135,15 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		RequireKeyAccessDefined:     cfg.General.RequireKeyMCPAccessDefined,
 		RequireEndUserAccessDefined: cfg.General.RequireEndUserMCPAccessDefined,
 		AllowAllKeysRespectsScope:   cfg.General.MCPAllowAllKeysRespectsScope})
+	rules, err := compileRules(cfg, reg)
+	if err != nil {
+		closeClients(context.Background(), s.log, created)
+		return nil, err
+	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots()})
 	gw := gateway.New(gateway.Config{
-		Servers: reg.gatewayServers(g.clients), Policy: pol, Catalog: cat, Info: s.info,
+		Servers: reg.gatewayServers(g.clients), Policy: pol, Rules: rules, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
 		AdmitCall: budgetAdmit(s.store,
@@ -172,6 +177,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
+	(&front.PolicyExplain{Auth: authn, Gateway: gw}).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	if s.metrics != nil {

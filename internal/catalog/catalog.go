@@ -116,6 +116,9 @@ type Query struct {
 	CredentialKey func(server string) string
 	// AllowTool filters tools (bare upstream names); nil allows all.
 	AllowTool func(server, tool string) bool
+	// AllowToolDef filters tools by their whole definition (as the upstream
+	// lists it), after AllowTool; nil allows all.
+	AllowToolDef func(server string, tool json.RawMessage) bool
 	// Whole serves the whole aggregate as one page, without a cursor
 	// (REST listings); otherwise pages end at PageSize items and where an
 	// upstream's page ended.
@@ -349,6 +352,9 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			continue
 		}
 		if method == mcp.MethodToolsList && q.AllowTool != nil && !q.AllowTool(server, name) {
+			continue
+		}
+		if method == mcp.MethodToolsList && q.AllowToolDef != nil && !q.AllowToolDef(server, it) {
 			continue
 		}
 		if q.Prefixed {

@@ -129,6 +129,11 @@ type Server struct {
 	Args []string
 	// Env is extra environment for Command.
 	Env map[string]string
+	// SpecPath (spec_path) is a file path or http(s) URL of an OpenAPI 3 document whose
+	// operations the server serves as tools, called against URL; "" for an MCP server.
+	SpecPath string
+	// SpecPathLine is the line of spec_path (0 when absent).
+	SpecPathLine int
 
 	// ProtocolVersion is ProtocolAuto or one of KnownRevisions (protocol_version, else
 	// mcp_info.protocol_version).
@@ -234,6 +239,9 @@ type GeneralSettings struct {
 	// NoAccessLog turns off the one INFO line per downstream request
 	// (mcp_access_log: false; on by default).
 	NoAccessLog bool
+	// MCPPolicies are the CEL rules of mcp_policies, in file order; they only narrow what
+	// object_permission grants.
+	MCPPolicies []PolicyRule
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

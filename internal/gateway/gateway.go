@@ -45,8 +45,11 @@ type Server struct {
 
 // Config builds a Gateway.
 type Config struct {
-	Servers     []*Server
-	Policy      *policy.Policy
+	Servers []*Server
+	Policy  *policy.Policy
+	// Rules are the mcp_policies rules; they narrow what Policy allows, at
+	// listing and calling alike (rules.go). nil means none.
+	Rules       *policy.Rules
 	Catalog     *catalog.Catalog
 	Info        mcp.Implementation // the gateway's serverInfo
 	Advertised  []string           // revisions served downstream
@@ -274,7 +277,8 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 		AllowTool: func(server, tool string) bool {
 			return g.cfg.Policy.ToolAllowed(op.Caller, server, tool)
 		},
-		Whole: op.WholeList,
+		AllowToolDef: g.ruleFilter(op),
+		Whole:        op.WholeList,
 	}
 }
 

@@ -37,6 +37,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if listed, known := g.cfg.Catalog.Knows(ctx, q, server, listMethod, bare); known && !listed {
 		return unknownName(tool, name)
 	}
+	if tool {
+		if refused := g.ruleRefusal(ctx, op, q, server, bare); refused != nil {
+			return Outcome{Result: refused}
+		}
+	}
 	if tool && op.modern() {
 		specs := g.cfg.Catalog.ParamSpecs(q, server, bare)
 		if why := mcp.CheckParamHeaders(specs, jsonrpc.Member(op.Params, "arguments"), op.ParamHeaders); why != "" {

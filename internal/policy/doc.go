@@ -30,7 +30,29 @@
 // x-mcp-access-groups, or names, ids, aliases and access groups)
 // narrows the result; it never grants, and an unknown scope entry matches nothing.
 //
+// Rules (cel.go) are general_settings.mcp_policies: CEL expressions over caller, jwt, server,
+// tool (name, title, description, annotations with the specification's hint defaults) and args.
+// They only narrow: the gateway asks them after ToolAllowed, at listing (per tool definition)
+// and calling (with the call's arguments) alike. Explain (explain.go) traces ToolAllowed's
+// checks step by step, for POST /v1/mcp/policy/explain.
+//
 // Design decisions:
+//
+//   - effect deny refuses when the expression is true, require when it is false; there is no
+//     allow, because a rule must never grant. An evaluation error (a missing key, a wrong type,
+//     a non-boolean value, the cost limit) refuses: rules fail closed.
+//   - At listing args is an unknown (CEL partial evaluation), not an empty map: a rule whose
+//     result depends on args gives "needs_args" and does not decide there, so a tool is listed
+//     and the rule applies when it is called. An empty map was rejected: `!has(args.path)`
+//     would then hide tools a call with a path may use, and `args.path == "x"` would error and
+//     hide every tool. A rule that decides without args (a short-circuit) decides at listing.
+//   - Annotation hints are always present with the MCP specification's defaults (destructive
+//     and open-world unless stated), so `tool.annotations.destructiveHint` never errors and a
+//     server that says nothing is treated as the specification says.
+//   - jwt is an empty map: identity.Caller carries no claims yet.
+//   - Bounds: at most MaxRules rules of MaxExprBytes each, parser recursion 64, and a cost limit
+//     of RuleCostLimit per evaluation (CEL interrupts comprehensions). Programs are compiled
+//     once per config (config validation compiles too, to name the line), never per request.
 //
 //   - The keys of ToolPermissions never grant a server; they only restrict tools on servers
 //     otherwise visible. LiteLLM lets them grant implicitly (issues #21954, #33397), so a key
