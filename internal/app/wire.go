@@ -118,7 +118,12 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 			g.clients[sv.Name] = c
 			continue
 		}
-		c, err := upstream.New(s.clientConfig(sv))
+		uc := s.clientConfig(sv)
+		err := s.withSpec(&uc, sv)
+		var c *upstream.Client
+		if err == nil {
+			c, err = upstream.New(uc)
+		}
 		if err != nil {
 			closeClients(context.Background(), s.log, created)
 			return nil, err
