@@ -178,3 +178,33 @@ func TestOpenAPISpecErrorsStopTheGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIToolsUnderPolicyRules: the annotations an OpenAPI server derives from methods
+// reach mcp_policies, and what a rule hides is refused when called.
+func TestOpenAPIToolsUnderPolicyRules(t *testing.T) {
+	api := kennelAPI(t)
+	spec, err := filepath.Abs(filepath.Join("..", "testdata", "openapi", "kennel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, fmt.Sprintf(`
+general_settings:
+  master_key: %s
+  mcp_policies:
+    - {name: read-only-api, effect: require, expr: 'server.transport != "openapi" || tool.annotations.readOnlyHint'}
+mcp_servers:
+  kennel: {url: %s/v1, spec_path: %s, auth_type: api_key, auth_value: kennel-secret}
+`, testKey, api, spec), nil)
+	_, _, body := rpc(t, g.url+"/mcp", modernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`)
+	if got := toolsOf(body); !sameSet(got, []string{"kennel-listDogs", "kennel-getDog"}) {
+		t.Errorf("tools/list = %v, want the GET operations only", got)
+	}
+	_, _, res := rpc(t, g.url+"/mcp", modernHeaders("tools/call", "kennel-checkOutDog"), callBody("kennel-checkOutDog", `{"dogId":"d1","X-Pickup-Person":"Ann"}`, modernMeta, ""))
+	if r := resultOf(res); r["isError"] != true || !strings.Contains(fmt.Sprint(r["content"]), "read-only-api") {
+		t.Errorf("checkOutDog = %v, want refused by read-only-api", res)
+	}
+	_, _, res = rpc(t, g.url+"/mcp", modernHeaders("tools/call", "kennel-getDog"), callBody("kennel-getDog", `{"dogId":"d1"}`, modernMeta, ""))
+	if r := resultOf(res); r["isError"] == true || !strings.Contains(fmt.Sprint(r["content"]), "Rex") {
+		t.Errorf("getDog after the refused check-out = %v, want Rex still there", res)
+	}
+}
