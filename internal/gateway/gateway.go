@@ -45,11 +45,8 @@ type Server struct {
 
 // Config builds a Gateway.
 type Config struct {
-	Servers []*Server
-	Policy  *policy.Policy
-	// Rules are the mcp_policies rules; they narrow what Policy allows, at
-	// listing and calling alike (rules.go). nil means none.
-	Rules       *policy.Rules
+	Servers     []*Server
+	Policy      *policy.Policy
 	Catalog     *catalog.Catalog
 	Info        mcp.Implementation // the gateway's serverInfo
 	Advertised  []string           // revisions served downstream
@@ -82,6 +79,9 @@ type Config struct {
 	// successive configs (see Listens and TakeOver); nil means a Listens
 	// of this gateway's own.
 	Listens *Listens
+	// Rules are the mcp_policies rules; they narrow what Policy allows, at
+	// listing and calling alike (rules.go). nil means none.
+	Rules *policy.Rules
 }
 
 // Handler runs one operation: Do's shape, for middleware.
@@ -277,8 +277,9 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 		AllowTool: func(server, tool string) bool {
 			return g.cfg.Policy.ToolAllowed(op.Caller, server, tool)
 		},
-		AllowToolDef: g.ruleFilter(op),
-		Whole:        op.WholeList,
+		Whole: op.WholeList,
+
+		AllowToolDef: g.ruleFilter(op), // mcp_policies (rules.go)
 	}
 }
 
