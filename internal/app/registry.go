@@ -152,7 +152,7 @@ func upstreamConfig(s config.Server, env Env, info mcp.Implementation) upstream.
 //
 // The identity is everything the server's client is built from
 // (upstreamConfig): name (it labels the client's notifications), transport,
-// URL, command, args, env, protocol_version, the upstream credential
+// URL, spec_path, command, args, env, protocol_version, the upstream credential
 // settings (auth_type, auth_value, auth_header_name, static_headers, the
 // OAuth2 client-credentials settings), allow_elicitation and allow_sampling
 // (a legacy session advertises them when it opens), and the request timeout.
@@ -161,5 +161,5 @@ func upstreamConfig(s config.Server, env Env, info mcp.Implementation) upstream.
 // read per request, by the layers above the client or by its middleware
 // (rpms), and never needs a new one.
 func sameConnection(a, b config.Server, env Env, info mcp.Implementation) bool {
-	return reflect.DeepEqual(upstreamConfig(a, env, info), upstreamConfig(b, env, info))
+	return a.SpecPath == b.SpecPath && reflect.DeepEqual(upstreamConfig(a, env, info), upstreamConfig(b, env, info))
 }

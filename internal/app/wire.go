@@ -129,7 +129,12 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 			g.clients[sv.Name] = c
 			continue
 		}
-		c, err := upstream.New(s.clientConfig(sv))
+		uc := s.clientConfig(sv)
+		err := s.withSpec(&uc, sv)
+		var c *upstream.Client
+		if err == nil {
+			c, err = upstream.New(uc)
+		}
 		if err != nil {
 			closeClients(context.Background(), s.log, created)
 			return nil, err
@@ -157,6 +162,11 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	if s.pins != nil {
 		guard = s.pins.configure(cfg, s.log)
 	}
+	rules, err := compileRules(cfg, reg)
+	if err != nil {
+		closeClients(context.Background(), s.log, created)
+		return nil, err
+	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats, Vetter: s.pins.vetter()})
 	g.cat = cat
@@ -166,7 +176,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		tokens = callerTokens{vault}
 	}
 	gw := gateway.New(gateway.Config{
-		Servers: gwServers, Policy: pol, Catalog: cat, Info: s.info,
+		Servers: gwServers, Policy: pol, Rules: rules, Catalog: cat, Info: s.info,
 		Advertised: cfg.General.MCPAdvertisedVersions, ListTimeout: s.env.ListingTimeout, Logger: s.log,
 		Continuations: s.continuations, Sampler: sampler, Limit: rpmDiscovery(s.gate, s.rpms, s.log),
 		AdmitCall: budgetAdmit(s.store,
@@ -211,6 +221,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	if s.pins != nil {
 		front.NewPinRoutes(s.serverRoutes(authn, gw, g.front), s.pins.pinner).Register(g.mux)
 	}
+	(&front.PolicyExplain{Auth: authn, Gateway: gw}).Register(g.mux)
 	s.health.Register(g.mux)
 	s.registerHealthRoutes(g, cfg, authn)
 	jwks := &front.JWKS{}

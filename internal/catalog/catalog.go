@@ -123,6 +123,9 @@ type Query struct {
 	CredentialKey func(server string) string
 	// AllowTool filters tools (bare upstream names); nil allows all.
 	AllowTool func(server, tool string) bool
+	// AllowToolDef filters tools by their whole definition (as the upstream
+	// lists it), after AllowTool; nil allows all.
+	AllowToolDef func(server string, tool json.RawMessage) bool
 	// Whole serves the whole aggregate as one page, without a cursor
 	// (REST listings); otherwise pages end at PageSize items and where an
 	// upstream's page ended.
@@ -359,6 +362,9 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			continue
 		}
 		if method == mcp.MethodToolsList && (q.AllowTool != nil && !q.AllowTool(server, name) || c.vetHidden(server, name)) {
+			continue
+		}
+		if method == mcp.MethodToolsList && q.AllowToolDef != nil && !q.AllowToolDef(server, it) {
 			continue
 		}
 		if q.Prefixed {

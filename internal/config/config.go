@@ -131,6 +131,11 @@ type Server struct {
 	Args []string
 	// Env is extra environment for Command.
 	Env map[string]string
+	// SpecPath (spec_path) is a file path or http(s) URL of an OpenAPI 3 document whose
+	// operations the server serves as tools, called against URL; "" for an MCP server.
+	SpecPath string
+	// SpecPathLine is the line of spec_path (0 when absent).
+	SpecPathLine int
 
 	// ProtocolVersion is ProtocolAuto or one of KnownRevisions (protocol_version, else
 	// mcp_info.protocol_version).
@@ -259,6 +264,9 @@ type GeneralSettings struct {
 	Public PublicURLSettings
 	// JWT is enable_jwt_auth, litellm_jwtauth and the JWT_* environment variables.
 	JWT JWTAuth
+	// MCPPolicies are the CEL rules of mcp_policies, in file order; they only narrow what
+	// object_permission grants.
+	MCPPolicies []PolicyRule
 }
 
 // DefaultMaxListenersPerCaller is the default of GeneralSettings.MaxListenersPerCaller.

@@ -243,6 +243,8 @@ func (l *loader) general(n *yaml.Node, g *GeneralSettings) {
 			g.AllowedHosts = l.hostList(e.v, field)
 		case "allowed_origins":
 			g.AllowedOrigins = l.originList(e.v, field)
+		case "mcp_policies":
+			g.MCPPolicies = l.policies(e.v, field)
 		case "max_listeners_per_caller":
 			if v, ok := l.nonNegInt(e.v, field); ok {
 				if v <= 0 {

@@ -144,7 +144,13 @@ func TestRules(t *testing.T) {
 
 		// unknown keys
 		{name: "unknown server key", src: ok + "    colour: red\n", want: []want{w(4, `key "colour" in mcp_servers.s is not used`)}},
-		{name: "litellm-only server key", src: ok + "    spec_path: x.json\n", want: []want{w(4, "LiteLLM option mcpgw does not implement")}},
+		{name: "litellm-only server key", src: ok + "    allowed_params: x\n", want: []want{w(4, "LiteLLM option mcpgw does not implement")}},
+		{name: "spec_path", src: ok + "    spec_path: x.json\n"},
+		{name: "spec_path needs http", src: ok + "    transport: sse\n    spec_path: x.json\n", want: []want{e(5, "spec_path needs transport http")}},
+		{name: "spec_path bad url", src: ok + "    spec_path: 'http:/x'\n", want: []want{e(4, "spec_path must be")}},
+		{name: "mcp_policies", src: ok + "general_settings:\n  mcp_policies:\n    - {name: a, expr: 'tool.name == \"x\"'}\n    - {name: b, expr: 'args.y', effect: require}\n"},
+		{name: "mcp_policies errors name their line", src: ok + "general_settings:\n  mcp_policies:\n    - {name: a, expr: 'tool.name =='}\n    - {name: b, expr: 'true', effect: allow}\n    - {name: c, expr: 'true'}\n    - {name: c, expr: 'false'}\n",
+			want: []want{e(6, "does not compile"), e(7, "effect must be"), e(9, "used twice")}},
 		{name: "unknown general key", src: ok + "general_settings:\n  alerting: [slack]\n", want: []want{w(5, `"alerting" in general_settings`)}},
 		{name: "unknown litellm key", src: ok + "litellm_settings:\n  drop_params: true\n", want: []want{w(5, `"drop_params" in litellm_settings`)}},
 		{name: "unknown model keys", src: ok + "model_list:\n  - model_name: m\n    model_info: {}\n    litellm_params:\n      model: openai/x\n      rpm: 3\n",

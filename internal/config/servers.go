@@ -34,7 +34,7 @@ func (l *loader) servers(n *yaml.Node) []Server {
 // isLiteLLMOnlyServerKey reports whether k is a LiteLLM mcp_servers key that mcpgw does not implement.
 func isLiteLLMOnlyServerKey(k string) bool {
 	switch k {
-	case "server_name", "spec_path", "allowed_params", "tool_name_to_display_name",
+	case "server_name", "allowed_params", "tool_name_to_display_name",
 		"tool_name_to_description", "available_on_public_internet",
 		"header_variables", "registration_url", "delegate_auth_to_upstream", "token_validation",
 		"token_storage_ttl_seconds", "upstream_resource", "upstream_token_header",
@@ -64,7 +64,8 @@ func (l *loader) server(e entry) parsedServer {
 	r.ps.at.key = e.k
 	for _, f := range l.entries(e.v, r.prefix, "key") {
 		field := r.prefix + "." + f.key
-		if l.connectionKey(&r, f.key, f.v, field) || l.authKey(&r, f.key, f.v, field) || l.accessKey(&r.ps, f.key, f.v, field) || l.pinKey(&r.ps.Server, f.key, f.v, field) {
+		if l.connectionKey(&r, f.key, f.v, field) || l.authKey(&r, f.key, f.v, field) || l.accessKey(&r.ps, f.key, f.v, field) || l.pinKey(&r.ps.Server, f.key, f.v, field) ||
+			l.specPathKey(&r.ps, f.key, f.v, field) {
 			continue
 		}
 		if isLiteLLMOnlyServerKey(f.key) {

@@ -9,7 +9,7 @@ import (
 // checks that each is accepted without a warning, so the lists cannot drift from the loader.
 var (
 	topLevelKeys = []string{"environment_variables", "model_list", "mcp_servers", "general_settings", "litellm_settings", "router_settings", "guardrails"}
-	generalKeys  = []string{"master_key", "custom_auth", "mcp_advertised_versions", "database_url",
+	generalKeys  = []string{"mcp_policies", "master_key", "custom_auth", "mcp_advertised_versions", "database_url",
 		"maximum_spend_logs_retention_period", "maximum_spend_logs_retention_interval",
 		"store_model_in_db", "mcp_scoped_prefix", "allowed_hosts", "allowed_origins",
 		"http_read_header_timeout", "http_read_timeout", "http_write_timeout", "http_idle_timeout",
@@ -24,7 +24,7 @@ var (
 	routerKeys     = []string{"redis_url", "redis_host", "redis_port", "redis_password"}
 	modelKeys      = []string{"model_name", "litellm_params"}
 	modelParamKeys = []string{"model", "api_base", "api_key"}
-	serverKeys     = []string{"server_id", "alias", "description", "url", "transport", "command", "args",
+	serverKeys     = []string{"spec_path", "server_id", "alias", "description", "url", "transport", "command", "args",
 		"env", "protocol_version", "mcp_info", "auth_type", "auth_value", "authentication_token",
 		"auth_header_name", "oauth2_flow", "client_id", "client_secret", "token_url",
 		"authorization_url", "scopes", "static_headers", "extra_headers", "allowed_tools",

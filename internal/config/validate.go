@@ -54,6 +54,7 @@ func (l *loader) checkServer(ps *parsedServer) {
 
 	l.checkAuth(ps, prefix)
 	l.checkHeaders(ps, prefix)
+	l.checkSpecPath(ps, prefix)
 
 	if len(s.AllowedTools) > 0 && len(s.DisallowedTools) > 0 {
 		l.warnf(at.key, "%s sets both allowed_tools and disallowed_tools; a tool in both is refused (disallowed_tools wins, unlike LiteLLM)", prefix)

@@ -89,6 +89,9 @@ type Config struct {
 	// CallerTokens supplies callers' own tokens for CallerToken servers;
 	// nil: no caller holds one.
 	CallerTokens CallerTokens
+	// Rules are the mcp_policies rules; they narrow what Policy allows, at
+	// listing and calling alike (rules.go). nil means none.
+	Rules *policy.Rules
 }
 
 // Handler runs one operation: Do's shape, for middleware.
@@ -294,6 +297,8 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 			return g.cfg.Policy.ToolAllowed(op.Caller, server, tool)
 		},
 		Whole: op.WholeList,
+
+		AllowToolDef: g.ruleFilter(op), // mcp_policies (rules.go)
 	}
 }
 

@@ -170,6 +170,9 @@ func (g *Gateway) resume(ctx context.Context, op *Operation) Outcome {
 		if ok && op.Method == mcp.MethodToolsCall && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
 			ok = false
 		}
+		if ok && op.Method == mcp.MethodToolsCall && g.ruleRefusal(ctx, op, g.query(op, servers), server, bare) != nil {
+			ok = false
+		}
 		if !ok {
 			visible = false
 		} else if params, err = jsonrpc.SetMember(params, "name", jsonrpc.AppendString(nil, bare)); err != nil {

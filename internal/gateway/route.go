@@ -38,6 +38,9 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		return unknownName(tool, name)
 	}
 	if tool {
+		if refused := g.ruleRefusal(ctx, op, q, server, bare); refused != nil {
+			return Outcome{Result: refused}
+		}
 		if out, refused := g.quarantined(ctx, server, bare, name); refused {
 			return out
 		}

@@ -33,6 +33,9 @@ type Config struct {
 	Env     []string // stdio: KEY=VALUE entries added to the child's minimal environment (see childEnv)
 	Dir     string   // stdio: working directory ("" = the gateway's)
 
+	// Local answers a TransportLocal upstream in process (see LocalServer).
+	Local LocalServer
+
 	// ProtocolVersion is VersionAuto ("" means auto) or one revision to pin.
 	ProtocolVersion string
 
@@ -167,6 +170,10 @@ func (c *Config) withDefaults() (Config, error) {
 	case TransportStdio:
 		if cfg.Command == "" {
 			return cfg, fmt.Errorf("server %q: stdio transport needs a command", cfg.Name)
+		}
+	case TransportLocal:
+		if err := localDefaults(&cfg); err != nil {
+			return cfg, err
 		}
 	default:
 		return cfg, fmt.Errorf("server %q: unknown transport %q", cfg.Name, cfg.Transport)

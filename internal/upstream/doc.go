@@ -22,6 +22,8 @@
 //     by New from Config.Transport: httpDialer (httpdial.go) opens
 //     streamable HTTP or, for a session that speaks it, HTTP+SSE;
 //     stdioDialer (stdio.go) starts a child and holds the restart backoff.
+//     localDialer (local.go) answers in process through Config.Local (an
+//     OpenAPI document served as tools: internal/openapimcp).
 //     A new transport is one file with its transport and its dialer, plus
 //     its case in newDialer and in Config's validation.
 //   - session: one conversation: a transport plus what was negotiated on it

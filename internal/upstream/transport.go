@@ -66,6 +66,9 @@ func newDialer(e *env, cfg *Config, creds *credentials) dialer {
 	if cfg.Transport == TransportStdio {
 		return newStdioDialer(e, cfg)
 	}
+	if cfg.Transport == TransportLocal {
+		return &localDialer{srv: cfg.Local}
+	}
 	return &httpDialer{env: e, url: cfg.URL, client: cfg.HTTPClient, creds: creds}
 }
 
