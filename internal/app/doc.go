@@ -177,14 +177,29 @@
 //     in answers; every other credential is answered "****", and "****" sent
 //     back keeps the stored value.
 //   - An API write answers once a generation with it serves: it counts the
-//     write (storedWrites), runs Apply on a goroutine (bounded by
-//     DefaultReloadApplyTimeout; the request itself is in flight on the old
-//     generation, which Apply waits for) and waits until the generation
-//     serving was built from a read that followed the write (storedApplied).
+//     write (storedWrites), marks a local change pending, kicks the same
+//     one-slot channel as other replicas' changes and waits until the
+//     generation serving was built from a read that followed the write
+//     (storedApplied), or an Apply that covered it failed (500). One
+//     goroutine per App runs the Applies, so a burst of writes shares them
+//     (each Apply reads the newest rows) instead of starting one each. While
+//     it waits, the write stops counting among its generation's requests in
+//     flight: the Apply retiring that generation waits for those, and a
+//     writer waiting for the next Apply would otherwise hold it to its
+//     timeout. Rejected: an Apply goroutine per write (a burst queued on
+//     Apply's lock, each waiting out the others' retirement).
 //   - Other replicas: the store's OnServersChanged hook (Postgres
-//     LISTEN/NOTIFY) kicks a one-slot channel; one goroutine per App re-reads
+//     LISTEN/NOTIFY) kicks the one-slot channel; the goroutine re-reads
 //     the rows and Applies unless they equal those last read (an echo, a
-//     reconnect with nothing lost). It recovers panics and ends at Close.
+//     reconnect with nothing lost) and no local write is pending. It
+//     recovers panics (failing the writes the Apply covered) and ends at
+//     Close.
+//   - A server config posted through the API (stored or previewed) may not
+//     reference the gateway's own secrets with os.environ/ (deniedToAPI:
+//     LITELLM_*, MCPGW_*, DATABASE_URL, Redis credentials): the config
+//     loader refuses such a reference with an error naming it. Secret-
+//     looking names in general stay allowed, since an environment reference
+//     is how a stored server holds a credential without a salt key.
 //
 // # Spend and budgets
 //

@@ -332,6 +332,10 @@
 // GET /metrics (Metrics) serves what internal/app hands it, behind the
 // master key or a proxy_admin key unless Public.
 //
+// GET /.well-known/jwks.json (JWKS) serves the public keys of the signed
+// identities sent upstream, without a credential (they are public); 404
+// when the gateway has no signing key.
+//
 // A panic in a goroutine the front starts is recovered and logged at ERROR
 // with its type and stack frames, never its value; the request it served,
 // if any, is answered with an internal error.
