@@ -29,6 +29,11 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 	if tool && !g.cfg.Policy.ToolAllowed(op.Caller, server, bare) {
 		return Outcome{Result: toolRefusal(bare, server)}
 	}
+	if g.needsCallerToken(op, server) { // before anything contacts the server
+		if out, proceed := g.authorizationRequired(ctx, op, server); !proceed {
+			return out
+		}
+	}
 	listMethod := mcp.MethodPromptsList
 	if tool {
 		listMethod = mcp.MethodToolsList
@@ -63,11 +68,6 @@ func (g *Gateway) callNamed(ctx context.Context, op *Operation, tool bool) Outco
 		}
 		ctx = admitted
 		defer release() // also when the call panics or is cancelled
-	}
-	if g.needsCallerToken(op, server) {
-		if out, proceed := g.authorizationRequired(ctx, op, server); !proceed {
-			return out
-		}
 	}
 	forward := func() Outcome { return g.forward(ctx, op, server, servers, params) }
 	if tool && g.cfg.Guard != nil {

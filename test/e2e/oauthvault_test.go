@@ -399,4 +399,26 @@ func TestUpstreamAuthorizationByURLElicitation(t *testing.T) {
 	if res2, _ := body["result"].(map[string]any); status != 200 || !strings.Contains(fmt.Sprint(res2["content"]), "account=bob-account") {
 		t.Fatalf("modern retry after authorizing: %d %v", status, body)
 	}
+	// The flow endpoints refuse what does not name a user, a server or a flow of this browser.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct {
+		path, key string
+		want      int
+	}{
+		{"/gh/authorize", "", 401}, {"/gh/authorize?ticket=forged", "", 401}, {"/nope/authorize", alice, 404},
+		{"/callback?code=x&state=forged", "", 400}, {"/gh/authorize", alice, 302},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, gw.url+c.path, nil)
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want || (c.want == 302 && !strings.HasPrefix(resp.Header.Get("Location"), as.srv.URL+"/authorize?")) {
+			t.Fatalf("GET %s = %d (Location %q), want %d", c.path, resp.StatusCode, resp.Header.Get("Location"), c.want)
+		}
+	}
 }
