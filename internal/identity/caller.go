@@ -56,6 +56,10 @@ type Caller struct {
 	// and for webhook identities, whose webhook decides alone.
 	Grants []Grant
 
+	// Claims are a JWT caller's verified token claims (nil for every other caller). Policy
+	// rules read them as jwt.*; they are never logged.
+	Claims map[string]any
+
 	// KeyLimits and TeamLimits are the tool-call limits set on the caller's stored key and on
 	// its team; zero for the master key and webhook identities (no limits).
 	KeyLimits, TeamLimits Limits

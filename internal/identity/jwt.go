@@ -162,7 +162,7 @@ func (j *jwtAuth) authenticate(ctx context.Context, r *http.Request, raw string)
 	}
 	c := &Caller{UserID: claimString(claims, j.cfg.UserIDField), TeamID: claimString(claims, j.cfg.TeamIDField),
 		OrgID: claimString(claims, j.cfg.OrgIDField), EndUserID: claimString(claims, j.cfg.EndUserIDField),
-		Role: RoleInternalUser}
+		Role: RoleInternalUser, Claims: claims}
 	if c.TeamID == "" {
 		if teams := claimStrings(claims, j.cfg.TeamIDsField); len(teams) > 0 {
 			c.TeamID = teams[0]

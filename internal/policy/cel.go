@@ -245,7 +245,7 @@ func clipErr(s string) string {
 func (r *Rules) activation(s Subject) any {
 	vars := map[string]any{
 		"caller": callerVars(s.Caller),
-		"jwt":    map[string]any{},
+		"jwt":    jwtVars(s.Caller),
 		"server": r.serverVars(s.Server),
 		"tool":   toolVars(s.Tool, s.Definition),
 	}
@@ -321,4 +321,13 @@ func argVars(raw json.RawMessage) map[string]any {
 		}
 	}
 	return m
+}
+
+// jwtVars are a JWT caller's claims; an empty map for every other caller, so jwt.x reads as
+// absent (has(jwt.x) is false) rather than failing.
+func jwtVars(c *identity.Caller) map[string]any {
+	if c == nil || c.Claims == nil {
+		return map[string]any{}
+	}
+	return c.Claims
 }

@@ -16,6 +16,7 @@ func TestRulesTable(t *testing.T) {
 	bare := json.RawMessage(`{"name":"plain"}`)
 	ops := &identity.Caller{TeamID: "ops", Role: "internal_user"}
 	dev := &identity.Caller{TeamID: "dev", UserID: "u1"}
+	alice := &identity.Caller{UserID: "alice", Claims: map[string]any{"sub": "alice", "groups": []any{"eng", "web"}}}
 	for _, tc := range []struct {
 		name    string
 		rule    policy.RuleSpec
@@ -47,8 +48,12 @@ func TestRulesTable(t *testing.T) {
 			policy.Subject{Caller: dev, Server: "files", Tool: "read", Calling: true, Args: json.RawMessage(`{}`)}, false, policy.ResultError},
 		{"a non-boolean value fails closed", policy.RuleSpec{Name: "r", Effect: "require", Expr: `tool.annotations.title`},
 			policy.Subject{Caller: dev, Server: "files", Tool: "read", Definition: json.RawMessage(`{"annotations":{"title":"T"}}`)}, false, policy.ResultError},
-		{"jwt is an empty map", policy.RuleSpec{Name: "r", Effect: "require", Expr: `!("sub" in jwt)`},
+		{"jwt is an empty map for a key caller", policy.RuleSpec{Name: "r", Effect: "require", Expr: `!("sub" in jwt)`},
 			policy.Subject{Caller: dev, Server: "files", Tool: "read"}, true, policy.ResultTrue},
+		{"a JWT caller's claims are jwt.*", policy.RuleSpec{Name: "r", Effect: "require", Expr: `jwt.groups.exists(g, g == "eng") && jwt.sub == "alice"`},
+			policy.Subject{Caller: alice, Server: "files", Tool: "read"}, true, policy.ResultTrue},
+		{"a claim that does not match refuses", policy.RuleSpec{Name: "r", Effect: "require", Expr: `jwt.groups.exists(g, g == "ops")`},
+			policy.Subject{Caller: alice, Server: "files", Tool: "read"}, false, policy.ResultFalse},
 		{"cost limit fails closed", policy.RuleSpec{Name: "r", Effect: "deny", Expr: `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, a+b+c+d+e > 0)))))`},
 			policy.Subject{Caller: dev, Server: "files", Tool: "read"}, false, policy.ResultError},
 	} {

@@ -52,7 +52,8 @@
 //     and open-world unless stated), so `tool.annotations.destructiveHint` never errors and a
 //     server that says nothing is treated as the specification says.
 //
-//   - jwt is an empty map: identity.Caller carries no claims yet.
+//   - jwt is a JWT caller's verified claims (identity.Caller.Claims) and an empty map for every
+//     other caller, so has(jwt.x) is simply false for keys.
 //
 //   - Bounds: at most MaxRules rules of MaxExprBytes each, parser recursion 64, and a cost limit
 //     of RuleCostLimit per evaluation (CEL interrupts comprehensions). Programs are compiled
