@@ -60,10 +60,13 @@ func (s *shared) identitySigner(cfg *config.Config) (*upstreamid.Signer, error) 
 	}
 	issuer := ic.Issuer
 	if issuer == "" {
+		issuer = cfg.General.Public.BaseURL // mcp_public_base_url, else PROXY_BASE_URL
+	}
+	if issuer == "" {
 		issuer = s.env.ProxyBaseURL
 	}
 	if issuer == "" && forwards {
-		s.log.Warn("signed identities have no issuer: set general_settings.mcp_identity_issuer or PROXY_BASE_URL to the gateway's public URL")
+		s.log.Warn("signed identities have no issuer: set general_settings.mcp_identity_issuer or mcp_public_base_url (or PROXY_BASE_URL) to the gateway's public URL")
 	}
 	return upstreamid.New(upstreamid.Config{Keys: keys, Issuer: issuer})
 }
