@@ -113,8 +113,9 @@ func overheadCall(t *testing.T, url string) {
 	}
 }
 
-// overheadGateway serves the gateway for yaml with opts; stop closes it.
-func overheadGateway(t *testing.T, yaml string, env map[string]string, opts ...app.Option) (string, func()) {
+// overheadGateway serves the gateway for yaml with opts (a discarding logger first, so opts
+// may replace it); stop closes it, flushing spans.
+func overheadGateway(t testing.TB, yaml string, env map[string]string, opts ...app.Option) (string, func()) {
 	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	path := filepath.Join(t.TempDir(), "config.yaml")

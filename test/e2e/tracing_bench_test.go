@@ -2,20 +2,13 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/app"
-	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -85,29 +78,5 @@ func processCPU() time.Duration {
 // benchmark; stop closes it (flushing spans).
 func benchGateway(b *testing.B, yaml string, env map[string]string) (string, func()) {
 	b.Helper()
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	path := filepath.Join(b.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	cfg, problems, err := config.Load(path, app.ConfigOptions(lookup))
-	if err != nil {
-		b.Fatalf("config: %v %v", err, problems)
-	}
-	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Start()
-	a.Start()
-	return srv.URL, func() {
-		a.Drain()
-		srv.CloseClientConnections()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	}
+	return overheadGateway(b, yaml, env)
 }
