@@ -1,7 +1,9 @@
 // Package ui is the gateway's admin UI at /ui: server-rendered pages (html/template) with a
 // small script and stylesheet, all embedded in the binary (no build step, no third-party asset).
-// Pages: servers (every server with its source, transport, revision, health, tool count and
-// last error; add, test and delete stored ones), catalog (the tools the signed-in identity sees;
+// Pages: servers (every server with its source, transport, revision, health, tool count, tool
+// pins and last error; add, test and delete stored ones; pin a server's tool definitions and
+// approve quarantined tools, shown with the parts of their definition that changed, never the
+// texts), catalog (the tools the signed-in identity sees;
 // a form from each tool's input schema calls it), keys and teams (list, create with the secret
 // shown once, block, delete; a permissions editor with a live preview of the tools the key
 // will see, then the tools the new key really sees, asked of the gateway with that key), and
