@@ -72,7 +72,8 @@ func (g *gateway) quarantine(t *testing.T, up *shifty) {
 
 // TestUIApprovesQuarantinedTool: a pinned tool whose description changes upstream is shown
 // on the servers page as quarantined with what changed (never the new text); Approve makes it
-// callable through the gateway again.
+// callable through the gateway again; Pin current definitions pins a whole server. The page
+// also shows each server's upstream sessions open, as the metrics count them.
 func TestUIApprovesQuarantinedTool(t *testing.T) {
 	up := startShifty(t)
 	g, _ := startGatewayWith(t, nil, pinnedServer(up.url))
@@ -90,6 +91,17 @@ func TestUIApprovesQuarantinedTool(t *testing.T) {
 		t.Error("the page shows the changed description's text")
 	}
 	screenshot(t, ctx, dir, "servers-quarantine")
+
+	// The upstream sessions open per server and the listens running are the metrics' values.
+	waitText(t, ctx, "the listens", "#listens", "listens open")
+	if s, b := g.api(t, masterKey, "POST", "/mcp-rest/tools/call", `{"server_id":"secretive","name":"test_simple_text","arguments":{}}`); s != 200 {
+		t.Fatalf("call of secretive = %d %s", s, b)
+	}
+	want := g.gauge(t, `mcpgw_upstream_sessions_open{server="secretive"}`)
+	if want == "" || want == "0" {
+		t.Fatalf("the metrics show %q sessions open to secretive after a call", want)
+	}
+	waitText(t, ctx, "secretive's sessions", `#servers tr[data-name="secretive"] .sessions`, want)
 
 	run(t, ctx, "approve", chromedp.Click(chromedp.CSS(row+` button[aria-label="Approve up/shifty"]`)))
 	waitText(t, ctx, "the approval is confirmed", "#status", "Approved shifty of up")
@@ -109,6 +121,21 @@ func TestUIApprovesQuarantinedTool(t *testing.T) {
 	if s, b := g.api(t, masterKey, "GET", "/v1/mcp/server/secretive/pin", ""); s != 200 || !strings.Contains(b, `"server_pinned":true`) {
 		t.Errorf("the server's pin state after pinning = %d %s", s, b)
 	}
+}
+
+// gauge reads one series' value from the gateway's /metrics ("" when absent).
+func (g *gateway) gauge(t *testing.T, series string) string {
+	t.Helper()
+	s, _, body := do(t, "GET", g.url+"/metrics", map[string]string{"Authorization": "Bearer " + masterKey}, "")
+	if s != 200 {
+		t.Fatalf("GET /metrics = %d", s)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // TestUIPinApprovalNeedsCSRF: approving through the UI's API without the session's CSRF token

@@ -71,7 +71,7 @@
           clear(tbody);
           var all = list(rs[0].data, "servers");
           all.forEach(function (s) { tbody.appendChild(serverRow(s, counts)); });
-          loadPins(all);
+          loadPins(all); loadOpen();
           return api("GET", "v1/mcp/server/health").then(function (h) {
             list(h.data, "servers").forEach(function (x) {
               var row = tbody.querySelector('tr[data-id="' + CSS.escape(x.server_id) + '"]');
@@ -113,6 +113,17 @@
         });
       });
     }
+    // Upstream sessions open per server and listens running (all servers), from /ui/stats.
+    function loadOpen() {
+      fetch("/ui/stats", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (d) {
+        var up = d && d.upstream;
+        if (!up) return;
+        tbody.querySelectorAll("tr[data-name]").forEach(function (row) {
+          row.querySelector(".sessions").textContent = String(up.sessions[row.dataset.name] || 0);
+        });
+        document.getElementById("listens").textContent = "· " + up.listens + " listen" + (up.listens === 1 ? "" : "s") + " open";
+      });
+    }
     function pin(id, body, done) {
       api("POST", "v1/mcp/server/" + encodeURIComponent(id) + "/pin", body).then(function (r) {
         say(r.ok ? done : errText(r.data, r.status), !r.ok); load();
@@ -139,7 +150,7 @@
       var row = el("tr", { "data-id": s.server_id, "data-name": name },
         el("th", { scope: "row" }, name), el("td", { text: s.read_only ? "config" : "stored" }),
         el("td", { text: s.transport || "http" }), el("td", { text: era }), el("td", { class: "health" }),
-        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "pins" }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
+        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "sessions" }), el("td", { class: "pins" }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
       setHealth(row.querySelector(".health"), s.status);
       return row;
     }
