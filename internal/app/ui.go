@@ -13,14 +13,32 @@ import (
 type uiState struct {
 	sessions *ui.Sessions
 	live     *ui.Live
+	upstream func() ui.Upstream
 }
 
-// newUIState builds the UI's state unless env turns the UI off.
-func newUIState(env Env) *uiState {
+// newUIState builds the UI's state unless env turns the UI off; upstream
+// reads the upstream sessions and listens open for the servers page.
+func newUIState(env Env, upstream func() ui.Upstream) *uiState {
 	if env.DisableUI {
 		return nil
 	}
-	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0)}
+	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0), upstream: upstream}
+}
+
+// upstreamOpen is what the metrics export as mcpgw_upstream_sessions_open
+// and mcpgw_listens_open, read now: the current generation's upstream
+// sessions per server and the listens running.
+func (a *App) upstreamOpen() ui.Upstream {
+	out := ui.Upstream{Sessions: map[string]int{}}
+	if g := a.cur.Load(); g != nil {
+		for name, cl := range g.clients {
+			out.Sessions[name] = cl.OpenSessions()
+		}
+	}
+	if a.listens != nil {
+		out.Listens = a.listens.Running()
+	}
+	return out
 }
 
 // sink is the UI's observe sink; nil (no sink) when the UI is off.
@@ -37,7 +55,7 @@ func (u *uiState) register(mux *http.ServeMux, authn *identity.Authenticator, ap
 	if u == nil {
 		return
 	}
-	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Auth: authn.Authenticate, API: api, Detach: detach}).Register(mux)
+	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Upstream: u.upstream, Auth: authn.Authenticate, API: api, Detach: detach}).Register(mux)
 }
 
 // close ends the activity streams (shutdown).

@@ -1,7 +1,9 @@
 // Package ui is the gateway's admin UI at /ui: server-rendered pages (html/template) with a
 // small script and stylesheet, all embedded in the binary (no build step, no third-party asset).
-// Pages: servers (every server with its source, transport, revision, health, tool count and
-// last error; add, test and delete stored ones), catalog (the tools the signed-in identity sees;
+// Pages: servers (every server with its source, transport, revision, health, tool count,
+// upstream sessions open, tool pins and last error, and the listens running; add, test and delete stored ones; pin a server's tool definitions and
+// approve quarantined tools, shown with the parts of their definition that changed, never the
+// texts), catalog (the tools the signed-in identity sees;
 // a form from each tool's input schema calls it), keys and teams (list, create with the secret
 // shown once, block, delete; a permissions editor with a live preview of the tools the key
 // will see, then the tools the new key really sees, asked of the gateway with that key), and
@@ -35,6 +37,9 @@
 //     script puts every value into the page as text, never as HTML. No page renders a secret:
 //     server credentials come masked from the registry routes, and a key's secret appears
 //     once, in /key/generate's answer.
+//   - The upstream sessions and listens open come from Config.Upstream, a read-only func the
+//     composition root gives (the values its metrics export), served with /ui/stats; the UI
+//     does not scrape /metrics (it may be off, or on another listener).
 //   - Live is the activity sink (an observe.Sink): a ring of the DefaultRing (200) latest
 //     downstream requests (method, target, server, caller name, transport, status, error
 //     class, duration; never arguments or results), at most DefaultSubscribers (16) event

@@ -37,6 +37,9 @@ type Config struct {
 	Sessions *Sessions
 	// Live feeds the activity page; nil: no live log and no statistics.
 	Live *Live
+	// Upstream reads the upstream sessions and listens open now, for the
+	// servers page; nil: not shown.
+	Upstream func() Upstream
 	// Auth authenticates the key a session signed in with, on every request.
 	Auth Authenticate
 	// API serves the management and MCP routes the UI drives, in-process.
@@ -46,6 +49,15 @@ type Config struct {
 	Detach func(*http.Request)
 	// Logger; nil discards.
 	Logger *slog.Logger
+}
+
+// Upstream is the gateway's open upstream state, as its metrics export it.
+type Upstream struct {
+	// Sessions are the upstream sessions held now, by server name.
+	Sessions map[string]int `json:"sessions"`
+	// Listens are the subscriptions/listen streams and legacy session
+	// follows running now, all servers together.
+	Listens int `json:"listens"`
 }
 
 // UI is the admin UI's HTTP handler set for one generation.

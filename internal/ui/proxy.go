@@ -63,7 +63,8 @@ func allowedRoute(route string) bool {
 	return false
 }
 
-// stats answers the per-server call aggregates as JSON.
+// stats answers the per-server call aggregates and the upstream sessions
+// and listens open as JSON.
 func (u *UI) stats(w http.ResponseWriter, r *http.Request) {
 	if _, _, _, ok := u.signedIn(r); !ok {
 		refuse(w, http.StatusUnauthorized, "not signed in")
@@ -77,7 +78,11 @@ func (u *UI) stats(w http.ResponseWriter, r *http.Request) {
 		out = []ServerStats{}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"servers": out})
+	answer := map[string]any{"servers": out}
+	if u.cfg.Upstream != nil {
+		answer["upstream"] = u.cfg.Upstream()
+	}
+	_ = json.NewEncoder(w).Encode(answer)
 }
 
 // events streams the activity log (server-sent events): the ring first,

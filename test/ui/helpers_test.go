@@ -38,6 +38,13 @@ type gateway struct {
 // given extra environment.
 func startGateway(t *testing.T, env map[string]string) (*gateway, string) {
 	t.Helper()
+	return startGatewayWith(t, env, "")
+}
+
+// startGatewayWith is startGateway with more servers: servers is YAML
+// appended under mcp_servers (indented by two spaces).
+func startGatewayWith(t *testing.T, env map[string]string, servers string) (*gateway, string) {
+	t.Helper()
 	fixture := testpeers.StartGoFixtureHTTP(t, false)
 	yaml := fmt.Sprintf(`general_settings:
   master_key: %s
@@ -48,7 +55,7 @@ mcp_servers:
     url: %s
     auth_type: bearer_token
     auth_value: %s
-`, masterKey, fixture, marker)
+%s`, masterKey, fixture, marker, servers)
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {

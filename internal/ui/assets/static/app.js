@@ -69,7 +69,9 @@
           document.getElementById("config-status").textContent = cfg ?
             "Config generation " + cfg.generation + (cfg.last_reload_error ? " · last reload failed: " + cfg.last_reload_error : " · last reload ok") : "";
           clear(tbody);
-          list(rs[0].data, "servers").forEach(function (s) { tbody.appendChild(serverRow(s, counts)); });
+          var all = list(rs[0].data, "servers");
+          all.forEach(function (s) { tbody.appendChild(serverRow(s, counts)); });
+          loadPins(all); loadOpen();
           return api("GET", "v1/mcp/server/health").then(function (h) {
             list(h.data, "servers").forEach(function (x) {
               var row = tbody.querySelector('tr[data-id="' + CSS.escape(x.server_id) + '"]');
@@ -80,13 +82,62 @@
           });
         });
     }
+    // Tool pins: each server's pin state in its row, and every quarantined tool (with the
+    // parts of its definition that changed, never the texts) in a list with an Approve
+    // button. The list is rebuilt only when it changes, so a button is not replaced under
+    // the pointer.
+    var quarantine = document.querySelector("#quarantine tbody"), shown = null;
+    function loadPins(all) {
+      Promise.all(all.map(function (s) {
+        return api("GET", "v1/mcp/server/" + encodeURIComponent(s.server_id) + "/pin").then(function (r) { return { s: s, r: r }; });
+      })).then(function (rs) {
+        var rows = [];
+        rs.forEach(function (x) {
+          var name = x.s.server_name || x.s.alias || x.s.server_id, d = x.r.data || {};
+          var row = tbody.querySelector('tr[data-id="' + CSS.escape(x.s.server_id) + '"]');
+          var q = x.r.ok ? list(d.quarantined, "quarantined") : [];
+          if (row) row.querySelector(".pins").textContent = !x.r.ok ? "" :
+            (d.server_pinned || d.pin_tool_definitions ? "every tool" : list(d.pins, "pins").length + " pinned") + (q.length ? " · " + q.length + " quarantined" : "");
+          q.forEach(function (p) { rows.push({ id: x.s.server_id, server: name, tool: p.tool, reason: p.quarantine_reason || "", changed: (p.changed || []).join(", ") }); });
+        });
+        var key = JSON.stringify(rows);
+        if (key === shown) return;
+        shown = key; clear(quarantine);
+        document.getElementById("no-quarantine").hidden = rows.length > 0;
+        rows.forEach(function (p) {
+          quarantine.appendChild(el("tr", { "data-server": p.server, "data-tool": p.tool },
+            el("td", { text: p.server }), el("th", { scope: "row", text: p.tool }), el("td", { class: "changed", text: p.changed || p.reason }),
+            el("td", {}, el("button", { type: "button", "aria-label": "Approve " + p.server + "/" + p.tool, onclick: function () {
+              pin(p.id, { tools: [p.tool] }, "Approved " + p.tool + " of " + p.server);
+            } }, "Approve"))));
+        });
+      });
+    }
+    // Upstream sessions open per server and listens running (all servers), from /ui/stats.
+    function loadOpen() {
+      fetch("/ui/stats", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (d) {
+        var up = d && d.upstream;
+        if (!up) return;
+        tbody.querySelectorAll("tr[data-name]").forEach(function (row) {
+          row.querySelector(".sessions").textContent = String(up.sessions[row.dataset.name] || 0);
+        });
+        document.getElementById("listens").textContent = "· " + up.listens + " listen" + (up.listens === 1 ? "" : "s") + " open";
+      });
+    }
+    function pin(id, body, done) {
+      api("POST", "v1/mcp/server/" + encodeURIComponent(id) + "/pin", body).then(function (r) {
+        say(r.ok ? done : errText(r.data, r.status), !r.ok); load();
+      });
+    }
     function setHealth(cell, status) {
       clear(cell).appendChild(el("span", { class: "badge " + (status || "unknown"), text: status || "unknown" }));
     }
     function serverRow(s, counts) {
       var name = s.server_name || s.alias || s.server_id;
       var era = (s.mcp_info && s.mcp_info.protocol_version) || "auto";
-      var actions = el("td");
+      var actions = el("td", {}, el("button", { type: "button", class: "secondary", "aria-label": "Pin current definitions of " + name, onclick: function () {
+        pin(s.server_id, {}, "Pinned the current tool definitions of " + name);
+      } }, "Pin current definitions"));
       if (!s.read_only) {
         actions.appendChild(el("button", { type: "button", class: "secondary", "aria-label": "Edit " + name, onclick: function () { edit(s); } }, "Edit"));
         actions.appendChild(el("button", { type: "button", class: "secondary", "aria-label": "Delete " + name, onclick: function () {
@@ -99,7 +150,7 @@
       var row = el("tr", { "data-id": s.server_id, "data-name": name },
         el("th", { scope: "row" }, name), el("td", { text: s.read_only ? "config" : "stored" }),
         el("td", { text: s.transport || "http" }), el("td", { text: era }), el("td", { class: "health" }),
-        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
+        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "sessions" }), el("td", { class: "pins" }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
       setHealth(row.querySelector(".health"), s.status);
       return row;
     }
