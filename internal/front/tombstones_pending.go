@@ -28,7 +28,7 @@ type burials struct {
 	seq     uint64             // burials stored so far
 }
 
-// pendLocked records that l's id is being buried and returns the burial.
+// pendLocked records that id is being buried and returns the burial.
 func (ss *sessions) pendLocked(id string, until int64, everywhere bool) burial {
 	if ss.burials.pending == nil {
 		ss.burials.pending = map[string]int{}
