@@ -72,8 +72,8 @@
 // served. MemoryTombstones drops an id once that time passes and, beyond the
 // cap, the oldest buried. A shared implementation (so that a session ended on
 // one replica is not revived on another) must keep an id at least until its
-// time, keep the first record when buried twice, and answer promptly: the
-// front asks while holding its session lock. When Buried fails the front
+// time, keep the first record when buried twice, and answer promptly
+// (every legacy request waits for Buried). When Buried fails the front
 // fails closed (the session is treated as ended: 404, and the client
 // initializes again), because reviving a session its client deleted is the
 // worse error; a failed Bury is logged and the session still ends here. The
@@ -84,6 +84,24 @@
 // from what ends it here only (idle here, evicted to make room, expired):
 // with no stickiness another replica may be serving a session this one has
 // not seen for a while, and that one must not end with it.
+//
+// The tombstones are never called while the session lock is held, since a
+// shared one is a network round trip and every legacy request takes that
+// lock: a slow store must slow only the requests that wait for it. Under the
+// lock the front decides what ends and records each such id as pending; it
+// stores the burials after releasing the lock, then records them as stored
+// in a ring of the last 256. open notes how many burials were stored, asks
+// Buried without the lock, then under the lock treats the id as ended if it
+// is pending or was stored since (a session ended here meanwhile: a DELETE,
+// an eviction, a sweep or a hand-over, whose burial the tombstones may not
+// have had when asked, or had only after); if more than the ring holds were
+// stored meanwhile it asks again (three times at most, then 404). A session
+// ended by another replica while open waited is served as if the request
+// came just before the DELETE, as it could have without the wait. Two opens
+// of the same id not live here still both re-check the live map after
+// unsealing, so one admits it and the other finds it. The id a DELETE names
+// but this replica never held is pending too, so a request racing the DELETE
+// here is refused as before.
 //
 // A legacy caller's answer to a request the gateway sent it (elicitation,
 // sampling, roots) is delivered to the request waiting on this replica's

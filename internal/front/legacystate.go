@@ -139,15 +139,16 @@ func (h *MCP) latest() *MCP {
 // refuses.
 func (ss *sessions) endUnless(keep func(*live) bool) {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	var ended []burial
 	for e := ss.lru.Front(); e != nil; {
 		l := e.Value.(*live)
 		e = e.Next()
 		if !keep(l) {
-			ss.retireLocked(context.Background(), l)
-			ss.bury(context.Background(), l.id, l.expires) // for every replica: its server moved
+			ended = append(ended, ss.retireLocked(l, true)) // for every replica: its server moved
 		}
 	}
+	ss.mu.Unlock()
+	ss.buryAll(context.Background(), ended)
 }
 
 // unkept returns the connections whose session keep refuses; a connection

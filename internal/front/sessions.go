@@ -255,8 +255,9 @@ type sessions struct {
 	lru      list.List
 	perCall  map[string]int // binding → live sessions
 	tombs    Tombstones
-	replica  string // the relay's name for this replica ("" without one)
-	sweeping bool   // a sweeper runs while sessions are live
+	burials  burials // burials decided under mu, stored without it
+	replica  string  // the relay's name for this replica ("" without one)
+	sweeping bool    // a sweeper runs while sessions are live
 	closed   bool
 	sweepers sync.WaitGroup
 	stop     chan struct{}
@@ -293,11 +294,32 @@ func (ss *sessions) mint(c claims) (string, error) {
 
 // open returns the live state of session id for this caller and scope,
 // recording view as whom and what it serves now. A session ended here
-// (deleted, idle, evicted) or past its sealed expiry is not found.
+// (deleted, idle, evicted) or past its sealed expiry is not found. The
+// tombstones are asked without the session lock (see doc.go).
 func (ss *sessions) open(ctx context.Context, id, binding, scope string, view *sessionView) (*live, error) {
+	for range 3 {
+		l, err := ss.openOnce(ctx, id, binding, scope, view)
+		if !errors.Is(err, errAskAgain) {
+			return l, err
+		}
+	}
+	return nil, errNoSession
+}
+
+// errAskAgain is openOnce's answer when too many sessions were buried while
+// it asked the tombstones to tell whether id was among them.
+var errAskAgain = errors.New("tombstones changed meanwhile")
+
+func (ss *sessions) openOnce(ctx context.Context, id, binding, scope string, view *sessionView) (*live, error) {
 	now := ss.now()
+	seq, err := ss.notBuried(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var later []burial
+	defer func() { ss.buryAll(ctx, later) }() // after the lock is released
 	ss.mu.Lock()
-	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+	if l, ok, err := ss.liveLocked(id, binding, scope, now, seq, &later); ok {
 		if l != nil {
 			l.view.Store(view)
 		}
@@ -322,7 +344,7 @@ func (ss *sessions) open(ctx context.Context, id, binding, scope string, view *s
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if l, ok, err := ss.liveLocked(ctx, id, binding, scope, now); ok {
+	if l, ok, err := ss.liveLocked(id, binding, scope, now, seq, &later); ok {
 		if l != nil {
 			l.view.Store(view)
 		}
@@ -332,18 +354,34 @@ func (ss *sessions) open(ctx context.Context, id, binding, scope string, view *s
 	l.view.Store(view)
 	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())
-	ss.admitLocked(ctx, l)
+	later = append(later, ss.admitLocked(l)...)
 	return l, nil
 }
 
-// liveLocked answers open from this replica's state; ok is false when the
-// sealed id must be opened.
-func (ss *sessions) liveLocked(ctx context.Context, id, binding, scope string, now time.Time) (l *live, ok bool, err error) {
+// notBuried asks the tombstones, without the session lock, whether id
+// ended; seq is the count of burials stored before it asked, for
+// liveLocked to tell those stored since.
+func (ss *sessions) notBuried(ctx context.Context, id string) (seq uint64, err error) {
+	ss.mu.Lock()
+	seq = ss.burials.seq
+	ss.mu.Unlock()
 	gone, err := ss.tombs.Buried(ctx, id)
 	if err != nil {
 		ss.log.Warn("legacy session tombstones cannot be read; the session is treated as ended", "error", err.Error())
 	}
 	if gone || err != nil {
+		return 0, errNoSession
+	}
+	return seq, nil
+}
+
+// liveLocked answers open from this replica's state, given that the
+// tombstones did not hold id before burial seq; ok is false when the sealed
+// id must be opened. Burials it decides are appended to later.
+func (ss *sessions) liveLocked(id, binding, scope string, now time.Time, seq uint64, later *[]burial) (l *live, ok bool, err error) {
+	if buried, known := ss.buriedSinceLocked(id, seq); !known {
+		return nil, true, errAskAgain
+	} else if buried {
 		return nil, true, errNoSession
 	}
 	e, found := ss.live[id]
@@ -355,7 +393,7 @@ func (ss *sessions) liveLocked(ctx context.Context, id, binding, scope string, n
 		return nil, true, errSessionForeign
 	}
 	if now.UnixNano() >= l.expires {
-		ss.retireLocked(ctx, l)
+		*later = append(*later, ss.retireLocked(l, false))
 		return nil, true, errNoSession
 	}
 	ss.lru.MoveToFront(e)
@@ -365,19 +403,21 @@ func (ss *sessions) liveLocked(ctx context.Context, id, binding, scope string, n
 
 // admitLocked adds a live session, ending the caller's least recently used
 // one when the caller is at MaxLivePerCaller, else the least recently used
-// of all when MaxLive are live; it starts the sweeper.
-func (ss *sessions) admitLocked(ctx context.Context, l *live) {
+// of all when MaxLive are live; it starts the sweeper. It returns the
+// burials of the sessions it ended.
+func (ss *sessions) admitLocked(l *live) []burial {
+	var ended []burial
 	b := l.claims.Binding
 	if ss.perCall[b] >= ss.cfg.MaxLivePerCaller {
 		for e := ss.lru.Back(); e != nil; e = e.Prev() {
 			if old := e.Value.(*live); old.claims.Binding == b {
-				ss.retireLocked(ctx, old)
+				ended = append(ended, ss.retireLocked(old, false))
 				break
 			}
 		}
 	}
 	if len(ss.live) >= ss.cfg.MaxLive {
-		ss.retireLocked(ctx, ss.lru.Back().Value.(*live))
+		ended = append(ended, ss.retireLocked(ss.lru.Back().Value.(*live), false))
 	}
 	l.elem = ss.lru.PushFront(l)
 	ss.live[l.id] = l.elem
@@ -387,11 +427,13 @@ func (ss *sessions) admitLocked(ctx context.Context, l *live) {
 		ss.sweepers.Add(1)
 		go ss.sweepLoop()
 	}
+	return ended
 }
 
-// retireLocked ends a live session and buries its id here (see
-// LocalTombstones), so that it is not found again.
-func (ss *sessions) retireLocked(ctx context.Context, l *live) {
+// retireLocked ends a live session and returns its burial, for every
+// replica when everywhere, else here (see LocalTombstones); until the
+// burial is stored, open finds the id pending.
+func (ss *sessions) retireLocked(l *live, everywhere bool) burial {
 	l.end()
 	if _, ok := ss.live[l.id]; ok {
 		ss.lru.Remove(l.elem)
@@ -400,21 +442,7 @@ func (ss *sessions) retireLocked(ctx context.Context, l *live) {
 			delete(ss.perCall, l.claims.Binding)
 		}
 	}
-	if here, ok := ss.tombs.(LocalTombstones); ok {
-		if err := here.BuryHere(context.WithoutCancel(ctx), l.id, time.Unix(0, l.expires)); err != nil {
-			ss.log.Warn("legacy session tombstone not stored", "error", err.Error())
-		}
-		return
-	}
-	ss.bury(ctx, l.id, l.expires)
-}
-
-// bury remembers an ended session's id until expires (unix nanoseconds),
-// even when the request that ended it has gone.
-func (ss *sessions) bury(ctx context.Context, id string, expires int64) {
-	if err := ss.tombs.Bury(context.WithoutCancel(ctx), id, time.Unix(0, expires)); err != nil {
-		ss.log.Warn("legacy session tombstone not stored; another replica may still open the ended session", "error", err.Error())
-	}
+	return ss.pendLocked(l.id, l.expires, everywhere)
 }
 
 // sweepEvery is how often idle sessions and expired tombstones are swept.
@@ -440,40 +468,47 @@ func (ss *sessions) sweepLoop() {
 		case <-t.C:
 		}
 		ss.mu.Lock()
-		ss.sweepLocked(context.Background(), ss.now())
-		if len(ss.live) == 0 {
+		ended := ss.sweepLocked(ss.now())
+		last := len(ss.live) == 0
+		if last {
 			ss.sweeping = false
-			ss.mu.Unlock()
-			return
 		}
 		ss.mu.Unlock()
+		ss.buryAll(context.Background(), ended)
+		if last {
+			return
+		}
 	}
 }
 
-// sweepLocked ends idle and expired sessions; the tombstones drop the ids
-// whose sealed ids have expired themselves.
-func (ss *sessions) sweepLocked(ctx context.Context, now time.Time) {
+// sweepLocked ends idle and expired sessions and returns their burials;
+// the tombstones drop the ids whose sealed ids have expired themselves.
+func (ss *sessions) sweepLocked(now time.Time) []burial {
+	var ended []burial
 	cutoff := now.Add(-ss.cfg.IdleTimeout).UnixNano()
 	for e := ss.lru.Back(); e != nil; {
 		l := e.Value.(*live)
 		e = e.Prev()
 		if l.idle(cutoff) || now.UnixNano() >= l.expires {
-			ss.retireLocked(ctx, l)
+			ended = append(ended, ss.retireLocked(l, false))
 		}
 	}
+	return ended
 }
 
-// remove ends a session on this replica: later requests with its id get 404.
+// remove ends a session on this replica and buries it for every replica:
+// later requests with its id get 404.
 func (ss *sessions) remove(ctx context.Context, id string) {
+	until := ss.now().Add(sessionTTL).UnixNano()
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	var b burial
 	if e, ok := ss.live[id]; ok {
-		l := e.Value.(*live)
-		ss.retireLocked(ctx, l)
-		ss.bury(ctx, id, l.expires) // for every replica
-		return
+		b = ss.retireLocked(e.Value.(*live), true)
+	} else {
+		b = ss.pendLocked(id, until, true)
 	}
-	ss.bury(ctx, id, ss.now().Add(sessionTTL).UnixNano())
+	ss.mu.Unlock()
+	ss.buryAll(ctx, []burial{b})
 }
 
 // closeAll ends every live session and waits for their background work.
@@ -483,11 +518,12 @@ func (ss *sessions) remove(ctx context.Context, id string) {
 // instead. A session without such state reopens from its id as it was.
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
-	var ended, stateful []*live
+	var ended []*live
+	var stateful []burial
 	for e := ss.lru.Front(); e != nil; e = e.Next() {
 		l := e.Value.(*live)
 		if l.holdsState() {
-			stateful = append(stateful, l)
+			stateful = append(stateful, ss.pendLocked(l.id, l.expires, true))
 		}
 		l.end()
 		ended = append(ended, l)
@@ -500,9 +536,7 @@ func (ss *sessions) closeAll() {
 		close(ss.stop)
 	}
 	ss.mu.Unlock()
-	for _, l := range stateful {
-		ss.bury(context.Background(), l.id, l.expires)
-	}
+	ss.buryAll(context.Background(), stateful)
 	ss.sweepers.Wait()
 	for _, l := range ended {
 		l.work.Wait()

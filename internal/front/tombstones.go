@@ -9,11 +9,12 @@ import (
 
 // Tombstones remembers the ids of legacy sessions that ended, until their
 // sealed ids expire, so that an ended session is not opened again with fresh
-// state. The front calls it while it holds its session lock, so an
-// implementation must answer promptly and honour ctx. When Buried fails the
-// front treats the session as ended (404: the client initializes again),
-// since reviving a session its client ended is the worse mistake; when Bury
-// fails the session still ends on this replica and the failure is logged.
+// state. The front never calls it while holding its session lock, but
+// every legacy request waits for Buried, so an implementation must answer
+// promptly and honour ctx. When Buried fails the front treats the session
+// as ended (404: the client initializes again), since reviving a session its
+// client ended is the worse mistake; when Bury fails the session still ends
+// on this replica and the failure is logged.
 type Tombstones interface {
 	// Bury remembers id as ended until until; burying it again keeps the
 	// first record.

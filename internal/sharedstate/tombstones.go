@@ -16,8 +16,8 @@ import (
 // a request; in between it answers from this replica alone at once.
 const probeEvery = time.Second
 
-// tombTimeout bounds one tombstone command: the front waits for it while
-// holding its session lock.
+// tombTimeout bounds one tombstone command: the legacy request that asks
+// waits for it (the front does not hold its session lock meanwhile).
 const tombTimeout = 500 * time.Millisecond
 
 // Tombstones is front.Tombstones shared by every replica through Redis: one
