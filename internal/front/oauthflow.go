@@ -30,7 +30,7 @@ type OAuthFlowConfig struct {
 	Flow OAuthFlow // nil serves no vault flow
 	// Client is the client-run flow; nil serves none.
 	Client *ClientOAuth
-	Auth *identity.Authenticator
+	Auth   *identity.Authenticator
 	// Resolve maps a URL server segment to the server name; false means 404.
 	Resolve func(segment string) (string, bool)
 	// PublicBase is the gateway's public base URL for r; nil means the request's own scheme and Host.
