@@ -45,7 +45,7 @@ func PublicBase(ctx context.Context) string {
 // server the caller holds none for stays absent (options then sends no token and discovery
 // skips it).
 func (g *Gateway) resolveCallerTokens(ctx context.Context, op *Operation) {
-	if op.callerTokens != nil {
+	if op.callerTokens != nil || (g.cfg.CallerTokens == nil && op.Credentials.Bearer == "") {
 		return
 	}
 	op.callerTokens = map[string]string{}
