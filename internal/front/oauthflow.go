@@ -77,6 +77,7 @@ func (o *OAuthFlowRoutes) Register(mux *http.ServeMux) {
 	if o.cfg.Client != nil {
 		mux.HandleFunc("GET /.well-known/oauth-authorization-server/{server}", o.metadata)
 		mux.HandleFunc("GET /{server}/.well-known/oauth-authorization-server", o.metadata)
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server/{server}/mcp", o.metadata)
 		mux.HandleFunc("POST /{server}/register", o.register)
 		mux.HandleFunc("POST /{server}/token", o.clientToken)
 	}

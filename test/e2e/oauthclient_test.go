@@ -116,8 +116,10 @@ func TestClientRunOAuthFlow(t *testing.T) {
 		fmt.Sprint(md["code_challenge_methods_supported"]) != "[S256]" {
 		t.Fatalf("authorization server metadata: %d %v", status, md)
 	}
-	if status, md2 := getJSON(t, gw.url+"/gh/.well-known/oauth-authorization-server"); status != 200 || md2["issuer"] != md["issuer"] {
-		t.Fatalf("LiteLLM's second metadata path: %d %v", status, md2)
+	for _, p := range []string{"/gh/.well-known/oauth-authorization-server", "/.well-known/oauth-authorization-server/gh/mcp"} {
+		if status, md2 := getJSON(t, gw.url+p); status != 200 || md2["issuer"] != md["issuer"] {
+			t.Fatalf("LiteLLM's metadata path %s: %d %v", p, status, md2)
+		}
 	}
 	if status, _ := getJSON(t, gw.url+"/.well-known/oauth-authorization-server/nope"); status != 404 {
 		t.Fatalf("metadata of an unknown server: %d", status)
