@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
@@ -12,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/oauthvault"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/secretbox"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
 
 // newVault builds the per-user token vault over the servers whose credential is each user's
@@ -84,11 +87,80 @@ func callerUser(c *identity.Caller) string {
 	return c.UserID
 }
 
-// registerOAuthFlow serves the vault's flow endpoints on mux (none without a vault).
-func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, authn *identity.Authenticator, resolve func(string) (string, bool),
-	base func(*http.Request) string) {
-	if v == nil {
+// registerOAuthFlow serves the flow endpoints on mux: the vault's and the client-run flow's
+// (none when there is neither).
+func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, client *front.ClientOAuth, authn *identity.Authenticator,
+	resolve func(string) (string, bool), base func(*http.Request) string) {
+	if v == nil && client == nil {
 		return
 	}
-	front.NewOAuthFlowRoutes(front.OAuthFlowConfig{Flow: v, Auth: authn, Resolve: resolve, PublicBase: base}).Register(mux)
+	cfg := front.OAuthFlowConfig{Client: client, Auth: authn, Resolve: resolve, PublicBase: base}
+	if v != nil {
+		cfg.Flow = v
+	}
+	front.NewOAuthFlowRoutes(cfg).Register(mux)
+}
+
+// newClientOAuth builds the client-run OAuth flow over the authorization-code servers: MCP
+// clients run the flow themselves through the gateway's per-server authorization server, under
+// the server's configured client. nil when there is no such server or no LITELLM_SALT_KEY to
+// seal the flow's state with.
+func (s *shared) newClientOAuth(servers []config.Server) *front.ClientOAuth {
+	byName := map[string]config.Server{}
+	out := map[string]front.ClientOAuthServer{}
+	for _, sv := range servers {
+		if sv.AuthType == config.AuthOAuth2 && sv.OAuth2Flow == config.OAuth2AuthorizationCode {
+			byName[sv.Name] = sv
+			out[sv.Name] = front.ClientOAuthServer{AuthorizationURL: sv.AuthorizationURL, ClientID: sv.ClientID, Scopes: sv.Scopes}
+		}
+	}
+	if len(out) == 0 || strings.TrimSpace(s.env.SaltKey) == "" {
+		return nil
+	}
+	sealer, err := seal.New(s.env.SaltKey, front.ClientStatePurpose, front.ClientCodePurpose, front.ClientRegPurpose)
+	if err != nil {
+		s.log.Warn("cannot build the client-run OAuth flow", "error", err)
+		return nil
+	}
+	client := s.httpClient
+	grant := func(ctx context.Context, server string, form url.Values) (front.ClientGrant, bool, error) {
+		sv := byName[server]
+		form.Set("client_id", sv.ClientID)
+		secret := sv.ClientSecret.Reveal()
+		if secret != "" {
+			form.Set("client_secret", secret)
+		}
+		redact := secret
+		if redact == "" {
+			redact = form.Get("code") + form.Get("refresh_token")
+		}
+		ctx, cancel := context.WithTimeout(ctx, oauthvault.DefaultGrantTimeout)
+		defer cancel()
+		t, err := auth.GrantToken(ctx, client, sv.TokenURL, form, redact, form.Get("refresh_token"))
+		if err != nil {
+			return front.ClientGrant{}, auth.Refused(err), err
+		}
+		g := front.ClientGrant{Access: t.Access, Refresh: t.Refresh}
+		if !t.Expiry.IsZero() {
+			g.ExpiresIn = int64(t.Expiry.Sub(t.Issued) / time.Second)
+		}
+		return g, false, nil
+	}
+	return &front.ClientOAuth{Servers: out, Sealer: sealer, Grant: grant}
+}
+
+// registerClientRunMetadata makes the protected-resource metadata of each client-run server's
+// /{server}/mcp name the gateway's per-server authorization server; without JWT auth (md nil)
+// it serves the metadata documents for that purpose alone.
+func registerClientRunMetadata(mux *http.ServeMux, md *front.ResourceMetadata, client *front.ClientOAuth, public *front.PublicURL,
+	resolve func(string) (string, bool)) {
+	if client == nil {
+		return
+	}
+	clientRun := func(server string) bool { _, ok := client.Servers[server]; return ok }
+	if md != nil {
+		md.ClientRun = clientRun
+		return
+	}
+	(&front.ResourceMetadata{Public: public, Resolve: resolve, ClientRun: clientRun}).Register(mux)
 }

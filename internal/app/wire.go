@@ -217,7 +217,9 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterDirectory(g.mux)
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
-	registerOAuthFlow(g.mux, vault, authn, reg.resolve, publicURL.Base)
+	clientOAuth := s.newClientOAuth(reg.servers)
+	registerOAuthFlow(g.mux, vault, clientOAuth, authn, reg.resolve, publicURL.Base)
+	registerClientRunMetadata(g.mux, md, clientOAuth, publicURL, reg.resolve)
 	if s.pins != nil {
 		front.NewPinRoutes(s.serverRoutes(authn, gw, g.front), s.pins.pinner).Register(g.mux)
 	}

@@ -369,4 +369,20 @@
 // mcp_trusted_proxies; otherwise the request's Host (already checked against allowed_hosts) and
 // TLS state. Rejected: believing X-Forwarded-* from anyone, which would let one client make the
 // gateway advertise a host of its choosing in challenges and metadata.
+//
+// Client-run OAuth (ClientOAuth, oauthclient*.go): for authorization-code servers, an MCP
+// client may run the flow itself, as LiteLLM lets it. The gateway is a per-server
+// authorization server (issuer <base>/{server}; RFC 8414 metadata at the paths LiteLLM serves)
+// that relays to the upstream's, under the server's configured client, and keeps nothing:
+// registration seals the client's redirect URIs into its client_id (1 year), the authorize
+// request's redirect URI, state and PKCE challenge are sealed into the upstream state (10 min,
+// their own purpose, so /callback tells them from the vault's), and the upstream's code is
+// handed to the client sealed with the server and redirect URI (10 min), so the token endpoint
+// can check both before relaying the code with the client's verifier (the upstream checks PKCE
+// against the challenge it was given). Rejected: returning the configured client_secret at
+// registration (LiteLLM's stand-in client), which would hand any caller the gateway's upstream
+// client; and relaying the upstream's token body verbatim: the answer is rebuilt from the
+// parsed token (access, refresh, expires_in), so no upstream text reaches the client.
+// An authorize request with OAuth client parameters (response_type, client_id,
+// code_challenge) is the client-run flow; one with a ticket or the caller's key is the vault's.
 package front

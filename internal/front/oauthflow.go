@@ -27,8 +27,10 @@ type OAuthFlow interface {
 
 // OAuthFlowConfig builds the flow endpoints.
 type OAuthFlowConfig struct {
-	Flow OAuthFlow
-	Auth *identity.Authenticator
+	Flow OAuthFlow // nil serves no vault flow
+	// Client is the client-run flow; nil serves none.
+	Client *ClientOAuth
+	Auth   *identity.Authenticator
 	// Resolve maps a URL server segment to the server name; false means 404.
 	Resolve func(segment string) (string, bool)
 	// PublicBase is the gateway's public base URL for r; nil means the request's own scheme and Host.
@@ -72,12 +74,19 @@ func (o *OAuthFlowRoutes) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{server}/authorize", o.authorize)
 	mux.HandleFunc("GET /callback", o.callback)
 	mux.HandleFunc("DELETE /{server}/token", o.deleteToken)
+	if o.cfg.Client != nil {
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server/{server}", o.metadata)
+		mux.HandleFunc("GET /{server}/.well-known/oauth-authorization-server", o.metadata)
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server/{server}/mcp", o.metadata)
+		mux.HandleFunc("POST /{server}/register", o.register)
+		mux.HandleFunc("POST /{server}/token", o.clientToken)
+	}
 }
 
 // server resolves the path's server to one that takes users' own tokens, or answers 404.
 func (o *OAuthFlowRoutes) server(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name, ok := o.cfg.Resolve(r.PathValue("server"))
-	if !ok || !o.cfg.Flow.Has(name) {
+	if !ok || o.cfg.Flow == nil || !o.cfg.Flow.Has(name) {
 		keyError(w, http.StatusNotFound, "not_found", "server", "no server here takes a per-user OAuth authorization")
 		return "", false
 	}
@@ -113,6 +122,10 @@ func (o *OAuthFlowRoutes) user(w http.ResponseWriter, r *http.Request, server st
 }
 
 func (o *OAuthFlowRoutes) authorize(w http.ResponseWriter, r *http.Request) {
+	if isClientAuthorize(r) {
+		o.clientAuthorize(w, r)
+		return
+	}
 	server, ok := o.server(w, r)
 	if !ok {
 		return
@@ -133,6 +146,14 @@ func (o *OAuthFlowRoutes) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OAuthFlowRoutes) callback(w http.ResponseWriter, r *http.Request) {
+	if o.clientCallback(w, r) {
+		return
+	}
+	if o.cfg.Flow == nil {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "The authorization could not be completed. Start it again from your client.", http.StatusBadRequest)
+		return
+	}
 	_, server, clear, err := o.cfg.Flow.Complete(r.Context(), o.cfg.PublicBase(r), r)
 	if clear != nil {
 		http.SetCookie(w, clear)

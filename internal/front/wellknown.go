@@ -22,6 +22,10 @@ type ResourceMetadata struct {
 	Scopes []string
 	// Resolve maps a URL server segment to a server; false means 404.
 	Resolve func(segment string) (string, bool)
+	// ClientRun reports whether a server's clients run its OAuth flow through the gateway's
+	// per-server authorization server (<base>/{server}); its /{server}/mcp document then names
+	// that one. nil means none does.
+	ClientRun func(server string) bool
 }
 
 // Register adds the metadata routes: the root document (the whole gateway), the one for
@@ -30,12 +34,19 @@ func (m *ResourceMetadata) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+wellKnownPR, func(w http.ResponseWriter, r *http.Request) { m.serve(w, r, "") })
 	mux.HandleFunc("GET "+wellKnownPR+"/mcp", func(w http.ResponseWriter, r *http.Request) { m.serve(w, r, "/mcp") })
 	mux.HandleFunc("GET "+wellKnownPR+"/{server}/mcp", func(w http.ResponseWriter, r *http.Request) {
-		seg := r.PathValue("server")
+		seg, name := r.PathValue("server"), r.PathValue("server")
 		if m.Resolve != nil {
-			if _, ok := m.Resolve(seg); !ok {
+			var ok bool
+			if name, ok = m.Resolve(seg); !ok {
 				http.Error(w, "no such MCP server", http.StatusNotFound)
 				return
 			}
+		}
+		if m.ClientRun != nil && m.ClientRun(name) {
+			base := m.Public.Base(r)
+			writeJSON(w, http.StatusOK, protectedResource{Resource: base + "/" + url.PathEscape(seg) + "/mcp",
+				AuthorizationServers: []string{base + "/" + url.PathEscape(seg)}, BearerMethodsSupported: []string{"header"}, ResourceName: "mcpgw"})
+			return
 		}
 		m.serve(w, r, "/"+url.PathEscape(seg)+"/mcp")
 	})

@@ -39,20 +39,30 @@ func PublicBase(ctx context.Context) string {
 }
 
 // resolveCallerTokens looks up, once per operation, the caller's tokens for the visible
-// servers whose credential is the caller's own; a server the caller holds none for stays
-// absent (options then sends no token and discovery skips it).
+// servers whose credential is the caller's own: the vault's token for the caller first; when
+// there is none and the operation's scope is that one server, the bearer token the caller
+// itself presented (a token its MCP client obtained through the client-run OAuth flow). A
+// server the caller holds none for stays absent (options then sends no token and discovery
+// skips it).
 func (g *Gateway) resolveCallerTokens(ctx context.Context, op *Operation) {
-	if g.cfg.CallerTokens == nil || op.callerTokens != nil {
+	if op.callerTokens != nil || (g.cfg.CallerTokens == nil && op.Credentials.Bearer == "") {
 		return
 	}
 	op.callerTokens = map[string]string{}
-	for _, name := range g.visible(op) {
+	visible := g.visible(op)
+	for _, name := range visible {
 		s := g.servers[name]
 		if s == nil || !s.CallerToken {
 			continue
 		}
-		if tok, err := g.cfg.CallerTokens.Token(ctx, op.Caller, name); err == nil && tok != "" {
-			op.callerTokens[name] = tok
+		if g.cfg.CallerTokens != nil {
+			if tok, err := g.cfg.CallerTokens.Token(ctx, op.Caller, name); err == nil && tok != "" {
+				op.callerTokens[name] = tok
+				continue
+			}
+		}
+		if len(visible) == 1 && op.Credentials.Bearer != "" {
+			op.callerTokens[name] = op.Credentials.Bearer
 		}
 	}
 }
@@ -197,6 +207,9 @@ func (g *Gateway) refusedCallerToken(ctx context.Context, op *Operation, server 
 	s := g.servers[server]
 	if s == nil || !s.CallerToken || g.cfg.CallerTokens == nil || out.Fault == nil || out.Fault.Class != fault.AuthRequired {
 		return out, false
+	}
+	if op.Credentials.Bearer != "" && op.callerTokens[server] == op.Credentials.Bearer {
+		return out, false // the caller's own token: its client refreshes it, the vault holds none
 	}
 	tok, err := g.cfg.CallerTokens.Refused(ctx, op.Caller, server, op.callerTokens[server])
 	if err == nil && tok != "" && tok != op.callerTokens[server] {

@@ -63,7 +63,11 @@
 //     continuation is marked Authorize, so its retry runs the call again from the start. An
 //     upstream 401 to the token asks the vault to refresh it once and the call is sent again
 //     with the new token (a 401 means the call was not run); when it cannot be refreshed the
-//     vault drops it and the caller is asked to authorize.
+//     vault drops it and the caller is asked to authorize. When the vault holds no token for
+//     the caller and the operation's scope is that one server, the bearer the caller itself
+//     presented (Credentials.Bearer: never the gateway key) is used instead: a token its MCP
+//     client obtained through the client-run OAuth flow. The vault's token wins; an upstream
+//     401 to the caller's own token is answered as is (its client refreshes it).
 //   - server/discover is live (discover.go): nothing of an earlier answer is reused, since a
 //     cached optimistic answer would promise notifications a server can no longer send. Each
 //     discovery first admits each server (one that takes the caller's own OAuth token,
