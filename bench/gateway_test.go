@@ -64,6 +64,14 @@ func startGateway(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int6
 // "  key: value\n").
 func startGatewayWith(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64, general string) string {
 	tb.Helper()
+	return startGatewayStore(tb, upstreamURL, n, upDials, general, true)
+}
+
+// startGatewayStore is startGatewayWith with or without a data dir: without one the gateway
+// has no store (no store keys, no spend log, no budgets), the bare path the control plane's
+// cost is measured against.
+func startGatewayStore(tb testing.TB, upstreamURL string, n int, upDials *atomic.Int64, general string, withStore bool) string {
+	tb.Helper()
 	var yaml strings.Builder
 	yaml.WriteString("general_settings:\n  master_key: " + benchKey + "\n" + general + "mcp_servers:\n")
 	for i := 1; i <= n; i++ {
@@ -79,8 +87,12 @@ func startGatewayWith(tb testing.TB, upstreamURL string, n int, upDials *atomic.
 	if err != nil {
 		tb.Fatalf("config: %v %v", err, problems)
 	}
-	a, err := app.New(cfg, app.WithLookupEnv(lookup), app.WithVersion("bench"),
-		app.WithUpstreamHTTPClient(countingClient(upDials)), app.WithDataDir(tb.TempDir()))
+	opts := []app.Option{app.WithLookupEnv(lookup), app.WithVersion("bench"),
+		app.WithUpstreamHTTPClient(countingClient(upDials))}
+	if withStore {
+		opts = append(opts, app.WithDataDir(tb.TempDir()))
+	}
+	a, err := app.New(cfg, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,16 +194,20 @@ func manage(tb testing.TB, gwURL, path, body string) string {
 // BenchmarkToolsCall: one modern tools/call at a time, direct to the
 // stateless fixture and through the in-process gateway, authenticated by the
 // master key, by a store key (its lookup cached for a second) and by a store key of a team, a
-// user and an organisation (four cached lookups, four levels intersected).
+// user and an organisation (four cached lookups, four levels intersected); gateway-nostore is
+// a gateway without a store (no spend log, no budgets), so gateway minus gateway-nostore is
+// what the store's control plane costs a call.
 func BenchmarkToolsCall(b *testing.B) {
 	fixture := testpeers.StartGoFixtureHTTP(b, true)
 	var upDials, clientDials atomic.Int64
 	gwURL := startGateway(b, fixture, 1, &upDials)
+	bareURL := startGatewayStore(b, fixture, 1, &upDials, "", false)
 	client := countingClient(&clientDials)
 	for _, tc := range []struct {
 		name, url, tool, key string
 	}{
 		{"direct", fixture, "test_simple_text", ""},
+		{"gateway-nostore", bareURL, "fx-test_simple_text", benchKey},
 		{"gateway", gwURL, "fx-test_simple_text", benchKey},
 		{"gateway-store-key", gwURL, "fx-test_simple_text", storeKey(b, gwURL)},
 		{"gateway-store-key-team-user-org", gwURL, "fx-test_simple_text", leveledStoreKey(b, gwURL)},

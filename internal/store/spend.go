@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,7 +52,7 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 		return nil
 	}
 	return s.inTx(ctx, func(tx *tx) error {
-		if err := insertSpendRows(ctx, tx, rows); err != nil {
+		if err := insertSpendRows(ctx, tx, rows, s.pg != nil); err != nil {
 			return err
 		}
 		keys, teams := map[string]float64{}, map[string]float64{}
@@ -109,8 +110,10 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 }
 
 // insertSpendRows inserts rows as multi-row INSERTs of at most 500 rows each (7 500
-// parameters, under both backends' limits).
-func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow) error {
+// parameters, under both backends' limits). Postgres takes numbered parameters ($n); SQLite
+// takes anonymous ones (?), because it resolves each $n by a linear search of the names seen
+// so far, which makes parsing a 500-row INSERT quadratic (hundreds of ms per batch).
+func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow, pg bool) error {
 	const per = 500
 	for len(rows) > 0 {
 		n := min(per, len(rows))
@@ -126,7 +129,11 @@ func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow) error {
 				if c > 0 {
 					b.WriteString(", ")
 				}
-				fmt.Fprintf(&b, "$%d", i*spendNumCols+c+1)
+				if pg {
+					b.WriteString("$" + strconv.Itoa(i*spendNumCols+c+1))
+				} else {
+					b.WriteString("?")
+				}
 			}
 			b.WriteString(")")
 			args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
