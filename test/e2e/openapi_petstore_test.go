@@ -88,19 +88,9 @@ general_settings:
 mcp_servers:
   petstore: {url: %s/v2, spec_path: %s, auth_type: api_key, auth_value: petstore-secret}
 `, testKey, api, spec), nil)
-	sid := initLegacy(t, g.url+"/mcp", testKey)
-	eras := []struct {
-		name string
-		hdr  func(method, name string) map[string]string
-		meta string
-	}{
-		{"modern", modernHeaders, modernMeta},
-		{"legacy", func(string, string) map[string]string { return legacyHeaders(testKey, sid) }, `"_meta":{}`},
-	}
-	for _, era := range eras {
+	for _, era := range openAPIEras(t, g.url) {
 		t.Run(era.name, func(t *testing.T) {
-			_, _, body := rpc(t, g.url+"/mcp", era.hdr("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+era.meta+`}}`)
-			names := toolsOf(body)
+			names := era.listTools(t, g.url)
 			if len(names) != 20 {
 				t.Errorf("tools/list has %d tools, want the document's 20 operations: %v", len(names), names)
 			}
@@ -111,15 +101,7 @@ mcp_servers:
 			}
 			call := func(name, args string) (string, bool) {
 				t.Helper()
-				status, _, res := rpc(t, g.url+"/mcp", era.hdr("tools/call", name), callBody(name, args, era.meta, ""))
-				r := resultOf(res)
-				content, _ := r["content"].([]any)
-				if status != 200 || len(content) != 1 {
-					t.Fatalf("tools/call %s: %d %v", name, status, res)
-				}
-				text, _ := content[0].(map[string]any)["text"].(string)
-				isErr, _ := r["isError"].(bool)
-				return text, isErr
+				return era.callText(t, g.url, name, args)
 			}
 			text, isErr := call("petstore-addPet", `{"body":{"name":"doggie-`+era.name+`","photoUrls":[],"status":"available"}}`)
 			var added struct {

@@ -85,6 +85,44 @@ func kennelAPI(t *testing.T) string {
 	return api.URL
 }
 
+// openAPIEra is one protocol era an OpenAPI test drives the gateway in.
+type openAPIEra struct {
+	name string
+	hdr  func(method, name string) map[string]string
+	meta string
+}
+
+// openAPIEras are the modern era and a legacy session opened with testKey on gw.
+func openAPIEras(t *testing.T, gw string) []openAPIEra {
+	t.Helper()
+	sid := initLegacy(t, gw+"/mcp", testKey)
+	return []openAPIEra{
+		{"modern", modernHeaders, modernMeta},
+		{"legacy", func(string, string) map[string]string { return legacyHeaders(testKey, sid) }, `"_meta":{}`},
+	}
+}
+
+// listTools is the names tools/list gives on gw in era.
+func (era openAPIEra) listTools(t *testing.T, gw string) []string {
+	t.Helper()
+	_, _, body := rpc(t, gw+"/mcp", era.hdr("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+era.meta+`}}`)
+	return toolsOf(body)
+}
+
+// callText calls tool name on gw in era and returns its one text content and isError.
+func (era openAPIEra) callText(t *testing.T, gw, name, args string) (string, bool) {
+	t.Helper()
+	status, _, res := rpc(t, gw+"/mcp", era.hdr("tools/call", name), callBody(name, args, era.meta, ""))
+	r := resultOf(res)
+	content, _ := r["content"].([]any)
+	if status != 200 || len(content) != 1 {
+		t.Fatalf("tools/call %s: %d %v", name, status, res)
+	}
+	text, _ := content[0].(map[string]any)["text"].(string)
+	isErr, _ := r["isError"].(bool)
+	return text, isErr
+}
+
 // TestOpenAPIServerEndToEnd: a spec_path server serves the kennel document's operations as
 // tools through the gateway, in both eras, called against the API with the server's api_key.
 func TestOpenAPIServerEndToEnd(t *testing.T) {
@@ -100,19 +138,9 @@ mcp_servers:
   kennel: {url: %s/v1, spec_path: %s, auth_type: api_key, auth_value: kennel-secret}
   nokey: {url: %s/v1, spec_path: %s}
 `, testKey, api, spec, api, spec), nil)
-	sid := initLegacy(t, g.url+"/mcp", testKey)
-	eras := []struct {
-		name string
-		hdr  func(method, name string) map[string]string
-		meta string
-	}{
-		{"modern", modernHeaders, modernMeta},
-		{"legacy", func(string, string) map[string]string { return legacyHeaders(testKey, sid) }, `"_meta":{}`},
-	}
-	for _, era := range eras {
+	for _, era := range openAPIEras(t, g.url) {
 		t.Run(era.name, func(t *testing.T) {
-			_, _, body := rpc(t, g.url+"/mcp", era.hdr("tools/list", ""), `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+era.meta+`}}`)
-			names := toolsOf(body)
+			names := era.listTools(t, g.url)
 			for _, want := range []string{"kennel-listDogs", "kennel-checkInDog", "kennel-getDog", "kennel-checkOutDog", "kennel-put_dogs_dogId_walks"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("tools/list lacks %s: %v", want, names)
@@ -120,15 +148,7 @@ mcp_servers:
 			}
 			call := func(name, args string) (string, bool) {
 				t.Helper()
-				status, _, res := rpc(t, g.url+"/mcp", era.hdr("tools/call", name), callBody(name, args, era.meta, ""))
-				r := resultOf(res)
-				content, _ := r["content"].([]any)
-				if status != 200 || len(content) != 1 {
-					t.Fatalf("tools/call %s: %d %v", name, status, res)
-				}
-				text, _ := content[0].(map[string]any)["text"].(string)
-				isErr, _ := r["isError"].(bool)
-				return text, isErr
+				return era.callText(t, g.url, name, args)
 			}
 			text, isErr := call("kennel-getDog", `{"dogId":"d1"}`)
 			if isErr || !strings.Contains(text, `"name": "Rex"`) {
