@@ -110,7 +110,10 @@
 // ("mcpgw-<replica>.<n>"), and an answer that matches no request waiting
 // here, but names another replica, is handed to that replica through the
 // Relay, which delivers it to its live session of the same id; the POST is
-// answered 202 either way. Without a Relay the ids are "mcpgw-<n>" and an
+// answered 202 either way. The relay names the session by a SHA-256 digest
+// of its id (relayKey), never the sealed id itself: the id is what a caller
+// presents on every request, and the relay's channel is readable by anyone
+// who reads the shared Redis. Without a Relay the ids are "mcpgw-<n>" and an
 // answer reaches only the replica it is posted to.
 //
 // Legacy sessions outlive a new config (internal/app's Apply). Their live

@@ -2,6 +2,8 @@ package front
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -19,8 +21,9 @@ type Relay interface {
 	// Replica names this replica; it is carried in the ids of the requests
 	// this replica sends to callers, so the answer names its holder.
 	Replica() string
-	// Forward hands msg, a caller's response on session, to replica. It
-	// fails when the message could not be handed on.
+	// Forward hands msg, a caller's response on the session named by its
+	// relay key (see relayKey), to replica. It fails when the message could
+	// not be handed on.
 	Forward(ctx context.Context, replica, session string, msg []byte) error
 	// Receive makes deliver receive the responses other replicas forward
 	// to this one, until cancel is called (cancel may be called more than
@@ -75,22 +78,30 @@ func (h *MCP) relayResponse(sess *live, msg *jsonrpc.Message) bool {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, relayForwardTimeout)
 	defer cancel()
-	if err := relay.Forward(ctx, replica, sess.id, raw); err != nil {
+	if err := relay.Forward(ctx, replica, relayKey(sess.id), raw); err != nil {
 		h.cfg.Logger.Debug("caller's response not handed to the replica holding its request", "error", err.Error())
 		return false
 	}
 	return true
 }
 
+// relayKey names a session on the relay: a digest of its sealed id, so the
+// id itself, which the caller presents as a credential, never leaves the
+// replica (the relay's channel may be read by whoever reads the Redis).
+func relayKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return base64.RawURLEncoding.EncodeToString(sum[:18])
+}
+
 // receiveRelayed delivers a response another replica forwarded to the
-// request waiting for it on this replica's live session.
-func (ss *sessions) receiveRelayed(session string, raw []byte) {
+// request waiting for it on this replica's live session named by key.
+func (ss *sessions) receiveRelayed(key string, raw []byte) {
 	msg, err := jsonrpc.Decode(raw)
 	if err != nil || !msg.IsResponse() {
 		return
 	}
 	ss.mu.Lock()
-	e, ok := ss.live[session]
+	e, ok := ss.relayed[key]
 	ss.mu.Unlock()
 	if ok {
 		e.Value.(*live).deliver(msg)

@@ -160,6 +160,8 @@ type live struct {
 	pending map[string]chan *jsonrpc.Message
 	seq     atomic.Int64
 	replica string // names this replica in request ids (see askID); "" without a relay
+	// relayKey names the session on the relay (see relayKey); "" without one.
+	relayKey string
 }
 
 // end ends the session here: its requests waiting on the caller and its
@@ -252,6 +254,7 @@ type sessions struct {
 
 	mu       sync.Mutex
 	live     map[string]*list.Element // id → element of lru (a *live)
+	relayed  map[string]*list.Element // relayKey(id) → element of lru; nil without a relay
 	lru      list.List
 	perCall  map[string]int // binding → live sessions
 	tombs    Tombstones
@@ -268,6 +271,7 @@ func newSessions(s *seal.Sealer, cfg SessionConfig, log *slog.Logger) *sessions 
 		perCall: map[string]int{}, tombs: cfg.Tombstones, stop: make(chan struct{})}
 	if cfg.Relay != nil {
 		ss.replica = cfg.Relay.Replica()
+		ss.relayed = map[string]*list.Element{}
 	}
 	if ss.tombs == nil {
 		ss.tombs = newMemoryTombstones(cfg.MaxDeleted, func() time.Time { return ss.now() })
@@ -421,6 +425,10 @@ func (ss *sessions) admitLocked(l *live) []burial {
 	}
 	l.elem = ss.lru.PushFront(l)
 	ss.live[l.id] = l.elem
+	if ss.relayed != nil {
+		l.relayKey = relayKey(l.id)
+		ss.relayed[l.relayKey] = l.elem
+	}
 	ss.perCall[b]++
 	if !ss.sweeping && !ss.closed {
 		ss.sweeping = true
@@ -438,6 +446,9 @@ func (ss *sessions) retireLocked(l *live, everywhere bool) burial {
 	if _, ok := ss.live[l.id]; ok {
 		ss.lru.Remove(l.elem)
 		delete(ss.live, l.id)
+		if l.relayKey != "" {
+			delete(ss.relayed, l.relayKey)
+		}
 		if ss.perCall[l.claims.Binding]--; ss.perCall[l.claims.Binding] <= 0 {
 			delete(ss.perCall, l.claims.Binding)
 		}

@@ -29,7 +29,8 @@
 //     that lands elsewhere, and only the holder receives it. (A broadcast
 //     channel would wake every replica per answer; a Redis key per request
 //     would cost a write per request asked.) The holder delivers it only to
-//     its live session of the id the answer was posted on. One answer is
+//     its live session of the id the answer was posted on (named on the
+//     channel by a digest of the id, never the sealed id). One answer is
 //     at most DefaultMaxRelayBytes (1 MiB) as published; a larger one is
 //     not forwarded, and the request waits as if unanswered.
 //   - Hub: one channel (prefix + "notify") for every replica; events are
