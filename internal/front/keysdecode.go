@@ -392,31 +392,14 @@ const maxPageSize = 100
 // decodeList decodes /key/list's query: page (from 1, default 1), size (1 to 100, default 10),
 // the filters and return_full_object (true: key objects; default: tokens).
 func decodeList(q url.Values) (store.ListQuery, int, bool, error) {
-	lq := store.ListQuery{Limit: 10}
-	page, full := 1, false
-	for name, vals := range q {
-		if !slices.Contains(listParams, name) {
-			return lq, 0, false, bad(name, "unknown query parameter %q (known: %s)", truncate(name), strings.Join(listParams, ", "))
-		}
-		if len(vals) != 1 || len(vals[0]) > maxIDLen {
-			return lq, 0, false, bad(name, "%s: give it once, at most %d bytes", name, maxIDLen)
-		}
+	var lq store.ListQuery
+	offset, limit, page, err := decodePage(q, listParams, 10)
+	if err != nil {
+		return lq, 0, false, err
 	}
-	for _, f := range [...]struct {
-		name     string
-		dst      *int
-		min, max int
-	}{{"page", &page, 1, 1 << 20}, {"size", &lq.Limit, 1, maxPageSize}} {
-		if v := q.Get(f.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < f.min || n > f.max {
-				return lq, 0, false, bad(f.name, "%s: want an integer from %d to %d", f.name, f.min, f.max)
-			}
-			*f.dst = n
-		}
-	}
-	lq.Offset = (page - 1) * lq.Limit
+	lq.Offset, lq.Limit = offset, limit
 	lq.UserID, lq.TeamID, lq.OrganizationID, lq.Alias = q.Get("user_id"), q.Get("team_id"), q.Get("organization_id"), q.Get("key_alias")
+	full := false
 	switch q.Get("return_full_object") {
 	case "", "false":
 	case "true":

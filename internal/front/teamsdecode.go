@@ -427,9 +427,14 @@ func decodeEndUser(body []byte) (store.EndUser, func(*store.EndUser), error) {
 }
 
 // decodeQuery checks a GET route's query: only names in allowed, each at most once and at
-// most maxIDLen bytes; page (from 1) and size (1 to maxPageSize, default 100) become an
-// offset and a limit.
+// most maxIDLen bytes; page (from 1) and size (1 to maxPageSize, default maxPageSize) become
+// an offset and a limit.
 func decodeQuery(q url.Values, allowed []string) (offset, limit, page int, err error) {
+	return decodePage(q, allowed, maxPageSize)
+}
+
+// decodePage is decodeQuery with size defaulting to defaultSize.
+func decodePage(q url.Values, allowed []string, defaultSize int) (offset, limit, page int, err error) {
 	for name, vals := range q {
 		if !slices.Contains(allowed, name) {
 			return 0, 0, 0, bad(name, "unknown query parameter %q (known: %s)", truncate(name), strings.Join(allowed, ", "))
@@ -438,7 +443,7 @@ func decodeQuery(q url.Values, allowed []string) (offset, limit, page int, err e
 			return 0, 0, 0, bad(name, "%s: give it once, at most %d bytes", name, maxIDLen)
 		}
 	}
-	page, limit = 1, maxPageSize
+	page, limit = 1, defaultSize
 	for _, f := range [...]struct {
 		name     string
 		dst      *int
