@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -154,4 +155,32 @@ func FuzzDecodeRegenerate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// /key/list pages 10 keys by default (LiteLLM's default), up to 100 when asked.
+func TestDecodeListPages(t *testing.T) {
+	for _, tc := range []struct {
+		query          string
+		offset, limit  int
+		page           int
+		full, wantFail bool
+	}{
+		{"", 0, 10, 1, false, false},
+		{"page=3", 20, 10, 3, false, false},
+		{"page=2&size=100", 100, 100, 2, false, false},
+		{"return_full_object=true", 0, 10, 1, true, false},
+		{"size=101", 0, 0, 0, false, true},
+		{"size=1&size=2", 0, 0, 0, false, true},
+		{"team=x", 0, 0, 0, false, true},
+	} {
+		q, _ := url.ParseQuery(tc.query)
+		lq, page, full, err := decodeList(q)
+		if (err != nil) != tc.wantFail {
+			t.Errorf("%q: err %v", tc.query, err)
+			continue
+		}
+		if !tc.wantFail && (lq.Offset != tc.offset || lq.Limit != tc.limit || page != tc.page || full != tc.full) {
+			t.Errorf("%q: offset %d limit %d page %d full %v", tc.query, lq.Offset, lq.Limit, page, full)
+		}
+	}
 }
