@@ -16,24 +16,18 @@ import (
 // under redis_failure_mode: closed.
 var errLimitsUnavailable = errors.New("limits: the shared counters are unreachable")
 
-// redisRetryEvery is how often, while Redis is down, one admission tries it
-// again; the others go straight to the fallback instead of each waiting on
-// a Redis that does not answer.
-const redisRetryEvery = time.Second
-
 // sharedGate is the gate every limit goes through: the local one without
 // Redis; with Redis, the Redis one, falling back while Redis is unreachable
 // to the local one (redis_failure_mode: open) or to refusing
 // (errLimitsUnavailable; closed). The outage is logged once (redisconn) and
 // counted per call decided without Redis; Redis is tried again every
-// redisRetryEvery and used again as soon as it answers. Counts taken
+// redisconn.RetryEvery (Conn.Try) and used again as soon as it answers. Counts taken
 // locally during an outage stay local: after it, Redis holds what it held.
 type sharedGate struct {
 	local  *limits.Local
 	redis  *limits.Redis   // nil without Redis
 	conn   *redisconn.Conn // nil without Redis
 	closed bool            // fail closed
-	tryAt  atomic.Int64    // while down: unix nanoseconds when Redis is tried again
 	local0 atomic.Uint64   // calls decided without Redis (fallbacks or refusals)
 }
 
@@ -52,14 +46,13 @@ func (g *sharedGate) Admit(ctx context.Context, checks []limits.Check, now time.
 	if g.redis == nil {
 		return g.local.Admit(ctx, checks, now)
 	}
-	if g.tryRedis() {
+	if g.conn.Try() {
 		a, err := g.redis.Admit(ctx, checks, now)
 		switch {
 		case ctx.Err() != nil: // the caller's own end says nothing about Redis
 			return a, err
 		case err == nil:
 			g.conn.Observe(nil)
-			g.tryAt.Store(0)
 			return a, nil
 		case !redisconn.Unavailable(err):
 			g.conn.Observe(err)
@@ -70,27 +63,12 @@ func (g *sharedGate) Admit(ctx context.Context, checks []limits.Check, now time.
 			return a, err
 		}
 		g.conn.Observe(err)
-		g.tryAt.Store(time.Now().Add(redisRetryEvery).UnixNano())
 	}
 	g.local0.Add(1)
 	if g.closed {
 		return nil, errLimitsUnavailable
 	}
 	return g.local.Admit(ctx, checks, now)
-}
-
-// tryRedis reports whether this admission should ask Redis: always while it
-// is up; while down, one admission per redisRetryEvery.
-func (g *sharedGate) tryRedis() bool {
-	at := g.tryAt.Load()
-	if at == 0 {
-		return true
-	}
-	now := time.Now()
-	if now.UnixNano() < at {
-		return false
-	}
-	return g.tryAt.CompareAndSwap(at, now.Add(redisRetryEvery).UnixNano())
 }
 
 // status is readiness's word on the limits while Redis is down.

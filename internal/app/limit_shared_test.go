@@ -55,11 +55,11 @@ func TestSharedGateFallsBackAndRecovers(t *testing.T) {
 	}
 
 	srv.Restart()
-	time.Sleep(redisRetryEvery + 100*time.Millisecond)
+	time.Sleep(redisconn.RetryEvery + 100*time.Millisecond)
 	if !admitted(open, "c") || admitted(closed, "c") {
 		t.Fatal("after Redis came back the gates do not share the limit again")
 	}
-	if open.tryAt.Load() != 0 || closed.tryAt.Load() != 0 {
+	if !open.conn.Health().Up || !closed.conn.Health().Up {
 		t.Fatal("a gate still counts Redis as down")
 	}
 }

@@ -29,7 +29,11 @@
 // Observe records a command's outcome: an error that means Redis could not be reached or did
 // not answer (Unavailable) marks Redis down, any answer marks it up. The first failure of an
 // outage is logged once at WARN (the error text, which names the address, never a password) and
-// counted; the recovery is logged once at INFO. Health returns the state for readiness. Ping
+// counted; the recovery is logged once at INFO. Try is what every user of the Conn asks before
+// a command: always yes while Redis is up; while down, yes once per RetryEvery (1 s) among all
+// of them, so a replica waits on an unreachable Redis once a second, not once per call (each
+// user applying a rule of its own was rejected: one rule shared by the Conn lets the limits'
+// finding an outage spare the tombstones their own timeout). Health returns the state for readiness. Ping
 // sends a PING and observes it, so readiness both reports and refreshes the state. A Conn starts
 // no goroutine of its own (go-redis runs its pool's).
 package redisconn

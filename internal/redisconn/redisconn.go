@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -105,6 +106,28 @@ type Conn struct {
 	since   time.Time
 	lastErr string
 	outages uint64
+
+	// isDown mirrors down for Try, which runs per command without the lock;
+	// tried is when a command was last let through while down (unix ns).
+	isDown atomic.Bool
+	tried  atomic.Int64
+}
+
+// RetryEvery is how often, while Redis is down, Try lets one command through
+// to find out whether it answers again; the others take their fallback at
+// once instead of each waiting on a Redis that does not answer.
+const RetryEvery = time.Second
+
+// Try reports whether to send a command now: always while Redis is up; while
+// it is down (as Observe last recorded), one command per RetryEvery among all
+// the Conn's users, the first RetryEvery after the outage began.
+func (c *Conn) Try() bool {
+	if !c.isDown.Load() {
+		return true
+	}
+	now := time.Now().UnixNano()
+	last := c.tried.Load()
+	return now-last >= int64(RetryEvery) && c.tried.CompareAndSwap(last, now)
 }
 
 // New builds the client for s; it does not connect (the first command does). log receives one
@@ -171,6 +194,8 @@ func (c *Conn) Observe(err error) bool {
 	switch {
 	case down && !c.down:
 		c.down, c.since, c.lastErr = true, time.Now(), redact(err.Error())
+		c.tried.Store(c.since.UnixNano())
+		c.isDown.Store(true)
 		c.outages++
 		c.log.Warn("redis unreachable; shared state falls back until it answers", "addr", c.addr, "error", c.lastErr)
 	case down:
@@ -178,6 +203,7 @@ func (c *Conn) Observe(err error) bool {
 	case c.down:
 		c.log.Info("redis reachable again", "addr", c.addr, "down_for", time.Since(c.since).Round(time.Millisecond).String())
 		c.down, c.since = false, time.Now()
+		c.isDown.Store(false)
 	}
 	return !c.down
 }

@@ -3,9 +3,11 @@ package redisconn_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +160,41 @@ func TestUnavailable(t *testing.T) {
 	cancel()
 	if err := c.Client().Ping(cctx).Err(); redisconn.Unavailable(err) {
 		t.Fatalf("a cancelled caller (%v) is not an outage", err)
+	}
+}
+
+// TestTryLetsOneCommandThroughPerRetryEvery: while up every command goes; once a command finds
+// Redis unreachable, none goes until RetryEvery has passed, then exactly one among concurrent
+// callers; an answer lets every command through again.
+func TestTryLetsOneCommandThroughPerRetryEvery(t *testing.T) {
+	c, err := redisconn.New(redisconn.Settings{URL: "redis://127.0.0.1:1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.Try() || !c.Try() {
+		t.Fatal("Try refuses while Redis counts as up")
+	}
+	c.Observe(errors.New("dial tcp 127.0.0.1:1: connection refused"))
+	if c.Try() {
+		t.Fatal("Try lets a command through at once after the outage began")
+	}
+	time.Sleep(redisconn.RetryEvery + 50*time.Millisecond)
+	var through atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if c.Try() {
+				through.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if through.Load() != 1 {
+		t.Fatalf("%d commands let through after RetryEvery, want 1", through.Load())
+	}
+	c.Observe(nil)
+	if !c.Try() || !c.Try() {
+		t.Fatal("Try refuses after Redis answered again")
 	}
 }

@@ -5,16 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/redisconn"
 )
-
-// probeEvery is how often a store whose Redis is down tries it again from
-// a request; in between it answers from this replica alone at once.
-const probeEvery = time.Second
 
 // tombTimeout bounds one tombstone command: the legacy request that asks
 // waits for it (the front does not hold its session lock meanwhile).
@@ -31,7 +26,6 @@ type Tombstones struct {
 	prefix string
 	local  *front.MemoryTombstones
 	now    func() time.Time
-	tried  atomic.Int64 // unix nanoseconds of the last command sent while Redis was down
 }
 
 var _ front.LocalTombstones = (*Tombstones)(nil)
@@ -47,7 +41,7 @@ func NewTombstones(conn *redisconn.Conn, prefix string, max int) *Tombstones {
 // answer from Redis is.
 func (t *Tombstones) Bury(ctx context.Context, id string, until time.Time) error {
 	_ = t.local.Bury(ctx, id, until)
-	if !until.After(t.now()) || !t.try() {
+	if !until.After(t.now()) || !t.conn.Try() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, tombTimeout)
@@ -75,7 +69,7 @@ func (t *Tombstones) Buried(ctx context.Context, id string) (bool, error) {
 	if gone, _ := t.local.Buried(ctx, id); gone {
 		return true, nil
 	}
-	if !t.try() {
+	if !t.conn.Try() {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, tombTimeout)
@@ -97,17 +91,6 @@ func (t *Tombstones) Buried(ctx context.Context, id string) (bool, error) {
 func (t *Tombstones) key(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return t.prefix + "tomb:" + base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
-// try reports whether to send a command now: always while Redis is up,
-// at most once per probeEvery while it is down.
-func (t *Tombstones) try() bool {
-	if t.conn.Health().Up {
-		return true
-	}
-	now := t.now().UnixNano()
-	last := t.tried.Load()
-	return now-last >= int64(probeEvery) && t.tried.CompareAndSwap(last, now)
 }
 
 // observe records a command's outcome in the Conn's health.
