@@ -109,6 +109,9 @@
     return el("pre", { class: "text", text: JSON.stringify(c, null, 2) });
   }
   function showTool(res, out) {
+    if (res.resultType === "input_required") {
+      out.appendChild(el("p", { class: "error", text: "The tool asks for input the UI does not give (elicitation, sampling or roots): call it from an MCP client." }));
+    }
     if (res.isError) out.appendChild(el("p", { class: "error", text: "The tool reported an error:" }));
     (res.content || []).forEach(function (c) { out.appendChild(contentBlock(c)); });
     if (res.structuredContent !== undefined) {
