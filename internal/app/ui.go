@@ -14,6 +14,7 @@ type uiState struct {
 	sessions *ui.Sessions
 	live     *ui.Live
 	upstream func() ui.Upstream
+	sep      string
 }
 
 // newUIState builds the UI's state unless env turns the UI off; upstream
@@ -22,14 +23,14 @@ func newUIState(env Env, upstream func() ui.Upstream) *uiState {
 	if env.DisableUI {
 		return nil
 	}
-	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0), upstream: upstream}
+	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0), upstream: upstream, sep: env.Separator}
 }
 
 // upstreamOpen is what the metrics export as mcpgw_upstream_sessions_open
 // and mcpgw_listens_open, read now: the current generation's upstream
-// sessions per server and the listens running.
+// sessions per server and the listens running, in all and per server.
 func (a *App) upstreamOpen() ui.Upstream {
-	out := ui.Upstream{Sessions: map[string]int{}}
+	out := ui.Upstream{Sessions: map[string]int{}, ListensByServer: map[string]int{}}
 	if g := a.cur.Load(); g != nil {
 		for name, cl := range g.clients {
 			out.Sessions[name] = cl.OpenSessions()
@@ -37,6 +38,7 @@ func (a *App) upstreamOpen() ui.Upstream {
 	}
 	if a.listens != nil {
 		out.Listens = a.listens.Running()
+		out.ListensByServer = a.listens.RunningByServer()
 	}
 	return out
 }
@@ -55,7 +57,7 @@ func (u *uiState) register(mux *http.ServeMux, authn *identity.Authenticator, ap
 	if u == nil {
 		return
 	}
-	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Upstream: u.upstream, Auth: authn.Authenticate, API: api, Detach: detach}).Register(mux)
+	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Upstream: u.upstream, Auth: authn.Authenticate, API: api, Detach: detach, Separator: u.sep}).Register(mux)
 }
 
 // close ends the activity streams (shutdown).

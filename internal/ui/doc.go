@@ -1,10 +1,13 @@
 // Package ui is the gateway's admin UI at /ui: server-rendered pages (html/template) with a
 // small script and stylesheet, all embedded in the binary (no build step, no third-party asset).
 // Pages: servers (every server with its source, transport, revision, health, tool count,
-// upstream sessions open, tool pins and last error, and the listens running; add, test and delete stored ones; pin a server's tool definitions and
+// upstream sessions and listens open, tool pins and last error, and the listens running in all;
+// add, test and delete stored ones; pin a server's tool definitions and
 // approve quarantined tools, shown with the parts of their definition that changed, never the
-// texts), catalog (the tools the signed-in identity sees;
-// a form from each tool's input schema calls it), keys and teams (list, create with the secret
+// texts), catalog (the tools, prompts, resources and resource templates the signed-in identity
+// sees through /mcp, with each server's outcome per list; a form from each tool's input schema
+// calls it, showing its progress as it arrives; a prompt is got with a form of its arguments,
+// a resource read, a template's variables filled and read), keys and teams (list, create with the secret
 // shown once, block, delete; a permissions editor with a live preview of the tools the key
 // will see, then the tools the new key really sees, asked of the gateway with that key), and
 // activity (a live log of requests and per-server charts drawn as inline SVG).
@@ -37,9 +40,29 @@
 //     script puts every value into the page as text, never as HTML. No page renders a secret:
 //     server credentials come masked from the registry routes, and a key's secret appears
 //     once, in /key/generate's answer.
+//   - The catalog speaks MCP: POST /ui/mcp takes {method, params, progress, input_schema} from
+//     the page (same origin and CSRF token, like any change) and has the gateway's own /mcp
+//     serve it in-process with the session's key, as a 2026-07-28 request (stateless: one
+//     request, one answer, no session to open or end): the UI builds its _meta (protocol
+//     version, capabilities, and a progressToken when progress is asked) and its MCP headers
+//     (Mcp-Method, Mcp-Name, a tool's Mcp-Param-*), so the page needs no era rules. Only the
+//     four lists, tools/call, prompts/get and resources/read are sent: nothing long-lived (a
+//     listen) and nothing that would make the UI a general MCP client; the body is bounded by
+//     maxMCPBody (1 MiB). The gateway's answer goes to the browser as it is written: JSON, or an
+//     SSE stream once the gateway sends progress before the result. The page reads that stream
+//     incrementally (fetch and the body's reader), so progress shows as it arrives while the CSP
+//     stays as strict as before (connect-src 'self'; no EventSource, which cannot POST, and no
+//     server-side re-encoding of the stream). Rejected: re-reading the stream in the UI's Go
+//     code (a second SSE encoder and a goroutine per call for nothing the browser cannot do).
+//     Aggregate tool and prompt names are split into server and name on the page with the
+//     gateway's separator (Config.Separator, given to the page as data-sep); resource URIs are
+//     not prefixed, so resources are listed as the aggregate shows them, each server's count in
+//     its outcome. Results are put in the page as text; images, audio and blobs as their type
+//     and size only.
 //   - The upstream sessions and listens open come from Config.Upstream, a read-only func the
-//     composition root gives (the values its metrics export), served with /ui/stats; the UI
-//     does not scrape /metrics (it may be off, or on another listener).
+//     composition root gives (the values its metrics export, and the listens per server:
+//     those holding an upstream listener on it, from gateway.Listens.RunningByServer), served
+//     with /ui/stats; the UI does not scrape /metrics (it may be off, or on another listener).
 //   - Live is the activity sink (an observe.Sink): a ring of the DefaultRing (200) latest
 //     downstream requests (method, target, server, caller name, transport, status, error
 //     class, duration; never arguments or results), at most DefaultSubscribers (16) event

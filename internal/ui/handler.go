@@ -47,6 +47,9 @@ type Config struct {
 	// Detach stops counting a long-lived stream among the generation's
 	// requests in flight; nil: nothing to do.
 	Detach func(*http.Request)
+	// Separator joins a server's name and a tool's or prompt's in the
+	// aggregate lists (MCP_TOOL_PREFIX_SEPARATOR); empty: "-".
+	Separator string
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -58,6 +61,10 @@ type Upstream struct {
 	// Listens are the subscriptions/listen streams and legacy session
 	// follows running now, all servers together.
 	Listens int `json:"listens"`
+	// ListensByServer are, by server name, the listens running now that
+	// hold an upstream listener on that server (a listen over several
+	// servers counts for each; one that needed none, for none).
+	ListensByServer map[string]int `json:"listens_by_server"`
 }
 
 // UI is the admin UI's HTTP handler set for one generation.
@@ -74,6 +81,9 @@ var pageNames = []string{"servers", "catalog", "keys", "activity"}
 func New(cfg Config) *UI {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Separator == "" {
+		cfg.Separator = "-"
 	}
 	static, _ := fs.Sub(assets, "assets/static") // a constant path inside the embedded tree
 	return &UI{
@@ -97,6 +107,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 	mux.Handle("/ui/api/{path...}", u.secure(http.HandlerFunc(u.proxy)))
 	mux.Handle("GET /ui/events", u.secure(http.HandlerFunc(u.events)))
 	mux.Handle("GET /ui/stats", u.secure(http.HandlerFunc(u.stats)))
+	mux.Handle("POST /ui/mcp", u.secure(http.HandlerFunc(u.mcp)))
 }
 
 // secure sets the headers every UI answer carries.

@@ -18,6 +18,8 @@ type pageData struct {
 	CSRF  string
 	Who   string
 	Error string
+	// Sep joins server and tool or prompt names in aggregate lists.
+	Sep string
 }
 
 func (u *UI) render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -138,6 +140,6 @@ func (u *UI) page(name string) http.Handler {
 			http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 			return
 		}
-		u.render(w, http.StatusOK, "page.html", pageData{Page: name, Pages: pageNames, CSRF: sess.csrf, Who: sess.who})
+		u.render(w, http.StatusOK, "page.html", pageData{Page: name, Pages: pageNames, CSRF: sess.csrf, Who: sess.who, Sep: u.cfg.Separator})
 	})
 }

@@ -144,7 +144,7 @@ func TestUINeverShowsASecret(t *testing.T) {
 		t.Logf("tools/call = %d %s", s, body)
 	}
 	paths := []string{"/ui/login", "/ui/servers", "/ui/catalog", "/ui/keys", "/ui/activity",
-		"/ui/assets/app.js", "/ui/assets/app.css", "/ui/assets/theme.js", "/ui/stats",
+		"/ui/assets/app.js", "/ui/assets/catalog.js", "/ui/assets/app.css", "/ui/assets/theme.js", "/ui/stats",
 		"/ui/api/v1/mcp/server", "/ui/api/v1/mcp/server/secretive", "/ui/api/v1/mcp/server/health",
 		"/ui/api/v1/mcp/tools", "/ui/api/v1/mcp/access_groups", "/ui/api/health/readiness",
 		"/ui/api/key/list?return_full_object=true", "/ui/api/team/list", "/ui/api/spend/logs"}
@@ -163,6 +163,13 @@ func TestUINeverShowsASecret(t *testing.T) {
 		}
 		if h.Get("X-Frame-Options") != "DENY" || h.Get("Cache-Control") != "no-store" {
 			t.Errorf("GET %s: headers %v", p, h)
+		}
+	}
+	// The catalog's MCP requests answer without a secret either.
+	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+		s, body := b.post(t, "/ui/mcp", `{"method":"`+m+`"}`, b.sameOriginHeaders())
+		if s != 200 || strings.Contains(body, marker) || strings.Contains(body, masterKey) {
+			t.Errorf("POST /ui/mcp %s = %d, shows a secret: %v", m, s, strings.Contains(body, marker) || strings.Contains(body, masterKey))
 		}
 	}
 	// The preview of a server config answers without echoing its credential.

@@ -113,13 +113,16 @@
         });
       });
     }
-    // Upstream sessions open per server and listens running (all servers), from /ui/stats.
+    // Upstream sessions and listens open per server, and listens running (all servers),
+    // from /ui/stats.
     function loadOpen() {
       fetch("/ui/stats", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (d) {
         var up = d && d.upstream;
         if (!up) return;
+        var by = up.listens_by_server || {};
         tbody.querySelectorAll("tr[data-name]").forEach(function (row) {
           row.querySelector(".sessions").textContent = String(up.sessions[row.dataset.name] || 0);
+          row.querySelector(".listens").textContent = String(by[row.dataset.name] || 0);
         });
         document.getElementById("listens").textContent = "· " + up.listens + " listen" + (up.listens === 1 ? "" : "s") + " open";
       });
@@ -150,7 +153,7 @@
       var row = el("tr", { "data-id": s.server_id, "data-name": name },
         el("th", { scope: "row" }, name), el("td", { text: s.read_only ? "config" : "stored" }),
         el("td", { text: s.transport || "http" }), el("td", { text: era }), el("td", { class: "health" }),
-        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "sessions" }), el("td", { class: "pins" }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
+        el("td", { class: "tools", text: String(counts[name] || 0) }), el("td", { class: "sessions" }), el("td", { class: "listens" }), el("td", { class: "pins" }), el("td", { class: "lasterr", text: s.health_check_error || "" }), actions);
       setHealth(row.querySelector(".health"), s.status);
       return row;
     }
@@ -204,92 +207,6 @@
     });
     load();
     setInterval(load, 4000);
-  }
-
-  // ---- catalog and try-it ----
-  function fieldFor(name, schema, required) {
-    var label = name + (required ? " (required)" : "");
-    var id = "arg-" + name;
-    var input;
-    if (Array.isArray(schema.enum)) {
-      input = el("select", { id: id, name: name });
-      schema.enum.forEach(function (v) { input.appendChild(el("option", { value: JSON.stringify(v) }, String(v))); });
-      input.dataset.kind = "enum";
-    } else if (schema.type === "boolean") {
-      input = el("input", { id: id, name: name, type: "checkbox" }); input.dataset.kind = "boolean";
-    } else if (schema.type === "number" || schema.type === "integer") {
-      input = el("input", { id: id, name: name, type: "number", step: schema.type === "integer" ? "1" : "any", required: required });
-      input.dataset.kind = "number";
-    } else if (schema.type === "string") {
-      input = el("input", { id: id, name: name, required: required }); input.dataset.kind = "string";
-    } else {
-      input = el("textarea", { id: id, name: name, rows: "3", placeholder: "JSON", required: required }); input.dataset.kind = "json";
-    }
-    var help = schema.description ? el("small", { text: " " + schema.description }) : null;
-    return el("label", { for: id }, label, help, input);
-  }
-  function readArgs(fields) {
-    var args = {};
-    fields.querySelectorAll("[data-kind]").forEach(function (i) {
-      var k = i.dataset.kind;
-      if (k === "boolean") { args[i.name] = i.checked; return; }
-      if (i.value === "") return;
-      if (k === "number") args[i.name] = Number(i.value);
-      else if (k === "enum" || k === "json") args[i.name] = JSON.parse(i.value);
-      else args[i.name] = i.value;
-    });
-    return args;
-  }
-  function catalog() {
-    var ul = document.getElementById("tools"), current = null;
-    var fields = document.getElementById("try-fields"), progress = document.getElementById("try-progress");
-    var result = document.getElementById("try-result");
-    function pick(t) {
-      current = t;
-      document.getElementById("try").hidden = false;
-      document.getElementById("try-name").textContent = serverOf(t) + " · " + t.name;
-      document.getElementById("try-desc").textContent = t.description || "";
-      clear(fields); result.textContent = ""; progress.textContent = "";
-      var schema = t.inputSchema || t.input_schema || {}, req = schema.required || [];
-      Object.keys(schema.properties || {}).forEach(function (n) { fields.appendChild(fieldFor(n, schema.properties[n], req.indexOf(n) >= 0)); });
-      var first = fields.querySelector("input,select,textarea") || document.getElementById("try-run");
-      first.focus();
-    }
-    document.getElementById("try-form").addEventListener("submit", function (ev) {
-      ev.preventDefault();
-      var args;
-      try { args = readArgs(fields); } catch (e) { progress.textContent = "An argument is not valid JSON."; return; }
-      var started = Date.now();
-      progress.textContent = "Calling " + current.name + "…";
-      var timer = setInterval(function () { progress.textContent = "Calling " + current.name + "… " + ((Date.now() - started) / 1000).toFixed(1) + " s"; }, 200);
-      api("POST", "mcp-rest/tools/call", { server_id: serverOf(current), name: current.name, arguments: args }).then(function (r) {
-        clearInterval(timer);
-        var ms = Date.now() - started;
-        progress.textContent = (r.ok && !(r.data && r.data.isError) ? "Done" : "Failed") + " in " + ms + " ms";
-        result.textContent = JSON.stringify(r.data, null, 2);
-      });
-    });
-    Promise.all([api("GET", "v1/mcp/tools"), api("GET", "v1/mcp/server")]).then(function (rs) {
-      var r = rs[0];
-      if (!r.ok) { say(errText(r.data, r.status), true); return; }
-      var by = {}, state = {};
-      list(rs[1].data, "servers").forEach(function (s) {
-        var n = s.server_name || s.server_id;
-        by[n] = by[n] || []; state[n] = s;
-      });
-      list(r.data, "tools").forEach(function (t) { (by[serverOf(t)] = by[serverOf(t)] || []).push(t); });
-      Object.keys(by).sort().forEach(function (s) {
-        var st = state[s] || {}, status = st.status || "unknown";
-        ul.appendChild(el("li", { "data-server": s }, el("strong", { text: s + " (" + by[s].length + " tools) " }),
-          el("span", { class: "badge " + status, text: status }),
-          st.health_check_error ? el("span", { class: "error", text: " " + st.health_check_error }) : null));
-        by[s].forEach(function (t) {
-          ul.appendChild(el("li", {}, el("button", { type: "button", class: "secondary", "data-tool": s + "/" + t.name,
-            onclick: function () { pick(t); } }, t.name)));
-        });
-      });
-      if (!Object.keys(by).length) ul.appendChild(el("li", { text: "No tools visible." }));
-    });
   }
 
   // ---- keys, permissions and preview ----
@@ -460,6 +377,12 @@
     loadStats(); setInterval(loadStats, 5000);
   }
 
-  var page = document.body.dataset.page;
-  ({ servers: servers, catalog: catalog, keys: keys, activity: activity })[page]();
+  // The helpers and the pages, shared with the catalog page's script (catalog.js), which
+  // adds its page here; both run deferred, so the page starts once both are loaded.
+  var ui = window.mcpgwUI = { el: el, clear: clear, say: say, api: api, list: list, errText: errText, csrf: csrf,
+    pages: { servers: servers, keys: keys, activity: activity } };
+  document.addEventListener("DOMContentLoaded", function () {
+    var start = ui.pages[document.body.dataset.page];
+    if (start) start();
+  });
 })();
