@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,7 +36,6 @@ func BenchmarkToolsList50(b *testing.B) {
 	client := countingClient(&clientDials)
 	body, h := modernList()
 	var buf bytes.Buffer
-	last := `"s` + strconv.Itoa(listUpstreams) + `-`
 	if err := postExpect(client, gwURL, body, h, &buf, `"s1-test_simple_text"`); err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +46,6 @@ func BenchmarkToolsList50(b *testing.B) {
 		_, _ = w.Write(answer)
 	}))
 	b.Cleanup(static.Close)
-	_ = last
 	for _, tc := range []struct{ name, url string }{{"gateway", gwURL}, {"client-only", static.URL}} {
 		b.Run(tc.name, func(b *testing.B) {
 			var out bytes.Buffer
