@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,6 +38,70 @@ func BenchmarkStdioToolsCall(b *testing.B) {
 				res, err := c.Call(ctx, mcp.MethodToolsCall, params, upstream.Options{})
 				if err != nil || !strings.Contains(string(res.Raw), "simple text") {
 					b.Fatalf("%s %v", res.Raw, err)
+				}
+			}
+			call()
+			b.ReportAllocs()
+			child0, self0, n := childrenCPU(), processCPU(), 0
+			for b.Loop() {
+				call()
+				n++
+			}
+			if child1, self1 := childrenCPU(), processCPU(); child0 >= 0 && child1 >= 0 {
+				b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(n), "child-cpu-µs/op")
+				b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(n), "cpu-µs/op")
+			}
+		})
+	}
+}
+
+// BenchmarkStdioDirect is BenchmarkStdioToolsCall's baseline: the same
+// tools/call, one at a time, written straight to the fixture's stdin and its
+// answer read as one line, with nothing between (the least any stdio proxy
+// can spend), in each era.
+func BenchmarkStdioDirect(b *testing.B) {
+	fixture := testpeers.GoFixture(b)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpgw","version":"dev"}},`
+	for _, v := range []string{mcp.V20251125, mcp.V20260728} {
+		b.Run(v, func(b *testing.B) {
+			cmd := exec.Command(fixture)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+			r := bufio.NewReader(stdout)
+			roundTrip := func(msg string) string {
+				if _, err := io.WriteString(stdin, msg+"\n"); err != nil {
+					b.Fatal(err)
+				}
+				line, err := r.ReadString('\n')
+				if err != nil {
+					b.Fatal(err)
+				}
+				return line
+			}
+			prefix := ""
+			if v == mcp.V20251125 {
+				roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpgw","version":"dev"}}}`)
+				if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				prefix = meta
+			}
+			id := 0
+			call := func() {
+				id++
+				if line := roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":"test_simple_text","arguments":{}}}`, id, prefix)); !strings.Contains(line, "simple text") {
+					b.Fatalf("answer %s", line)
 				}
 			}
 			call()

@@ -287,11 +287,11 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 			c.log.Warn("upstream list failed", "server", name, "method", method, "fault", string(cl.Fault), "reason", cl.Message)
 			continue
 		}
-		kept, kcuts := c.present(q, name, method, r.items, r.cuts)
+		kept, kcuts, names := c.present(q, name, method, r.items, r.cuts)
 		if method == mcp.MethodResourcesList {
 			kept, kcuts = owners.keep(name, kept, kcuts)
 		}
-		c.seen.record(q, name, method, r.items, c.annotated(name), c.now())
+		c.seen.recordNamed(q, name, method, r.items, names, c.annotated(name), c.now())
 		n := len(kept)
 		o := Outcome{Status: "ok", Count: &n}
 		if method == mcp.MethodToolsList {
@@ -346,21 +346,38 @@ func OutcomeOf(err error) Outcome {
 }
 
 // present filters and renames one server's items for the caller; cuts
-// (Pages.Cuts) follow the items kept.
-func (c *Catalog) present(q Query, server, method string, items []json.RawMessage, cuts []int) ([]json.RawMessage, []int) {
+// (Pages.Cuts) follow the items kept. names[i] is items[i]'s name ("" when
+// it has none), for names.record. Renaming replaces the item's name in
+// place (nothing else of the item is decoded or re-encoded), and the
+// renamed items of one server share one buffer.
+func (c *Catalog) present(q Query, server, method string, items []json.RawMessage, cuts []int) (kept []json.RawMessage, kcuts []int, names []string) {
 	renames := method == mcp.MethodToolsList || method == mcp.MethodPromptsList
 	if !renames {
-		return items, cuts
+		return items, cuts, nil
 	}
 	out := make([]json.RawMessage, 0, len(items))
+	names = make([]string, len(items))
+	var prefix, buf []byte // `"<server><sep>`, as a JSON string without its end
+	if q.Prefixed {
+		prefix = jsonrpc.AppendString(nil, server+c.sep)
+		prefix = prefix[:len(prefix)-1]
+		size := 0
+		for _, it := range items {
+			size += len(it) + len(prefix)
+		}
+		buf = make([]byte, 0, size)
+	}
 	cut := cutter{cuts: cuts}
 	for i, it := range items {
 		cut.at(i, len(out))
-		name, ok := stringMember(it, "name")
-		if !ok {
+		raw, start, end, dup := jsonrpc.MemberSpan(it, "name")
+		name, ok := jsonrpc.Unquote(raw)
+		if !ok || dup {
+			// A name listed twice: parsers disagree on which one counts.
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
 			continue
 		}
+		names[i] = name
 		if method == mcp.MethodToolsList && (q.AllowTool != nil && !q.AllowTool(server, name) || c.vetHidden(server, name)) {
 			continue
 		}
@@ -368,15 +385,19 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			continue
 		}
 		if q.Prefixed {
-			renamed, err := jsonrpc.SetMember(it, "name", jsonrpc.AppendString(nil, server+c.sep+name))
-			if err != nil {
-				continue
-			}
-			it = renamed
+			from := len(buf)
+			buf = append(append(buf, it[:start]...), prefix...)
+			// The name as this gateway encodes strings, its opening quote
+			// dropped: prefix has one.
+			q := len(buf)
+			buf = jsonrpc.AppendString(buf, name)
+			buf = append(buf[:q], buf[q+1:]...)
+			buf = append(buf, it[end:]...)
+			it = buf[from:len(buf):len(buf)]
 		}
 		out = append(out, it)
 	}
-	return out, cut.done(len(out))
+	return out, cut.done(len(out)), names
 }
 
 // stringMember returns the string value of obj's top-level member key.

@@ -25,7 +25,7 @@ func (c *Catalog) Digest(ctx context.Context, q Query, server, method string) (s
 	}
 	h := sha256.New()
 	var n [8]byte
-	shown, _ := c.present(q, server, method, items, nil)
+	shown, _, _ := c.present(q, server, method, items, nil)
 	for _, it := range shown {
 		binary.BigEndian.PutUint64(n[:], uint64(len(it)))
 		h.Write(n[:])

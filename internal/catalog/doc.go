@@ -69,6 +69,11 @@
 //     finding a page's end is a binary search over the cuts. A server's cuts are bounded by its
 //     walk's page cap (MCP_TOOL_LISTING_MAX_PAGES). A first page that does not reach the end
 //     keeps a snapshot (see Snapshots), as a list longer than PageSize always did.
+//   - Renaming (<server><sep><name>) replaces the name member of each item as listed: nothing
+//     else of the item is decoded or re-encoded, and one server's renamed items share one
+//     buffer (a listing of 50 servers was dominated by per-tool copies). An item whose name
+//     member appears twice is dropped (parsers disagree on which counts), like one without a
+//     name; the names found are reused for the caller's record (Knows).
 //   - Cursors are sealed (SealPurpose, cursorTTL) and carry the method, the caller's binding
 //     (caller and scope), the offset where the next page begins and the walk's snapshot id; a
 //     cursor for another method or binding, tampered, expired or sealed with another key is

@@ -54,14 +54,24 @@ func seenKey(q Query, server, method string) string {
 // record remembers a listing; annotations says whether the tools'
 // x-mcp-header annotations are to be remembered too.
 func (n *names) record(q Query, server, method string, items []json.RawMessage, annotations bool, now time.Time) {
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i], _ = stringMember(it, "name")
+	}
+	n.recordNamed(q, server, method, items, names, annotations, now)
+}
+
+// recordNamed is record with each item's name given (names[i], "" for an
+// item without one), as present found them.
+func (n *names) recordNamed(q Query, server, method string, items []json.RawMessage, names []string, annotations bool, now time.Time) {
 	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
 		return
 	}
 	set := make(map[string]struct{}, len(items))
 	var specs map[string][]mcp.ParamSpec
-	for _, it := range items {
-		name, ok := stringMember(it, "name")
-		if !ok {
+	for i, it := range items {
+		name := names[i]
+		if name == "" {
 			continue
 		}
 		set[name] = struct{}{}

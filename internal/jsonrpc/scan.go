@@ -292,3 +292,20 @@ func EachElement(arr []byte, fn func(elem []byte) error) error {
 	}
 	return nil
 }
+
+// MemberSpan returns the raw value of obj's top-level member key and where it
+// lies in obj (obj[start:end]), nil when absent; dup reports a key present more
+// than once (the first is returned). obj must be valid JSON.
+func MemberSpan(obj []byte, key string) (raw []byte, start, end int, dup bool) {
+	_ = scanRaw(obj, func(k []byte, s, e int) error {
+		if keyIs(k, key) {
+			if raw != nil {
+				dup = true
+				return nil
+			}
+			raw, start, end = obj[s:e], s, e
+		}
+		return nil
+	})
+	return raw, start, end, dup
+}

@@ -12,7 +12,10 @@
 //     (SHA-256) as canonical JSON (members sorted, numbers as written, no whitespace), so an
 //     upstream re-serialising an equal definition changes nothing, and the parts' digests say
 //     which parts changed (description, title, input_schema, output_schema, annotations).
-//     The texts are never logged or stored.
+//     The texts are never logged or stored. Canonicalising is most of a listing's cost, and
+//     upstreams list the same bytes again and again: each server keeps its last listing's
+//     definitions by the item's bytes, and an item listed again byte for byte is not
+//     digested again (a changed byte is; the memory is one listing per server).
 //   - Where: the catalog calls Vet with every tools/list fresh from an upstream, before it
 //     is served or cached, so the listing that sees a change already hides the tool, for
 //     every caller (the decision is per server and tool, not per caller). Listings (cached or

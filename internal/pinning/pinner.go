@@ -84,10 +84,13 @@ type Pinner struct {
 
 // state is what the pinner holds of one server.
 type state struct {
-	pins      map[string]store.ToolPin // by tool; "" is the server's own row
-	loaded    time.Time                // zero: never read (or must be read again)
-	seen      map[string]Definition    // the last listing's definitions
-	unchecked map[string]bool          // descriptions no guardrail could judge
+	pins   map[string]store.ToolPin // by tool; "" is the server's own row
+	loaded time.Time                // zero: never read (or must be read again)
+	seen   map[string]Definition    // the last listing's definitions
+	// defined holds the last listing's definitions by each item's JSON as
+	// listed: an item listed again byte for byte is not digested again.
+	defined   map[string]Definition
+	unchecked map[string]bool // descriptions no guardrail could judge
 }
 
 // New returns a Pinner.
@@ -206,12 +209,7 @@ func (p *Pinner) pinned(st *state, server, tool string) bool {
 // guardrails block quarantines its tool. Unchanged tools cost a digest and a map lookup.
 func (p *Pinner) Vet(ctx context.Context, server string, items []json.RawMessage) {
 	st := p.load(ctx, server)
-	defs := make([]Definition, 0, len(items))
-	for _, it := range items {
-		if d, err := Define(it); err == nil {
-			defs = append(defs, d)
-		}
-	}
+	defs := p.define(st, items)
 	verdicts, failed := p.judgeAll(ctx, server, st, defs)
 	var first, over []store.ToolPin
 	var events []store.PinEvent
@@ -305,6 +303,44 @@ func (p *Pinner) write(ctx context.Context, server string, first, over []store.T
 		p.stateLocked(server).loaded = time.Time{}
 		p.mu.Unlock()
 	}
+}
+
+// define returns the definitions of items (those that are tools), reusing the
+// definition of an item listed byte for byte in server's last listing: Define is
+// a function of the item's bytes, and re-digesting every tool of every listing
+// was most of a listing's cost. What is kept is the last listing's, so it is
+// bounded by one listing per server.
+func (p *Pinner) define(st *state, items []json.RawMessage) []Definition {
+	p.mu.Lock()
+	known := st.defined
+	p.mu.Unlock()
+	defs := make([]Definition, 0, len(items))
+	from := make([]int, 0, len(items)) // defs[i] is items[from[i]]'s
+	hits := 0
+	for i, it := range items {
+		d, ok := known[string(it)]
+		if ok {
+			hits++
+		} else {
+			var err error
+			if d, err = Define(it); err != nil {
+				continue
+			}
+		}
+		defs = append(defs, d)
+		from = append(from, i)
+	}
+	if hits == len(items) && len(known) == len(items) {
+		return defs // the same listing as last time: keep what is held
+	}
+	defined := make(map[string]Definition, len(defs))
+	for i, d := range defs {
+		defined[string(items[from[i]])] = d
+	}
+	p.mu.Lock()
+	st.defined = defined
+	p.mu.Unlock()
+	return defs
 }
 
 // judgeAll asks the listing guardrails about every description whose definition is not

@@ -142,3 +142,30 @@ func TestVetAsksTheJudge(t *testing.T) {
 		t.Fatal("an approved definition is judged again")
 	}
 }
+
+// TestVetReusesUnchangedDefinitions: a listing vetted again byte for byte is not digested
+// again (a handful of allocations for 40 tools, where digesting costs dozens per tool), and
+// one changed tool in it is still told apart.
+func TestVetReusesUnchangedDefinitions(t *testing.T) {
+	ctx := context.Background()
+	p := New(Config{})
+	p.Configure(map[string]Rule{"s": {All: true}}, nil)
+	var defs []string
+	for i := range 40 {
+		defs = append(defs, `{"name":"t`+string(rune('a'+i%26))+string(rune('a'+i/26))+`","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"number"}}}}`)
+	}
+	listing := tools(defs...)
+	p.Vet(ctx, "s", listing)
+	if n := testing.AllocsPerRun(20, func() { p.Vet(ctx, "s", listing) }); n > 20 {
+		t.Fatalf("vetting an unchanged listing of %d tools: %v allocations", len(listing), n)
+	}
+	changed := tools(defs...)
+	changed[7] = json.RawMessage(`{"name":"tha","description":"d, and more","inputSchema":{"type":"object","properties":{"x":{"type":"number"}}}}`)
+	p.Vet(ctx, "s", changed)
+	if why, hidden := p.Hidden("s", "tha"); !hidden || why != ReasonChanged {
+		t.Fatalf("changed tool: %q %v", why, hidden)
+	}
+	if _, hidden := p.Hidden("s", "tia"); hidden {
+		t.Fatal("an unchanged tool was hidden")
+	}
+}

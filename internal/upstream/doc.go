@@ -55,6 +55,20 @@
 //
 // Design decisions:
 //
+//   - auto speaks the modern era to an upstream that offers it, stdio
+//     children included, although the go-sdk's legacy era costs its child
+//     about a quarter less CPU per call (measured with a bare stdio client
+//     too, so the cost is the child's per-request _meta handling, not what
+//     the gateway sends: the protocol version, the capabilities the call's
+//     caller can answer, and clientInfo, which the spec asks for on every
+//     request). Only the modern era carries input_required, the one way a
+//     modern caller can answer an elicitation mid-call; a legacy upstream's
+//     server→client request cannot be suspended across that caller's
+//     requests. Pinning protocol_version: 2025-11-25 on a stdio server
+//     whose callers never need it buys the cheaper path. On a shared stream
+//     a modern request builds no Mcp-Name/Mcp-Param headers (nowhere to
+//     carry them), and each capability set's _meta is built once per
+//     session.
 //   - Lower layers get their dependencies as a value (env, sessionEnv,
 //     the dialer) instead of a pointer to the Client. With the pointer,
 //     every layer could reach every field (the pool, the verdict, the

@@ -186,13 +186,27 @@ func TestRealUpstreamInteractions(t *testing.T) {
 	}
 }
 
+// TestRealModernInputRequired: a modern upstream's input_required result
+// reaches the caller, over HTTP and over stdio. A stdio child that speaks both
+// eras is spoken to in the modern era by default (auto) although its legacy
+// era costs the go-sdk fixture less CPU per call: only the modern era carries
+// input_required, which is how a modern caller can answer an elicitation
+// mid-call (a legacy upstream's elicitation/create cannot be suspended across
+// a modern caller's requests).
 func TestRealModernInputRequired(t *testing.T) {
-	c := newClient(t, goFixtureHTTP(true, mcp.V20260728)(t))
-	res, err := c.CallTool(context.Background(), "test_input_required_result_elicitation", json.RawMessage(`{}`), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.InputRequired || !strings.Contains(string(res.Raw), `"inputRequests"`) {
-		t.Fatalf("result = %s", res.Raw)
+	for name, cfg := range map[string]func(*testing.T) Config{
+		"http-stateless/2026-07-28": goFixtureHTTP(true, mcp.V20260728),
+		"stdio/auto":                goFixtureStdio(""),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newClient(t, cfg(t))
+			res, err := c.CallTool(context.Background(), "test_input_required_result_elicitation", json.RawMessage(`{}`), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.InputRequired || !strings.Contains(string(res.Raw), `"inputRequests"`) {
+				t.Fatalf("result = %s", res.Raw)
+			}
+		})
 	}
 }

@@ -49,47 +49,69 @@ type Offer struct {
 
 // capabilities returns the ClientCapabilities JSON these interactions (plus
 // what offer always advertises) justify, and a short key naming that set.
+// Both come from a table built once: the JSON is shared and must not be
+// modified.
 func (in *Interactions) capabilities(offer Offer) (json.RawMessage, string) {
-	var have Interactions
-	if in != nil {
-		have = *in
-	}
-	stub := Handler(func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
-	if offer.Elicitation && have.Elicit == nil {
-		have.Elicit = stub
-	}
-	if offer.Sampling && have.Sample == nil {
-		have.Sample = stub
-	}
-	if offer.Roots && have.Roots == nil {
-		have.Roots = stub
-	}
-	in = &have
-	buf := []byte{'{'}
-	key := ""
-	add := func(name, val, k string) {
-		if len(buf) > 1 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, '"')
-		buf = append(buf, name...)
-		buf = append(buf, `":`...)
-		buf = append(buf, val...)
-		key += k
-	}
-	if in.Elicit != nil {
+	set := in.capBits(offer)
+	return capSets[set].json, capSets[set].key
+}
+
+// capBits names the capability set of capabilities as an index of capSets.
+func (in *Interactions) capBits(offer Offer) int {
+	var set int
+	if offer.Elicitation || (in != nil && in.Elicit != nil) {
 		// Both modes: the gateway refuses a mode the caller of the call in
 		// flight did not declare.
-		add("elicitation", `{"form":{},"url":{}}`, "e")
+		set |= capElicit
 	}
-	if in.Roots != nil {
-		add("roots", `{}`, "r")
+	if offer.Roots || (in != nil && in.Roots != nil) {
+		set |= capRoots
 	}
-	if in.Sample != nil {
-		add("sampling", `{}`, "s")
+	if offer.Sampling || (in != nil && in.Sample != nil) {
+		set |= capSample
 	}
-	return append(buf, '}'), key
+	return set
 }
+
+// The capability bits of capSets' index.
+const (
+	capElicit = 1 << iota
+	capRoots
+	capSample
+)
+
+// capSet is one set of client capabilities: its JSON and its key.
+type capSet struct {
+	json json.RawMessage
+	key  string
+}
+
+// capSets holds every capability set by its bits (capElicit, capRoots,
+// capSample), members in that order. It is built once and only read.
+var capSets = func() (sets [8]capSet) {
+	for bits := range sets {
+		buf := []byte{'{'}
+		key := ""
+		add := func(name, val, k string) {
+			if len(buf) > 1 {
+				buf = append(buf, ',')
+			}
+			buf = append(append(append(append(buf, '"'), name...), `":`...), val...)
+			key += k
+		}
+		if bits&capElicit != 0 {
+			add("elicitation", `{"form":{},"url":{}}`, "e")
+		}
+		if bits&capRoots != 0 {
+			add("roots", `{}`, "r")
+		}
+		if bits&capSample != 0 {
+			add("sampling", `{}`, "s")
+		}
+		sets[bits] = capSet{json: append(buf, '}'), key: key}
+	}
+	return sets
+}()
 
 // exchange is one request in flight: it receives the server→client traffic the
 // upstream sends for that request.

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -23,6 +24,10 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 	found := map[string][]mcp.ParamSpec{}
 	kept := items[:0:0]
 	for _, it := range items {
+		if !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
+			kept = append(kept, it) // no annotation: nothing to parse
+			continue
+		}
 		name, _ := jsonrpc.StringMember(it, "name")
 		specs, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema"))
 		if err != nil {

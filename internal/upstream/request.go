@@ -77,7 +77,9 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 		return nil, &RPCError{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%v", err)}
 	}
 	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern}
-	if modern {
+	if modern && !tr.sharedStream() {
+		// Mcp-Name and Mcp-Param-* are HTTP headers: a shared stream
+		// (stdio) has nowhere to carry them.
 		out.name = nameParam(method, params)
 		if method == mcp.MethodToolsCall {
 			out.header = e.params.headersFor(out.name, jsonrpc.Member(params, "arguments"))
@@ -144,16 +146,17 @@ func nameParam(method string, params json.RawMessage) string {
 
 // metaFor returns the modern request _meta for a call with these
 // interactions: what the caller of this call can answer is what the upstream
-// is told, request by request.
+// is told, request by request. Each capability set's _meta is built once per
+// session.
 func (s *session) metaFor(in *Interactions) (json.RawMessage, error) {
-	caps, key := in.capabilities(Offer{})
-	if m, ok := s.metas.Load(key); ok {
-		return m.(json.RawMessage), nil
+	set := in.capBits(Offer{})
+	if m := s.metas[set].Load(); m != nil {
+		return *m, nil
 	}
-	m, err := mcp.RequestMeta(mcp.Latest, caps, s.e.clientInfo)
+	m, err := mcp.RequestMeta(mcp.Latest, capSets[set].json, s.e.clientInfo)
 	if err != nil {
 		return nil, err
 	}
-	s.metas.Store(key, m)
+	s.metas[set].Store(&m)
 	return m, nil
 }

@@ -72,7 +72,7 @@ type session struct {
 	// info and meta are written only by setup, before ready is set; after
 	// that they never change, so requests read them without locking.
 	info  Info
-	metas sync.Map // capability key → modern request _meta, built once per set
+	metas [len(capSets)]atomic.Pointer[json.RawMessage] // modern request _meta by capability set (capBits)
 
 	pool poolState // guarded by Client.mu
 
