@@ -88,7 +88,7 @@ func (u *UI) ssoCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	who := ssoName(claims)
 	if _, err := u.ssoAdmin(r.Context(), claims); err != nil {
-		u.ssoRefused(w, http.StatusForbidden, "Signed in as "+who+", but that identity is not a proxy admin on this gateway, so it cannot use the admin UI.")
+		u.ssoRefused(w, http.StatusForbidden, "Signed in as "+who+", but that identity is not a proxy admin on this gateway, so it cannot use the admin UI. An admin can give its user the proxy_admin role.")
 		return
 	}
 	id, _ := u.cfg.Sessions.createSSO(claims, who, expires)
