@@ -26,7 +26,12 @@ const (
 // readUISSO reads the UI's SSO settings; nil when GENERIC_CLIENT_ID is unset. Errors name
 // the variable, never its value.
 func readUISSO(lookupEnv func(string) (string, bool)) (*ui.SSOConfig, error) {
-	get := func(name string) string { v, _ := lookupEnv(name); return strings.TrimSpace(v) }
+	get := func(name string) string {
+		if v, ok := lookupEnv(name); ok {
+			return strings.TrimSpace(v)
+		}
+		return ""
+	}
 	id := get(genericClientIDEnv)
 	if id == "" {
 		return nil, nil
