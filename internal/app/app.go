@@ -139,7 +139,9 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		return nil, errors.Join(err, closeStore(st))
 	}
 	a.metrics = a.newMetrics(o, cfg)
-	a.ui = newUIState(env, a.upstreamOpen)
+	if a.ui, err = newUIState(env, a.upstreamOpen); err != nil {
+		return nil, errors.Join(err, closeStore(st))
+	}
 	a.pins = newPinState(st, o.log, a.metrics)
 	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
 	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key

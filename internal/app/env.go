@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/seal"
+	"github.com/mcpgw/mcpgw/internal/ui"
 )
 
 // Env holds the environment variables the gateway reads besides the config file's references.
@@ -30,6 +31,9 @@ type Env struct {
 	ProxyBaseURL string
 	// DisableUI is DISABLE_ADMIN_UI=true: no admin UI at /ui.
 	DisableUI bool
+	// UISSO is the admin UI's sign-in through an OpenID provider (GENERIC_CLIENT_ID and
+	// friends); nil: none.
+	UISSO *ui.SSOConfig
 }
 
 // ReadEnv reads the gateway's environment variables through lookupEnv.
@@ -67,6 +71,11 @@ func ReadEnv(lookupEnv func(string) (string, bool)) (Env, error) {
 	e.PermitWeak = strings.EqualFold(strings.TrimSpace(v), "true")
 	v, _ = lookupEnv("DISABLE_ADMIN_UI")
 	e.DisableUI = strings.EqualFold(strings.TrimSpace(v), "true")
+	sso, err := readUISSO(lookupEnv)
+	if err != nil {
+		return e, err
+	}
+	e.UISSO = sso
 	e.Separator = ConfigOptions(lookupEnv).ToolPrefixSeparator
 	if e.Separator == "" {
 		e.Separator = "-"
@@ -85,6 +94,7 @@ func ConfigOptions(lookupEnv func(string) (string, bool)) config.Options {
 var gatewaySecrets = map[string]bool{
 	"LITELLM_MASTER_KEY": true, "LITELLM_SALT_KEY": true, "DATABASE_URL": true,
 	"REDIS_PASSWORD": true, "REDIS_URL": true, "REDIS_USERNAME": true,
+	"GENERIC_CLIENT_SECRET": true,
 }
 
 // deniedToAPI reports whether a server config posted through the API (a

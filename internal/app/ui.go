@@ -15,15 +15,24 @@ type uiState struct {
 	live     *ui.Live
 	upstream func() ui.Upstream
 	sep      string
+	sso      *ui.SSO // nil: no sign-in through an OpenID provider
 }
 
 // newUIState builds the UI's state unless env turns the UI off; upstream
 // reads the upstream sessions and listens open for the servers page.
-func newUIState(env Env, upstream func() ui.Upstream) *uiState {
+func newUIState(env Env, upstream func() ui.Upstream) (*uiState, error) {
 	if env.DisableUI {
-		return nil
+		return nil, nil
 	}
-	return &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0), upstream: upstream, sep: env.Separator}
+	u := &uiState{sessions: ui.NewSessions(0, 0, 0), live: ui.NewLive(0, 0), upstream: upstream, sep: env.Separator}
+	if env.UISSO != nil {
+		sso, err := ui.NewSSO(*env.UISSO)
+		if err != nil {
+			return nil, err
+		}
+		u.sso = sso
+	}
+	return u, nil
 }
 
 // upstreamOpen is what the metrics export as mcpgw_upstream_sessions_open
@@ -52,12 +61,18 @@ func (u *uiState) sink() observe.Sink {
 }
 
 // register adds the UI's routes for one generation to mux: its sessions are
-// checked with authn, and it drives the generation's own routes (api).
-func (u *uiState) register(mux *http.ServeMux, authn *identity.Authenticator, api http.Handler) {
+// checked with authn (SSO identities with claims), and it drives the
+// generation's own routes (api).
+func (u *uiState) register(mux *http.ServeMux, authn *identity.Authenticator, api http.Handler, claims ui.ClaimsCaller,
+	public func(*http.Request) string) {
 	if u == nil {
 		return
 	}
-	ui.New(ui.Config{Sessions: u.sessions, Live: u.live, Upstream: u.upstream, Auth: authn.Authenticate, API: api, Detach: detach, Separator: u.sep}).Register(mux)
+	c := ui.Config{Sessions: u.sessions, Live: u.live, Upstream: u.upstream, Auth: authn.Authenticate, API: api, Detach: detach, Separator: u.sep}
+	if u.sso != nil {
+		c.SSO, c.Claims, c.PublicBase = u.sso, claims, public
+	}
+	ui.New(c).Register(mux)
 }
 
 // close ends the activity streams (shutdown).

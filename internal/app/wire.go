@@ -231,7 +231,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		jwks.Set = signer.JWKS()
 	}
 	jwks.Register(g.mux)
-	s.ui.register(g.mux, authn, g.mux)
+	s.ui.register(g.mux, authn, g.mux, uiClaims(cfg, s.store), publicURL.Base)
 	if s.metrics != nil {
 		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
 	}

@@ -142,13 +142,16 @@ func webhookClient(c *http.Client) *http.Client {
 // Authenticate establishes the caller of one HTTP request. method is the MCP method or the HTTP
 // route, passed to the webhook. Failures are *Error values.
 //
-// Order: an open gateway (no master key and no webhook, only possible with PermitWeak) admits
+// Order: a context carrying a session check (WithSession) is decided by that check alone; an open gateway (no master key and no webhook, only possible with PermitWeak) admits
 // every request as proxy_admin; a request without a credential is refused with 401; with a
 // webhook configured the webhook decides every key, the master key included, and its identity
 // governs; without one the master key is recognised locally and any other key is looked up in
 // the key store (Config.Keys): unknown, blocked or expired keys are refused with 401, and
 // without a store every other key is refused with 401.
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, method string) (*Caller, error) {
+	if c, ok, err := sessionCaller(ctx); ok {
+		return c, err
+	}
 	key, _ := Credential(r)
 	var digest [sha256.Size]byte
 	keyHash := ""

@@ -127,6 +127,14 @@
 //     a lookup failure 503), so policy applies one decision to keys and tokens; a JWT caller has
 //     no key level (no own lists, no KeyHash), and its Authorization is never forwarded upstream
 //     because Credential reports that the credential came from Authorization.
+//   - ClaimRule is that claim-to-Caller rule on its own, for identities whose token was
+//     verified elsewhere (the admin UI's OIDC sign-in verifies ID tokens for its own client
+//     id): one rule decides who is the proxy admin, whichever way the token arrived.
+//   - WithSession: a context may carry a SessionCheck, and Authenticate with that context
+//     calls it instead of reading a credential. Only in-process code can set a context, so no
+//     request from the network carries one; the admin UI uses it to call the management
+//     routes as an SSO identity that holds no gateway credential, and the check re-reads the
+//     UI session on every authentication, so a session that ended stops its calls too.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity

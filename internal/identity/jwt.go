@@ -160,33 +160,57 @@ func (j *jwtAuth) authenticate(ctx context.Context, r *http.Request, raw string)
 	if err != nil {
 		return nil, err
 	}
-	c := &Caller{UserID: claimString(claims, j.cfg.UserIDField), TeamID: claimString(claims, j.cfg.TeamIDField),
-		OrgID: claimString(claims, j.cfg.OrgIDField), EndUserID: claimString(claims, j.cfg.EndUserIDField),
+	return (&ClaimRule{cfg: j.cfg}).Caller(ctx, claims)
+}
+
+// ClaimRule maps verified token claims to a Caller: the litellm_jwtauth fields, the admin
+// scope, the allowed roles and the stored levels. It is the rule every JWT caller is decided
+// by, exported for identities whose token was verified elsewhere (the admin UI's OIDC
+// sign-in), so there is one rule, not two.
+type ClaimRule struct {
+	cfg JWTConfig
+}
+
+// NewClaimRule returns the rule of cfg's claim fields, admin scope, roles and Levels; the key
+// URLs, issuers and audiences are not used (the caller has verified the token).
+func NewClaimRule(cfg JWTConfig) *ClaimRule {
+	if cfg.UserIDField == "" {
+		cfg.UserIDField = DefaultUserIDClaim
+	}
+	return &ClaimRule{cfg: cfg}
+}
+
+// Caller maps verified claims to a Caller. Failures are *Error values (403 for a role not
+// allowed or a blocked level, 503 when the levels cannot be read).
+func (cr *ClaimRule) Caller(ctx context.Context, claims map[string]any) (*Caller, error) {
+	cfg := cr.cfg
+	c := &Caller{UserID: claimString(claims, cfg.UserIDField), TeamID: claimString(claims, cfg.TeamIDField),
+		OrgID: claimString(claims, cfg.OrgIDField), EndUserID: claimString(claims, cfg.EndUserIDField),
 		Role: RoleInternalUser, Claims: claims}
 	if c.TeamID == "" {
-		if teams := claimStrings(claims, j.cfg.TeamIDsField); len(teams) > 0 {
+		if teams := claimStrings(claims, cfg.TeamIDsField); len(teams) > 0 {
 			c.TeamID = teams[0]
 		} else {
-			c.TeamID = j.cfg.TeamIDDefault
+			c.TeamID = cfg.TeamIDDefault
 		}
 	}
-	if j.cfg.UserRolesField != "" && len(j.cfg.UserAllowedRoles) > 0 {
-		roles := claimStrings(claims, j.cfg.UserRolesField)
-		if !slices.ContainsFunc(roles, func(s string) bool { return slices.Contains(j.cfg.UserAllowedRoles, s) }) {
+	if cfg.UserRolesField != "" && len(cfg.UserAllowedRoles) > 0 {
+		roles := claimStrings(claims, cfg.UserRolesField)
+		if !slices.ContainsFunc(roles, func(s string) bool { return slices.Contains(cfg.UserAllowedRoles, s) }) {
 			return nil, &Error{Status: 403, Message: "token's roles are not allowed on this gateway"}
 		}
 	}
-	if j.cfg.AdminScope != "" && slices.Contains(tokenScopes(claims), j.cfg.AdminScope) {
+	if cfg.AdminScope != "" && slices.Contains(tokenScopes(claims), cfg.AdminScope) {
 		c.IsMaster, c.Role = true, RoleProxyAdmin
 		return c, nil
 	}
 	if len(c.EndUserID) > maxEndUserID {
 		return nil, &Error{Status: 403, Message: fmt.Sprintf("token's end user id is longer than %d bytes", maxEndUserID)}
 	}
-	if j.cfg.Levels == nil {
+	if cfg.Levels == nil {
 		return c, nil
 	}
-	lv, err := j.cfg.Levels(ctx, c.UserID, c.TeamID, c.OrgID, c.EndUserID)
+	lv, err := cfg.Levels(ctx, c.UserID, c.TeamID, c.OrgID, c.EndUserID)
 	if err != nil {
 		return nil, errUnavailable()
 	}

@@ -30,6 +30,28 @@
 //     ends), DefaultIdle (30 min unused) and DefaultLifetime (12 h after sign-in).
 //     Rejected: a sealed cookie carrying the key (a copy of the credential in every browser
 //     request and in every cookie jar).
+//   - Sign-in through an OpenID provider (SSO, Config.SSO): the authorization-code flow with
+//     PKCE (S256), a random state and nonce; the provider is discovered from its issuer at
+//     the first sign-in (a provider down at start-up delays nothing; a failed discovery is
+//     not remembered). The ID token is verified with go-oidc (signature by the discovered
+//     key set, issuer, audience = the client id, expiry) and its nonce compared. Who is
+//     admitted is Config.Claims: the identity package's ClaimRule, the rule JWT callers are
+//     decided by, so there is one admin rule; only proxy_admin gets a session, any other
+//     identity a page saying so. An SSO session keeps the verified claims (never a token),
+//     re-applies the rule on every request, and ends at the ID token's expiry at the latest
+//     (no refresh, no extension). The UI's API calls act as it in-process through
+//     identity.WithSession, since it holds no gateway credential.
+//   - A pending sign-in is bound to its browser by a cookie (SameSite=Lax, Path=/ui/sso: the
+//     provider's redirect back is a cross-site navigation, which a Strict cookie would not
+//     accompany); its state is taken on the first callback that presents it, whatever the
+//     outcome, so it is good once. Bounds: DefaultMaxPending (1000; beyond it the oldest is
+//     forgotten) and DefaultPendingTTL (10 min); one request to the provider is bounded by
+//     DefaultSSOTimeout (10 s). The callback answers a page that moves on by itself (meta
+//     refresh) rather than a redirect: a redirect would still be the provider's cross-site
+//     navigation, and the Strict session cookie would not be sent with it. Starting a
+//     sign-in is a link, not a form: the login page's form-action 'self' would refuse a
+//     form's redirect to the provider; a start another site triggers (Sec-Fetch-Site
+//     cross-site) is refused. The provider's answers are never shown or logged.
 //   - State-changing requests (any method but GET and HEAD, sign-in and sign-out included)
 //     need the same origin: Sec-Fetch-Site same-origin when sent, and an Origin naming this
 //     scheme and host (a request with neither is refused), and the session's CSRF token in

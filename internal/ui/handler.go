@@ -52,6 +52,14 @@ type Config struct {
 	Separator string
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// SSO, with Claims, offers sign-in through an OpenID provider; nil: none.
+	SSO *SSO
+	// Claims maps an SSO identity's ID token claims to the caller, by the
+	// gateway's rule for JWT callers; nil: no SSO sign-in.
+	Claims ClaimsCaller
+	// PublicBase is the gateway's public base URL for a request, for the
+	// SSO redirect URI; nil: the request's own scheme and host.
+	PublicBase func(*http.Request) string
 }
 
 // Upstream is the gateway's open upstream state, as its metrics export it.
@@ -108,6 +116,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 	mux.Handle("GET /ui/events", u.secure(http.HandlerFunc(u.events)))
 	mux.Handle("GET /ui/stats", u.secure(http.HandlerFunc(u.stats)))
 	mux.Handle("POST /ui/mcp", u.secure(http.HandlerFunc(u.mcp)))
+	u.registerSSO(mux)
 }
 
 // secure sets the headers every UI answer carries.
@@ -125,8 +134,8 @@ func (u *UI) secure(next http.Handler) http.Handler {
 }
 
 // signedIn is the request's session and caller when its cookie names a
-// live session whose key is still an admin's; otherwise the session (if
-// any) is ended and ok is false.
+// live session whose key (or SSO identity) is still an admin's; otherwise
+// the session (if any) is ended and ok is false.
 func (u *UI) signedIn(r *http.Request) (id string, sess *session, who *identity.Caller, ok bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
@@ -136,7 +145,7 @@ func (u *UI) signedIn(r *http.Request) (id string, sess *session, who *identity.
 	if sess == nil {
 		return "", nil, nil, false
 	}
-	who, err = u.admin(r.Context(), sess.key)
+	who, err = u.sessionAdmin(r.Context(), sess)
 	if err != nil {
 		u.cfg.Sessions.end(c.Value)
 		return "", nil, nil, false

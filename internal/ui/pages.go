@@ -20,6 +20,8 @@ type pageData struct {
 	Error string
 	// Sep joins server and tool or prompt names in aggregate lists.
 	Sep string
+	// SSO offers sign-in through the OpenID provider on the sign-in page.
+	SSO bool
 }
 
 func (u *UI) render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -51,7 +53,7 @@ func (u *UI) loginForm(w http.ResponseWriter, r *http.Request) {
 func (u *UI) showLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	token := randomToken()
 	setCookie(w, r, loginCookie, token, 600)
-	u.render(w, status, "login.html", pageData{Page: "login", CSRF: token, Error: msg})
+	u.render(w, status, "login.html", pageData{Page: "login", CSRF: token, Error: msg, SSO: u.ssoOn()})
 }
 
 // login signs in with the master key or a proxy_admin key: same origin,

@@ -26,7 +26,7 @@ const recheckEvery = 10 * time.Second
 // Content-Type and Accept reach the route: no cookie, no header of the
 // browser's choosing.
 func (u *UI) proxy(w http.ResponseWriter, r *http.Request) {
-	_, sess, _, ok := u.signedIn(r)
+	id, sess, _, ok := u.signedIn(r)
 	if !ok {
 		refuse(w, http.StatusUnauthorized, "not signed in")
 		return
@@ -47,8 +47,7 @@ func (u *UI) proxy(w http.ResponseWriter, r *http.Request) {
 			in.Header.Set(h, v)
 		}
 	}
-	in.Header.Set("Authorization", "Bearer "+sess.key)
-	u.cfg.API.ServeHTTP(w, in)
+	u.cfg.API.ServeHTTP(w, u.actAs(in, id, sess))
 }
 
 func allowedRoute(route string) bool {

@@ -17,9 +17,13 @@ const (
 )
 
 // session is one signed-in browser: the key it signed in with (kept only
-// here, in memory, to act as that identity), its CSRF token and its times.
+// here, in memory, to act as that identity), or for a sign-in through the
+// OpenID provider the verified ID token's claims and its expiry; its CSRF
+// token and its times.
 type session struct {
 	key      string
+	claims   map[string]any // an SSO session's verified ID token claims; nil for a key's
+	expires  time.Time      // an SSO session's ID token expiry; zero for a key's
 	csrf     string
 	who      string
 	created  time.Time
@@ -63,8 +67,18 @@ func randomToken() string {
 // create starts a session for key and returns its id. Expired sessions go
 // first; when the set is still full the least recently used one goes.
 func (s *Sessions) create(key, who string) (id string, sess *session) {
+	return s.add(&session{key: key, who: who})
+}
+
+// createSSO starts a session for an identity signed in through the OpenID
+// provider: it ends at the ID token's expiry at the latest, never later.
+func (s *Sessions) createSSO(claims map[string]any, who string, expires time.Time) (id string, sess *session) {
+	return s.add(&session{claims: claims, who: who, expires: expires})
+}
+
+func (s *Sessions) add(sess *session) (id string, _ *session) {
 	now := s.now()
-	sess = &session{key: key, csrf: randomToken(), who: who, created: now, lastUsed: now}
+	sess.csrf, sess.created, sess.lastUsed = randomToken(), now, now
 	id = randomToken()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,7 +125,8 @@ func (s *Sessions) Len() int {
 }
 
 func (s *Sessions) expired(sess *session, now time.Time) bool {
-	return now.Sub(sess.lastUsed) > s.idle || now.Sub(sess.created) > s.lifetime
+	return now.Sub(sess.lastUsed) > s.idle || now.Sub(sess.created) > s.lifetime ||
+		(!sess.expires.IsZero() && !now.Before(sess.expires))
 }
 
 func (s *Sessions) sweep(now time.Time) {
