@@ -122,7 +122,8 @@ type Sink interface {
 
 // Observer fans records out to its sinks. A nil Observer observes nothing.
 type Observer struct {
-	sinks []Sink
+	sinks     []Sink
+	readsMeta bool // a sink is a ContextReader
 }
 
 // New returns an Observer over sinks (nil ones dropped), or nil when none
@@ -137,7 +138,7 @@ func New(sinks ...Sink) *Observer {
 	if len(kept) == 0 {
 		return nil
 	}
-	return &Observer{sinks: kept}
+	return &Observer{sinks: kept, readsMeta: readsMeta(kept)}
 }
 
 // Enabled reports whether anything listens; callers skip building records

@@ -9,11 +9,11 @@ type ContextReader interface {
 }
 
 // ReadsMeta reports whether a sink reads Request.Meta.
-func (o *Observer) ReadsMeta() bool {
-	if o == nil {
-		return false
-	}
-	for _, s := range o.sinks {
+func (o *Observer) ReadsMeta() bool { return o != nil && o.readsMeta }
+
+// readsMeta reports whether one of sinks is a ContextReader.
+func readsMeta(sinks []Sink) bool {
+	for _, s := range sinks {
 		if _, ok := s.(ContextReader); ok {
 			return true
 		}

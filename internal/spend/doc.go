@@ -20,8 +20,16 @@
 //   - The Writer never blocks a call: Add puts the row on a bounded queue (DefaultQueueSize
 //     10 000 rows) and returns; when the queue is full the row is dropped and counted
 //     (Stats.Dropped, logged at shutdown). A goroutine commits a batch when DefaultBatchSize
-//     (500) rows are waiting or DefaultFlushInterval (50 ms) after the first of them, in one
-//     store transaction that also adds to the keys' and teams' spend and the daily rollup. A
+//     (500) rows are waiting, or DefaultFlushInterval (50 ms) after the first of them that
+//     costs something, or DefaultFreeFlushInterval (1 s) after the first row when none of
+//     them costs anything, in one store transaction that also adds to the keys' and teams'
+//     spend and the daily rollup. Why two intervals: a commit's cost is mostly per commit,
+//     not per row, and rows that cost 0 (every call of a server without
+//     mcp_server_cost_info) change no spend a budget reads, so they wait for more rows to
+//     share a commit; /spend/logs and the rollup show them up to a second later (LiteLLM
+//     batches its spend writes for several seconds). A row that costs something is written
+//     50 ms after it, with the free rows before it. Rows' request_ids are time-ordered
+//     (store.NewTimeID), so a batch appends to the indexes. A
 //     failed write is retried 3 times 100 ms apart, then its rows are counted as failed. At
 //     ~2 000 rows per second and a few ms per batch the queue holds minutes of Postgres
 //     trouble before dropping anything; a bigger queue would only hold more memory (each

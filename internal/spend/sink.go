@@ -81,7 +81,7 @@ func (s *Sink) EndRequest(_ context.Context, r *observe.Request) {
 	if callType == store.CallTypeTool && r.Server != "" && r.Fault == 0 && r.ErrorCode == 0 && r.Status < 400 {
 		r.Cost = s.Cost(r.Server, r.Target)
 	}
-	s.w.Add(store.SpendRow{RequestID: store.NewID(), CallType: callType, Model: r.Target, Server: r.Server,
+	s.w.Add(store.SpendRow{RequestID: store.NewTimeID(r.Start), CallType: callType, Model: r.Target, Server: r.Server,
 		APIKey: r.Caller.KeyHash, KeyAlias: r.Caller.KeyAlias, TeamID: r.Caller.Team, UserID: r.Caller.User,
 		EndUser: r.Caller.EndUser, OrganizationID: r.Caller.Org, Status: status, Fault: faultName, Spend: r.Cost,
 		StartTime: r.Start, EndTime: r.Start.Add(r.Duration)})

@@ -18,8 +18,12 @@ const (
 	DefaultQueueSize = 10000
 	// DefaultBatchSize is how many rows one write commits at most.
 	DefaultBatchSize = 500
-	// DefaultFlushInterval is how long a row waits for more to share its write.
+	// DefaultFlushInterval is how long a row that costs something waits for more to share
+	// its write: a budget sees it after that, plus the write.
 	DefaultFlushInterval = 50 * time.Millisecond
+	// DefaultFreeFlushInterval is how long a row that costs nothing waits: it changes no
+	// spend a budget reads, only what /spend/logs and the daily rollup show.
+	DefaultFreeFlushInterval = time.Second
 	// retries is how many times a failed write is tried again, 100 ms apart, before its
 	// rows are counted as failed.
 	retries = 3
@@ -32,7 +36,10 @@ type WriterConfig struct {
 	QueueSize     int
 	BatchSize     int
 	FlushInterval time.Duration
-	Logger        *slog.Logger
+	// FreeFlushInterval is FlushInterval for a batch of rows that all cost 0; never less
+	// than FlushInterval.
+	FreeFlushInterval time.Duration
+	Logger            *slog.Logger
 }
 
 // Stats is what a Writer has done so far.
@@ -76,6 +83,10 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = DefaultFlushInterval
 	}
+	if cfg.FreeFlushInterval <= 0 {
+		cfg.FreeFlushInterval = DefaultFreeFlushInterval
+	}
+	cfg.FreeFlushInterval = max(cfg.FreeFlushInterval, cfg.FlushInterval)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -123,24 +134,40 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// run collects rows into batches, writing one when it is full or its first row has
-// waited FlushInterval, until Close; then it drains the queue.
+// run collects rows into batches, writing one when it is full, or when its first row has
+// waited FreeFlushInterval, or its first row that costs something FlushInterval, until
+// Close; then it drains the queue.
 func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]store.SpendRow, 0, w.cfg.BatchSize)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var due time.Time // when batch is written at the latest
+	costs := false    // a row of batch costs something
 	flush := func() {
 		if len(batch) > 0 {
 			w.write(batch)
 			batch = batch[:0]
 		}
+		costs = false
 	}
 	for {
 		select {
 		case r := <-w.queue:
-			if len(batch) == 0 {
-				timer.Reset(w.cfg.FlushInterval)
+			switch now := time.Now(); {
+			case len(batch) == 0:
+				costs = r.Spend != 0
+				due = now.Add(w.cfg.FreeFlushInterval)
+				if costs {
+					due = now.Add(w.cfg.FlushInterval)
+				}
+				timer.Reset(due.Sub(now))
+			case r.Spend != 0 && !costs:
+				costs = true
+				if d := now.Add(w.cfg.FlushInterval); d.Before(due) {
+					due = d
+					timer.Reset(d.Sub(now))
+				}
 			}
 			batch = append(batch, r)
 			if len(batch) == w.cfg.BatchSize {

@@ -56,7 +56,7 @@ func row(i int) store.SpendRow {
 
 func TestWriterBatchesBySizeAndInterval(t *testing.T) {
 	rec := &recorder{}
-	w := NewWriter(WriterConfig{Record: rec.record, BatchSize: 3, FlushInterval: 30 * time.Millisecond})
+	w := NewWriter(WriterConfig{Record: rec.record, BatchSize: 3, FlushInterval: 30 * time.Millisecond, FreeFlushInterval: 30 * time.Millisecond})
 	for i := range 7 {
 		if !w.Add(row(i)) {
 			t.Fatal("a row was refused with room in the queue")
@@ -75,6 +75,30 @@ func TestWriterBatchesBySizeAndInterval(t *testing.T) {
 	st := w.Stats()
 	if st.Queued != 7 || st.Written != 7 || st.Dropped != 0 || st.Failed != 0 || st.MaxLag <= 0 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWriterFlushesCostlyRowsSooner: a batch of rows that cost nothing waits
+// FreeFlushInterval; a row that costs something is written FlushInterval after it
+// arrives, with the free rows queued before it.
+func TestWriterFlushesCostlyRowsSooner(t *testing.T) {
+	rec := &recorder{}
+	w := NewWriter(WriterConfig{Record: rec.record, FlushInterval: 20 * time.Millisecond, FreeFlushInterval: time.Hour})
+	defer func() { _ = w.Close(context.Background()) }()
+	w.Add(row(0))
+	time.Sleep(100 * time.Millisecond)
+	if got := rec.sizes(); len(got) != 0 {
+		t.Fatalf("a free row was written after 100 ms: %v, want it held for FreeFlushInterval", got)
+	}
+	costly := row(1)
+	costly.Spend = 0.5
+	w.Add(costly)
+	deadline := time.Now().Add(5 * time.Second)
+	for w.Stats().Written < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := rec.sizes(); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("batches %v, want the free and the costly row written together, soon", got)
 	}
 }
 

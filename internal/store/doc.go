@@ -20,6 +20,20 @@
 //   - SQLite settings: WAL journal (readers never wait for the writer), busy_timeout 5 s (a
 //     write waits for the write lock instead of failing), BEGIN IMMEDIATE transactions (a
 //     read-then-write transaction cannot deadlock on lock upgrade).
+//   - SQLite durability: keys, teams, users, servers and every other write commit with
+//     SQLite's default synchronous=FULL (the WAL is fsynced at each commit). RecordSpend
+//     writes through a connection of its own (one, so batches queue in the spend writer)
+//     opened with synchronous=NORMAL, a per-connection setting: its commits are not fsynced,
+//     the WAL is synced at checkpoints and by the next FULL commit of any connection. In WAL
+//     mode that never corrupts the database; a power loss or an OS crash (not a crash of the
+//     gateway, whose writes the OS already holds) may lose the spend batches committed
+//     since the last sync, i.e. the last moments' spend_logs rows and the spend they added
+//     to keys and teams. The fsync was most of a spend commit's cost (measured in
+//     docs/benchmarks.md, "Control plane cost, round 2"), paid a few times a second by
+//     every busy gateway; losing a second of audit rows on a power cut is the price, and a
+//     deployment that cannot pay it keeps its store on Postgres. No config switch: nobody
+//     has asked for spend rows more durable than the keys' own database on Postgres.
+//     Postgres writes spend with the server's synchronous_commit, like every other write.
 //   - Postgres writes take a transaction-scoped advisory lock (pg_advisory_xact_lock) first:
 //     write transactions run one at a time across every replica, as on SQLite, so a
 //     read-then-write (Update, the key_alias check) sees every earlier write and no concurrent
@@ -114,7 +128,9 @@
 //     api_key, team_id, user, end_user, spend, start/end time; plus mcp_server, key_alias,
 //     status and fault), daily_spend the rollup per UTC day, key, team and server, and keys
 //     and teams gain spend and max_budget. RecordSpend writes a batch in one transaction:
-//     multi-row INSERTs of at most 500 rows, one UPDATE per key and per team charged, one
+//     multi-row INSERTs of at most 500 rows (request_id a time-ordered UUID, NewTimeID, so
+//     rows append to the primary key's index: a random one put each row of a batch on a
+//     page of its own, and a commit wrote one WAL page per row), one UPDATE per key and per team charged, one
 //     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row. It
 //     touches the cache keys of the keys and teams whose spend changed, so budgets are
 //     checked against the new spend on every replica; rows that cost nothing touch nothing,

@@ -40,9 +40,12 @@ var (
 
 // Store is the gateway's persistent state (keys); it is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	cache *keyCache
-	now   func() time.Time
+	db *sql.DB
+	// spendDB is the connection RecordSpend writes through on SQLite (synchronous=NORMAL);
+	// nil on Postgres, which writes spend through db.
+	spendDB *sql.DB
+	cache   *keyCache
+	now     func() time.Time
 	// pg is set on Postgres: writes take the write lock and notify the other replicas, and
 	// its listener forgets what they changed.
 	pg *pgState
@@ -80,6 +83,27 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 	// end the path, and the store would open another file.
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		uriPathEscaper.Replace(path), busyTimeout.Milliseconds())
+	db, err := openSQLite(ctx, path, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, db, goose.DialectSQLite3, opts.logger()); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	// The spend log's own connection: synchronous is a per-connection setting (see the
+	// package doc for the trade-off); one connection, so its writes queue in the writer.
+	spendDB, err := openSQLite(ctx, path, dsn+"&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	spendDB.SetMaxOpenConns(1)
+	return &Store{db: db, spendDB: spendDB, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
+}
+
+// openSQLite opens the database at path through dsn and checks that it answers.
+func openSQLite(ctx context.Context, path, dsn string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -88,11 +112,7 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := migrate(ctx, db, goose.DialectSQLite3, opts.logger()); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
+	return db, nil
 }
 
 // migrate applies the embedded migrations not yet applied, with goose's options for dialect.
@@ -128,6 +148,9 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	if s.pg != nil {
 		s.pg.listener.stop()
+	}
+	if s.spendDB != nil {
+		_ = s.spendDB.Close()
 	}
 	return s.db.Close()
 }
@@ -167,7 +190,12 @@ func (t *tx) touch(keys ...string) { t.changed = append(t.changed, keys...) }
 // inTx runs f in a transaction, committed only when f succeeds; the lookups f touched are
 // forgotten on this replica whether or not it commits.
 func (s *Store) inTx(ctx context.Context, f func(*tx) error) error {
-	sqlTx, err := s.db.BeginTx(ctx, nil)
+	return s.inTxOn(ctx, s.db, f)
+}
+
+// inTxOn is inTx on db.
+func (s *Store) inTxOn(ctx context.Context, db *sql.DB, f func(*tx) error) error {
+	sqlTx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}

@@ -171,7 +171,7 @@ func deleteKeysWhere(ctx context.Context, tx *tx, col, id string) error {
 }
 
 // NewID returns a random (version 4) UUID: the id of a row created without
-// one (teams, users, organisations, servers) and of a spend row.
+// one (teams, users, organisations, servers). Spend rows take NewTimeID.
 func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)

@@ -20,6 +20,21 @@
 //     because one HTTP request may carry several MCP messages and one MCP
 //     request may be retried over several HTTP requests; a different
 //     header context is kept as a span link.
+//   - Sampled out at the root costs nothing. A request (or an upstream call
+//     outside any request) carrying no trace context of the caller's (no
+//     traceparent, tracestate or baggage header, none of those names in
+//     params._meta) is put to the sampler first, with a new trace id,
+//     before any span is built. Dropped, it gets no span, its upstream
+//     calls none, and nothing is sent upstream: W3C Trace Context lets a
+//     sampled-out trace with no incoming context go unpropagated, and at a
+//     5 % ratio this is 95 % of the calls. Sampled, the id travels on the
+//     context to the provider's id generator, so the span the SDK starts
+//     (and samples again, to the same answer: every configurable sampler
+//     decides a root by its trace id) has it. A request that carries the
+//     caller's context is traced as before, sampled or not, and its context
+//     propagated with the sampled flag as decided. The early question leaves
+//     out the span's name and attributes (no configurable sampler reads
+//     them), so building them is spent on recorded spans only.
 //   - Both ways out. Outgoing gives the CLIENT span's context as HTTP
 //     headers (the app hands them to upstream.WithHeader) and in
 //     params._meta, set with a byte-level splice (jsonrpc.SetMember) so the

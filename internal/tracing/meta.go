@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,8 +45,15 @@ type Peer struct {
 // headers and params with it in params._meta (the caller's other _meta keys
 // kept, nothing else re-encoded). Params that are not a JSON object are
 // returned as they are.
+//
+// With no span context and no baggage on ctx (a request sampled out at its
+// root, see rootSampled) there is nothing to propagate: no header, params as
+// they are, no allocation.
 func (t *Tracer) Outgoing(ctx context.Context, peer Peer, params json.RawMessage) (http.Header, json.RawMessage) {
 	span := trace.SpanFromContext(ctx)
+	if !span.SpanContext().IsValid() && baggage.FromContext(ctx).Len() == 0 {
+		return nil, params
+	}
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String(attrTransport, peer.Transport))
 		if peer.Address != "" {

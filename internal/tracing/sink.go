@@ -43,7 +43,17 @@ func (t *Tracer) ReadsPropagatedContext() {}
 // is the trace context in params._meta when valid, else the one in the HTTP
 // headers; when both are sent and differ, the header one is a link (the
 // convention: the MCP context is the parent, the transport's is linked).
+//
+// A request with no incoming trace context is sampled first, before any span
+// work: sampled out, it gets no span and nothing is propagated for it (see
+// rootSampled).
 func (t *Tracer) StartRequest(ctx context.Context, r *observe.Request) context.Context {
+	if !hasIncoming(r) {
+		var ok bool
+		if ctx, ok = t.rootSampled(ctx, trace.SpanKindServer); !ok {
+			return ctx
+		}
+	}
 	parent, link := t.remote(ctx, r)
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(r.Start),
 		trace.WithAttributes(requestAttrs(r)...)}
@@ -103,26 +113,40 @@ func requestAttrs(r *observe.Request) []attribute.KeyValue {
 // adds the outcome and ends it at the record's end.
 func (t *Tracer) EndRequest(ctx context.Context, r *observe.Request) {
 	span := trace.SpanFromContext(ctx)
-	if span.IsRecording() {
-		span.SetName(spanName(r.Method, r.Target))
-		span.SetAttributes(targetAttrs(r.Method, r.Target)...)
-		if r.Server != "" {
-			span.SetAttributes(attribute.String(attrUpstreamServer, r.Server))
-		}
-		if r.Status != 0 {
-			span.SetAttributes(attribute.Int(attrHTTPStatus, r.Status))
-		}
-		if r.ErrorCode != 0 {
-			span.SetAttributes(attribute.String(attrRPCStatus, strconv.FormatInt(r.ErrorCode, 10)))
-		}
-		setError(span, r.ErrorType())
+	if !span.IsRecording() { // sampled out: ending it records nothing
+		return
 	}
+	span.SetName(spanName(r.Method, r.Target))
+	span.SetAttributes(targetAttrs(r.Method, r.Target)...)
+	if r.Server != "" {
+		span.SetAttributes(attribute.String(attrUpstreamServer, r.Server))
+	}
+	if r.Status != 0 {
+		span.SetAttributes(attribute.Int(attrHTTPStatus, r.Status))
+	}
+	if r.ErrorCode != 0 {
+		span.SetAttributes(attribute.String(attrRPCStatus, strconv.FormatInt(r.ErrorCode, 10)))
+	}
+	setError(span, r.ErrorType())
 	span.End(trace.WithTimestamp(r.Start.Add(r.Duration)))
 }
 
 // StartCall starts the CLIENT span of a request sent upstream, a child of
 // the downstream request's span.
+//
+// A call under a request that was sampled out at its root (a request in
+// flight on ctx, no span) gets no span either; a call outside any request
+// with no span on ctx is a root of its own, sampled first like a request.
 func (t *Tracer) StartCall(ctx context.Context, c *observe.Call) context.Context {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		if observe.RequestFrom(ctx) != nil {
+			return ctx
+		}
+		var ok bool
+		if ctx, ok = t.rootSampled(ctx, trace.SpanKindClient); !ok {
+			return ctx
+		}
+	}
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, attribute.String(attrMethod, c.Method), attribute.String(attrUpstreamServer, c.Server))
 	if c.Protocol != "" {
@@ -140,9 +164,10 @@ func (t *Tracer) StartCall(ctx context.Context, c *observe.Call) context.Context
 // EndCall adds the call's outcome and ends its span.
 func (t *Tracer) EndCall(ctx context.Context, c *observe.Call) {
 	span := trace.SpanFromContext(ctx)
-	if span.IsRecording() {
-		setError(span, c.ErrorType())
+	if !span.IsRecording() {
+		return
 	}
+	setError(span, c.ErrorType())
 	span.End(trace.WithTimestamp(c.Start.Add(c.Duration)))
 }
 

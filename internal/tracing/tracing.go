@@ -43,6 +43,7 @@ const (
 // It is an observe.Sink; a nil Tracer is never installed.
 type Tracer struct {
 	provider *sdktrace.TracerProvider
+	sampler  sdktrace.Sampler // the provider's, asked first about roots (rootSampled)
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
 }
@@ -64,6 +65,14 @@ func New(s Settings, client *http.Client, log *slog.Logger) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
+	return build(s, sdktrace.WithBatcher(&guardedExporter{SpanExporter: exp, log: log, endpoint: endpointHost(s.Endpoint)},
+		sdktrace.WithMaxQueueSize(MaxQueueSize), sdktrace.WithMaxExportBatchSize(MaxExportBatchSize),
+		sdktrace.WithBatchTimeout(BatchTimeout), sdktrace.WithExportTimeout(ExportTimeout))), nil
+}
+
+// build is the Tracer for s whose spans go to the span processor processor
+// installs.
+func build(s Settings, processor sdktrace.TracerProviderOption) *Tracer {
 	sampler := s.Sampler
 	if sampler == nil {
 		sampler = sdktrace.ParentBased(sdktrace.AlwaysSample())
@@ -73,15 +82,15 @@ func New(s Settings, client *http.Client, log *slog.Logger) (*Tracer, error) {
 	provider := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler),
-		sdktrace.WithBatcher(&guardedExporter{SpanExporter: exp, log: log, endpoint: endpointHost(s.Endpoint)},
-			sdktrace.WithMaxQueueSize(MaxQueueSize), sdktrace.WithMaxExportBatchSize(MaxExportBatchSize),
-			sdktrace.WithBatchTimeout(BatchTimeout), sdktrace.WithExportTimeout(ExportTimeout)),
+		sdktrace.WithIDGenerator(idGenerator{}),
+		processor,
 	)
 	return &Tracer{
 		provider: provider,
+		sampler:  sampler,
 		tracer:   provider.Tracer("github.com/mcpgw/mcpgw"),
 		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
-	}, nil
+	}
 }
 
 // Shutdown exports the spans still queued and stops the exporter, within
