@@ -90,11 +90,11 @@ func callerUser(c *identity.Caller) string {
 // registerOAuthFlow serves the flow endpoints on mux: the vault's and the client-run flow's
 // (none when there is neither).
 func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, client *front.ClientOAuth, authn *identity.Authenticator,
-	resolve func(string) (string, bool), base func(*http.Request) string) {
+	resolve func(string) (string, bool), base func(*http.Request) string, visible func(*identity.Caller) []string) {
 	if v == nil && client == nil {
 		return
 	}
-	cfg := front.OAuthFlowConfig{Client: client, Auth: authn, Resolve: resolve, PublicBase: base}
+	cfg := front.OAuthFlowConfig{Client: client, Auth: authn, Resolve: resolve, PublicBase: base, Visible: visible}
 	if v != nil {
 		cfg.Flow = v
 	}
