@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,7 +62,11 @@ func (s *shared) newVault(servers []config.Server) *oauthvault.Vault {
 type callerTokens struct{ v *oauthvault.Vault }
 
 func (c callerTokens) Token(ctx context.Context, caller *identity.Caller, server string) (string, error) {
-	return c.v.Token(ctx, callerUser(caller), server)
+	tok, err := c.v.Token(ctx, callerUser(caller), server)
+	if errors.Is(err, oauthvault.ErrNoToken) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrCallerTokenAbsent, err)
+	}
+	return tok, err
 }
 
 func (c callerTokens) Refused(ctx context.Context, caller *identity.Caller, server, token string) (string, error) {
