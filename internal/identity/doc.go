@@ -135,6 +135,10 @@
 //     a lookup failure 503), so policy applies one decision to keys and tokens; a JWT caller has
 //     no key level (no own lists, no KeyHash), and its Authorization is never forwarded upstream
 //     because Credential reports that the credential came from Authorization.
+//   - Guardrails: a stored key's and its team's metadata.guardrails (MetadataGuardrails: a
+//     list of names, or LiteLLM's {name: bool} object) become Caller.Guardrails, which
+//     internal/guardrail runs on the caller's tool calls beside the server's; a JWT caller gets
+//     its team's. Webhook identities carry none.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity

@@ -199,7 +199,7 @@ func (j *jwtAuth) authenticate(ctx context.Context, r *http.Request, raw string)
 	if lv.BlockedBy != "" {
 		return nil, &Error{Status: 403, Message: "the token's " + lv.BlockedBy + " is blocked: an admin can unblock it"}
 	}
-	c.TeamAlias, c.TeamLimits = lv.TeamAlias, lv.TeamLimits
+	c.TeamAlias, c.TeamLimits, c.Guardrails = lv.TeamAlias, lv.TeamLimits, nonEmpty(lv.Guardrails)
 	if lv.Role != "" {
 		c.Role = lv.Role
 	}
