@@ -34,7 +34,7 @@ func jwtConfig(cfg *config.Config, st *store.Store, md *front.ResourceMetadata) 
 		UserIDField: j.UserIDField, TeamIDField: j.TeamIDField, TeamIDsField: j.TeamIDsField,
 		OrgIDField: j.OrgIDField, EndUserIDField: j.EndUserIDField, TeamIDDefault: j.TeamIDDefault,
 		AdminScope: j.AdminScope, UserRolesField: j.UserRolesField, UserAllowedRoles: j.UserAllowedRoles,
-		Levels: levelLookup(st),
+		Levels: levelLookup(st), JWKSRefetchGap: j.JWKSRefetchGap,
 	}
 }
 

@@ -32,7 +32,8 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 		out := identity.StoredKey{KeyAlias: k.Alias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
 			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
 			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked,
-			KeyLimits: identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit}}
+			KeyLimits:  identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit},
+			Guardrails: identity.MetadataGuardrails(k.Metadata)}
 		if k.Expires != nil {
 			out.Expires = *k.Expires
 		}
@@ -60,6 +61,11 @@ func resolveLevels(ctx context.Context, st *store.Store, k store.Key, endUser st
 			out.TeamAlias = t.Alias
 			out.Grants = append(out.Grants, grant(identity.LevelTeam, t.Permission))
 			out.TeamLimits = identity.Limits{RPM: t.RPMLimit, MaxParallel: t.MaxParallelRequests, ServerRPM: t.MCPRPMLimit}
+			for _, name := range identity.MetadataGuardrails(t.Metadata) {
+				if !slices.Contains(out.Guardrails, name) {
+					out.Guardrails = append(out.Guardrails, name)
+				}
+			}
 			if t.OrganizationID != "" && !slices.Contains(orgs, t.OrganizationID) {
 				orgs = append(orgs, t.OrganizationID)
 			}

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,7 +62,11 @@ func (s *shared) newVault(servers []config.Server) *oauthvault.Vault {
 type callerTokens struct{ v *oauthvault.Vault }
 
 func (c callerTokens) Token(ctx context.Context, caller *identity.Caller, server string) (string, error) {
-	return c.v.Token(ctx, callerUser(caller), server)
+	tok, err := c.v.Token(ctx, callerUser(caller), server)
+	if errors.Is(err, oauthvault.ErrNoToken) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrCallerTokenAbsent, err)
+	}
+	return tok, err
 }
 
 func (c callerTokens) Refused(ctx context.Context, caller *identity.Caller, server, token string) (string, error) {
@@ -90,11 +96,11 @@ func callerUser(c *identity.Caller) string {
 // registerOAuthFlow serves the flow endpoints on mux: the vault's and the client-run flow's
 // (none when there is neither).
 func registerOAuthFlow(mux *http.ServeMux, v *oauthvault.Vault, client *front.ClientOAuth, authn *identity.Authenticator,
-	resolve func(string) (string, bool), base func(*http.Request) string) {
+	resolve func(string) (string, bool), base func(*http.Request) string, visible func(*identity.Caller) []string) {
 	if v == nil && client == nil {
 		return
 	}
-	cfg := front.OAuthFlowConfig{Client: client, Auth: authn, Resolve: resolve, PublicBase: base}
+	cfg := front.OAuthFlowConfig{Client: client, Auth: authn, Resolve: resolve, PublicBase: base, Visible: visible}
 	if v != nil {
 		cfg.Flow = v
 	}

@@ -218,7 +218,8 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	keys.RegisterSpend(g.mux)
 	front.NewMCPServers(s.serverRoutes(authn, gw, g.front)).Register(g.mux)
 	clientOAuth := s.newClientOAuth(reg.servers)
-	registerOAuthFlow(g.mux, vault, clientOAuth, authn, reg.resolve, publicURL.Base)
+	registerOAuthFlow(g.mux, vault, clientOAuth, authn, reg.resolve, publicURL.Base,
+		func(c *identity.Caller) []string { return gw.Visible(gateway.Operation{Caller: c}) })
 	registerClientRunMetadata(g.mux, md, clientOAuth, publicURL, reg.resolve)
 	if s.pins != nil {
 		front.NewPinRoutes(s.serverRoutes(authn, gw, g.front), s.pins.pinner).Register(g.mux)

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Environment variables read for JWT auth (LiteLLM's names, and JWT_ISSUER, mcpgw's).
 const (
@@ -39,6 +42,9 @@ type JWTAuth struct {
 	UserAllowedRoles []string
 	// Scopes are the scopes the protected-resource metadata advertises (mcpgw's scopes_supported).
 	Scopes []string
+	// JWKSRefetchGap (mcpgw's jwks_refetch_gap_seconds) is the least time between two JWKS
+	// fetches of one URL prompted by unknown kids; zero means the identity package's default.
+	JWKSRefetchGap time.Duration
 }
 
 // jwtAuthKey reads enable_jwt_auth and litellm_jwtauth; false when e is neither.
@@ -73,6 +79,13 @@ func (l *loader) jwtFields(e entry, field string, j *JWTAuth) {
 			j.UserAllowedRoles = l.strList(f.v, sub)
 		case "scopes_supported":
 			j.Scopes = l.strList(f.v, sub)
+		case "jwks_refetch_gap_seconds":
+			if d, ok := l.seconds(f.v, sub); ok {
+				if d <= 0 {
+					l.errorf(f.v, "%s must be a positive number of seconds", sub)
+				}
+				j.JWKSRefetchGap = d
+			}
 		default:
 			l.warnf(f.k, "key %q in %s is not used by mcpgw (ignored)", f.key, field)
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/config"
 )
@@ -23,6 +24,7 @@ func TestJWTAuthSettings(t *testing.T) {
     user_roles_jwt_field: roles
     user_allowed_roles: [mcp]
     scopes_supported: [openid]
+    jwks_refetch_gap_seconds: 0.5
     upsert_sso_user_to_team: true
 `), config.Options{LookupEnv: lookup})
 	if err != nil {
@@ -33,7 +35,8 @@ func TestJWTAuthSettings(t *testing.T) {
 		!slices.Equal(j.Audiences, []string{"mcpgw"}) || !slices.Equal(j.Issuers, []string{"https://a.example"}) ||
 		j.UserIDField != "preferred_username" || j.TeamIDField != "azp" || j.TeamIDsField != "groups" || j.OrgIDField != "org" ||
 		j.EndUserIDField != "act.sub" || j.UserRolesField != "roles" || !slices.Equal(j.UserAllowedRoles, []string{"mcp"}) ||
-		!slices.Equal(j.Scopes, []string{"openid"}) || j.AdminScope != config.DefaultAdminJWTScope {
+		!slices.Equal(j.Scopes, []string{"openid"}) || j.AdminScope != config.DefaultAdminJWTScope ||
+		j.JWKSRefetchGap != 500*time.Millisecond {
 		t.Fatalf("JWT = %+v", j)
 	}
 	if !slices.ContainsFunc(probs, func(p config.Problem) bool {

@@ -38,7 +38,7 @@ func bad(param, format string, args ...any) error {
 
 // generateFields are /key/generate's body fields, LiteLLM's names.
 var generateFields = []string{"key_alias", "duration", "user_id", "team_id", "organization_id", "metadata",
-	"object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget", "budget_duration"}
+	"guardrails", "object_permission", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget", "budget_duration"}
 
 var permissionFields = []string{"mcp_servers", "mcp_access_groups", "mcp_tool_permissions", "mcp_toolsets", "blocked_tools"}
 
@@ -253,6 +253,9 @@ func decodeKeyFields(m map[string]json.RawMessage, now time.Time) (store.NewKey,
 		_ = json.Compact(&compact, v)
 		nk.Metadata = compact.Bytes()
 	}
+	if nk.Metadata, _, _, err = decodeGuardrails(m, nk.Metadata); err != nil {
+		return nk, err
+	}
 	if nk.Permission, err = decodePermission(m["object_permission"]); err != nil {
 		return nk, err
 	}
@@ -366,6 +369,8 @@ func keyChange(m map[string]json.RawMessage, nk store.NewKey) func(*store.Key) {
 				k.OrganizationID = nk.OrganizationID
 			case "metadata":
 				k.Metadata = nk.Metadata
+			case "guardrails":
+				k.Metadata = updatedGuardrails(m, nk.Metadata, k.Metadata)
 			case "object_permission":
 				k.Permission = nk.Permission
 			case "rpm_limit":

@@ -6,6 +6,7 @@ import (
 	"html"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
@@ -33,6 +34,9 @@ type OAuthFlowConfig struct {
 	Auth   *identity.Authenticator
 	// Resolve maps a URL server segment to the server name; false means 404.
 	Resolve func(segment string) (string, bool)
+	// Visible lists the servers a caller may use (its key's, team's and other levels'
+	// permissions); a server outside it is answered as an unknown one. Nil means every server.
+	Visible func(c *identity.Caller) []string
 	// PublicBase is the gateway's public base URL for r; nil means the request's own scheme and Host.
 	PublicBase func(r *http.Request) string
 	Logger     *slog.Logger
@@ -87,23 +91,33 @@ func (o *OAuthFlowRoutes) Register(mux *http.ServeMux) {
 func (o *OAuthFlowRoutes) server(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name, ok := o.cfg.Resolve(r.PathValue("server"))
 	if !ok || o.cfg.Flow == nil || !o.cfg.Flow.Has(name) {
-		keyError(w, http.StatusNotFound, "not_found", "server", "no server here takes a per-user OAuth authorization")
+		notFlowServer(w)
 		return "", false
 	}
 	return name, true
 }
 
-// user is the caller the request names: an authorize link's ticket, else the gateway key's
-// user. A caller that names no user cannot hold tokens.
-func (o *OAuthFlowRoutes) user(w http.ResponseWriter, r *http.Request, server string, ticketOK bool) (string, bool) {
-	if t := r.URL.Query().Get("ticket"); ticketOK && t != "" {
-		u, err := o.cfg.Flow.OpenTicket(t, server)
-		if err != nil {
-			keyError(w, http.StatusUnauthorized, "auth_error", "ticket", "the authorize link is invalid or has expired; ask for a new one")
-			return "", false
-		}
-		return u, true
+// notFlowServer is the one answer for a server that does not exist, takes no per-user token,
+// or is not the caller's to use, so the answer does not tell them apart.
+func notFlowServer(w http.ResponseWriter) {
+	keyError(w, http.StatusNotFound, "not_found", "server", "no server here takes a per-user OAuth authorization")
+}
+
+// ticketUser is the user an authorize link's ticket names for server.
+func (o *OAuthFlowRoutes) ticketUser(w http.ResponseWriter, r *http.Request, server string) (string, bool) {
+	u, err := o.cfg.Flow.OpenTicket(r.URL.Query().Get("ticket"), server)
+	if err != nil {
+		keyError(w, http.StatusUnauthorized, "auth_error", "ticket", "the authorize link is invalid or has expired; ask for a new one")
+		return "", false
 	}
+	return u, true
+}
+
+// keyed authenticates the request's gateway key, then resolves the path's server among those
+// the caller may use: a server outside the caller's permissions is answered as an unknown one
+// (404), and the caller is authenticated first, so a stranger learns nothing about which
+// servers exist. A caller that names no user cannot hold tokens.
+func (o *OAuthFlowRoutes) keyed(w http.ResponseWriter, r *http.Request) (server, user string, ok bool) {
 	caller, err := o.cfg.Auth.Authenticate(r.Context(), r, r.URL.Path)
 	if err != nil {
 		status, msg := http.StatusUnauthorized, "authentication required"
@@ -112,25 +126,39 @@ func (o *OAuthFlowRoutes) user(w http.ResponseWriter, r *http.Request, server st
 			status, msg = ae.Status, ae.Message
 		}
 		keyError(w, status, "auth_error", "", msg)
-		return "", false
+		return "", "", false
+	}
+	if server, ok = o.server(w, r); !ok {
+		return "", "", false
+	}
+	if o.cfg.Visible != nil && !slices.Contains(o.cfg.Visible(caller), server) {
+		notFlowServer(w)
+		return "", "", false
 	}
 	if caller.UserID == "" {
 		keyError(w, http.StatusForbidden, "auth_error", "user_id", "the key names no user; per-user authorizations need a key with a user_id")
-		return "", false
+		return "", "", false
 	}
-	return caller.UserID, true
+	return server, caller.UserID, true
 }
 
+// authorize starts the flow for the user an authorize link's ticket names (the gateway hands
+// the link only to a caller using the server) or, without a ticket, for the gateway key's user
+// on a server the key may use.
 func (o *OAuthFlowRoutes) authorize(w http.ResponseWriter, r *http.Request) {
 	if isClientAuthorize(r) {
 		o.clientAuthorize(w, r)
 		return
 	}
-	server, ok := o.server(w, r)
-	if !ok {
-		return
+	var server, user string
+	var ok bool
+	if r.URL.Query().Get("ticket") != "" {
+		if server, ok = o.server(w, r); ok {
+			user, ok = o.ticketUser(w, r, server)
+		}
+	} else {
+		server, user, ok = o.keyed(w, r)
 	}
-	user, ok := o.user(w, r, server, true)
 	if !ok {
 		return
 	}
@@ -171,11 +199,7 @@ func (o *OAuthFlowRoutes) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 func (o *OAuthFlowRoutes) deleteToken(w http.ResponseWriter, r *http.Request) {
-	server, ok := o.server(w, r)
-	if !ok {
-		return
-	}
-	user, ok := o.user(w, r, server, false)
+	server, user, ok := o.keyed(w, r)
 	if !ok {
 		return
 	}

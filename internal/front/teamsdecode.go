@@ -15,7 +15,7 @@ import (
 // LiteLLM uses for LLM routing and spend (models, tpm_limit, soft_budget, ...)
 // are unknown here, as they are for keys: a 400 naming the field, never silently dropped.
 var (
-	teamFields = []string{"team_id", "team_alias", "organization_id", "metadata", "object_permission",
+	teamFields = []string{"team_id", "team_alias", "organization_id", "metadata", "guardrails", "object_permission",
 		"members_with_roles", "blocked", "rpm_limit", "max_parallel_requests", "mcp_rpm_limit", "max_budget", "budget_duration"}
 	teamUpdateFields = slices.DeleteFunc(slices.Clone(teamFields), func(f string) bool { return f == "members_with_roles" })
 	memberFields     = []string{"user_id", "role"}
@@ -151,6 +151,8 @@ func decodeTeamUpdate(body []byte) (string, func(*store.Team), error) {
 				t.OrganizationID = nt.OrganizationID
 			case "metadata":
 				t.Metadata = nt.Metadata
+			case "guardrails":
+				t.Metadata = updatedGuardrails(m, nt.Metadata, t.Metadata)
 			case "object_permission":
 				t.Permission = nt.Permission
 			case "blocked":

@@ -48,6 +48,16 @@
 //     breakers and patience (see internal/catalog): a server that recently timed out is skipped
 //     at once, a slow one costs at most the patience, and the result's _meta carries
 //     "litellm.ai/server_outcomes" ({server: {status}}) as aggregate lists do.
+//   - A held listen keeps the caller's own tokens current (listen_callertoken.go): every
+//     Config.ListenTokenCheck (DefaultListenTokenCheck, 30 s) it asks the vault again for the
+//     tokens its upstream listeners were opened with (the ask also refreshes a token that is
+//     due). A changed token (refreshed here or on another replica) closes the listeners and
+//     opens them again with the new token, without a new acknowledgement; a deleted one
+//     (CallerTokens.Token wrapping ErrCallerTokenAbsent) ends the listen. A failure to read
+//     the vault keeps the listeners as they are. The check runs beside the wait of
+//     ListenFilter's set-up loop, so a listen never outlives its caller's token by more than
+//     one interval. Rejected: a notification from the vault, which would miss refreshes and
+//     deletions made on other replicas sharing the database.
 //   - Callers' own upstream tokens (callertoken.go): for servers whose credential is the
 //     caller's own OAuth token (Server.CallerToken), Config.CallerTokens (the token vault) is
 //     asked once per operation, listen or introduction for the caller's tokens of the visible

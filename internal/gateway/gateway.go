@@ -89,6 +89,10 @@ type Config struct {
 	// CallerTokens supplies callers' own tokens for CallerToken servers;
 	// nil: no caller holds one.
 	CallerTokens CallerTokens
+	// ListenTokenCheck is how often a held listen checks the caller tokens
+	// its upstream listeners were opened with (listen_callertoken.go);
+	// zero means DefaultListenTokenCheck.
+	ListenTokenCheck time.Duration
 	// Rules are the mcp_policies rules; they narrow what Policy allows, at
 	// listing and calling alike (rules.go). nil means none.
 	Rules *policy.Rules

@@ -70,11 +70,22 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		// opening is delivered.
 		d.start(targets)
 		var ended bool
+		wctx, stopWatch := context.WithCancel(ctx)
 		select {
 		case <-ctx.Done():
 		case <-set.ended:
 			ended = true
+		case c := <-cur.watchCallerTokens(wctx, &op, targets):
+			// The caller's token changed: set up again with the new one; deleted: end.
+			stopWatch()
+			set.close()
+			if c.gone {
+				return Outcome{Result: json.RawMessage(`{}`)}
+			}
+			g.ls.retoken(run, c.changed)
+			continue
 		}
+		stopWatch()
 		if !ended || !want.Persist {
 			if ended {
 				// An upstream ended its listen: the listen no longer covers

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/pinning"
 )
@@ -63,13 +64,19 @@ func New(cfg Config) *Guard {
 	return g
 }
 
-// applies returns the guardrails of mode that apply to server's calls: the default_on ones
-// and those the server names, in configuration order.
-func (g *Guard) applies(server, mode string) []*rail {
+// applies returns the guardrails of mode that apply to server's calls by caller: the
+// default_on ones, those the server names and those the caller's key or team names
+// (identity.Caller.Guardrails; nil caller: none), in configuration order. A name the caller
+// carries that no guardrail has is ignored.
+func (g *Guard) applies(server string, caller *identity.Caller, mode string) []*rail {
 	var out []*rail
 	named := g.cfg.Servers[server]
+	var own []string
+	if caller != nil {
+		own = caller.Guardrails
+	}
 	for _, r := range g.rails {
-		if slices.Contains(r.cfg.Modes, mode) && (r.cfg.DefaultOn || slices.Contains(named, r.cfg.Name)) {
+		if slices.Contains(r.cfg.Modes, mode) && (r.cfg.DefaultOn || slices.Contains(named, r.cfg.Name) || slices.Contains(own, r.cfg.Name)) {
 			out = append(out, r)
 		}
 	}
@@ -138,7 +145,7 @@ func unavailable(r *rail) *fault.Fault {
 
 // Pre runs the pre-call guardrails on a call's arguments (their string values are the texts).
 func (g *Guard) Pre(ctx context.Context, call gateway.GuardedCall, args json.RawMessage) (json.RawMessage, *fault.Fault) {
-	rs := g.applies(call.Server, config.GuardPre)
+	rs := g.applies(call.Server, call.Caller, config.GuardPre)
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -160,7 +167,7 @@ func (g *Guard) Pre(ctx context.Context, call gateway.GuardedCall, args json.Raw
 // During starts the during-call guardrails on a call's arguments; their rewrites are not
 // applied (the call is already on its way), only their blocks.
 func (g *Guard) During(ctx context.Context, call gateway.GuardedCall, args json.RawMessage) func() *fault.Fault {
-	rs := g.applies(call.Server, config.GuardDuring)
+	rs := g.applies(call.Server, call.Caller, config.GuardDuring)
 	if len(rs) == 0 {
 		return nil
 	}
@@ -193,7 +200,7 @@ func (g *Guard) During(ctx context.Context, call gateway.GuardedCall, args json.
 // Post runs the post-call guardrails on a result's texts (text content, then the strings of
 // structuredContent).
 func (g *Guard) Post(ctx context.Context, call gateway.GuardedCall, result json.RawMessage) (json.RawMessage, *fault.Fault) {
-	rs := g.applies(call.Server, config.GuardPost)
+	rs := g.applies(call.Server, call.Caller, config.GuardPost)
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -230,7 +237,7 @@ func (g *Guard) callBody(call gateway.GuardedCall, texts []string, args json.Raw
 // tool; a fail-closed guardrail that cannot be asked is an error (the tool is hidden from
 // that listing only); a fail-open one passes.
 func (g *Guard) Describe(ctx context.Context, server, tool, description string) (pinning.Verdict, error) {
-	rs := g.applies(server, config.GuardPre)
+	rs := g.applies(server, nil, config.GuardPre)
 	if len(rs) == 0 {
 		return pinning.Verdict{}, nil
 	}

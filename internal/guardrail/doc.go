@@ -21,8 +21,13 @@
 //     a guardrail redacting a value changes only that value. An answer with a different
 //     number of texts is a failure of the guardrail.
 //   - Which apply: every default_on guardrail, plus those a server names in its guardrails
-//     list (mcpgw's extension; LiteLLM selects per request or per key, which MCP callers
-//     cannot send). Pre- and post-call guardrails run in configuration order, each seeing
+//     list (mcpgw's extension), plus those the caller's key or team names in its metadata's
+//     guardrails (LiteLLM's per-key and per-team guardrails; identity.Caller.Guardrails, read
+//     by identity.MetadataGuardrails): a key's guardrails add to the server's, never remove
+//     one, and a name no configured guardrail has is ignored. Tool descriptions at listing are
+//     judged by the server's guardrails only (the catalog is shared by every caller). Per
+//     request selection (LiteLLM's request metadata) is not offered: MCP callers cannot send
+//     it. Pre- and post-call guardrails run in configuration order, each seeing
 //     the previous one's rewrite; during-call ones run in parallel.
 //   - Failures: a guardrail that times out (timeout, default 5 s), cannot be reached, answers
 //     a non-2xx status or something that is not its answer fails closed (the call is

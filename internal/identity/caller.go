@@ -63,6 +63,10 @@ type Caller struct {
 	// KeyLimits and TeamLimits are the tool-call limits set on the caller's stored key and on
 	// its team; zero for the master key and webhook identities (no limits).
 	KeyLimits, TeamLimits Limits
+
+	// Guardrails name the configured guardrails the caller's key and team ask for (LiteLLM's
+	// metadata.guardrails): they run on the caller's tool calls beside the server's own.
+	Guardrails []string
 }
 
 // Limits are one level's limits on tool calls (LiteLLM's rpm_limit, max_parallel_requests and

@@ -1,9 +1,11 @@
 package identity
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +78,20 @@ func TestWebhookHeaders(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("webhookHeaders = %v\nwant %v", got, want)
+	}
+}
+
+func TestMetadataGuardrails(t *testing.T) {
+	for meta, want := range map[string]string{
+		``:                                  "",
+		`{}`:                                "",
+		`{"guardrails":["a","","b","a",3]}`: "a,b",
+		`{"guardrails":{"b":true,"a":true,"c":false}}`: "a,b",
+		`{"guardrails":"a"}`:                           "",
+		`not json`:                                     "",
+	} {
+		if got := strings.Join(MetadataGuardrails(json.RawMessage(meta)), ","); got != want {
+			t.Errorf("MetadataGuardrails(%s) = %q, want %q", meta, got, want)
+		}
 	}
 }

@@ -106,11 +106,19 @@
 //   - JWT callers (Config.JWT, general_settings.enable_jwt_auth): a credential shaped like a JWT
 //     (three dot-separated parts, not "sk-...") is verified as a token, before the master key,
 //     the webhook or the store are consulted; a key never has that shape, so keys keep working
-//     beside JWTs. Verification uses go-oidc: one RemoteKeySet per JWKS URL (JWT_PUBLIC_KEY_URL),
-//     which caches the keys and fetches the set again when a token names a key it lacks, one
-//     fetch in flight per URL, each bounded by DefaultJWKSTimeout (10 s); so a rotation at the
-//     provider is picked up by the first token signed with the new key, and the retired key is
-//     dropped with that fetch. Accepted algorithms are the asymmetric ones (never "none", never
+//     beside JWTs. Verification uses go-oidc's verifier over this package's key set (jwksKeySet),
+//     one per JWKS URL (JWT_PUBLIC_KEY_URL): it caches the keys and fetches the set again when a
+//     token names a key it lacks, one fetch in flight per URL, each bounded by
+//     DefaultJWKSTimeout (10 s), and at most one fetch per JWTConfig.JWKSRefetchGap (default
+//     DefaultJWKSRefetchGap, 30 s) per URL: within the gap a token with an unknown kid is
+//     refused without a fetch, so a stranger sending tokens with invented kids costs the
+//     provider one request per gap, not one per token. A failed fetch counts as a fetch, so an
+//     unreachable provider is not polled in a loop. The price: a rotation at the provider is
+//     picked up by the first token signed with the new key once the gap since the last fetch
+//     has passed (tokens of the new key are refused for up to 30 s after a fetch that preceded
+//     the rotation), and the retired key is dropped with that fetch. There is no scheduled
+//     refresh: keys are fetched only on demand. Rejected: go-oidc's RemoteKeySet, which fetches
+//     for every unknown kid without a gap and exposes no way to add one. Accepted algorithms are the asymmetric ones (never "none", never
 //     HMAC, so a public key cannot double as a shared secret). After the signature and expiry,
 //     the issuer must be one of JWTConfig.Issuers when set, and the audience must name one of
 //     JWTConfig.Audiences or one of the request's own resource URLs (RFC 8707): always, also
@@ -135,6 +143,10 @@
 //     request from the network carries one; the admin UI uses it to call the management
 //     routes as an SSO identity that holds no gateway credential, and the check re-reads the
 //     UI session on every authentication, so a session that ended stops its calls too.
+//   - Guardrails: a stored key's and its team's metadata.guardrails (MetadataGuardrails: a
+//     list of names, or LiteLLM's {name: bool} object) become Caller.Guardrails, which
+//     internal/guardrail runs on the caller's tool calls beside the server's; a JWT caller gets
+//     its team's. Webhook identities carry none.
 //   - The package reads no environment variables: the caller passes PermitWeak, so tests and
 //     the config loader stay pure.
 package identity

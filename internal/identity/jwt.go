@@ -55,6 +55,9 @@ type JWTConfig struct {
 	Levels LevelLookup
 	// HTTPClient fetches the JWKS; nil means a client with DefaultJWKSTimeout.
 	HTTPClient *http.Client
+	// JWKSRefetchGap is the least time between two fetches of one JWKS URL prompted by
+	// tokens naming a key the cache lacks; zero means DefaultJWKSRefetchGap.
+	JWKSRefetchGap time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -62,11 +65,12 @@ type JWTConfig struct {
 // jwtAuth verifies JWT callers.
 type jwtAuth struct {
 	cfg       JWTConfig
-	verifiers []*oidc.IDTokenVerifier // one per JWKS URL, each with its own RemoteKeySet
+	verifiers []*oidc.IDTokenVerifier // one per JWKS URL, each with its own jwksKeySet
 }
 
-// newJWTAuth builds the verifiers; each RemoteKeySet caches its keys and fetches the JWKS
-// again when a token names a key it does not hold (rotation), one fetch at a time.
+// newJWTAuth builds the verifiers; each key set caches its keys and fetches the JWKS again
+// when a token names a key it does not hold (rotation), one fetch at a time and at most one
+// per JWKSRefetchGap.
 func newJWTAuth(cfg JWTConfig) (*jwtAuth, error) {
 	if len(cfg.KeyURLs) == 0 {
 		return nil, errors.New("identity: JWT auth needs at least one JWKS URL (JWT_PUBLIC_KEY_URL)")
@@ -81,10 +85,12 @@ func newJWTAuth(cfg JWTConfig) (*jwtAuth, error) {
 	if client == nil {
 		client = &http.Client{Timeout: DefaultJWKSTimeout}
 	}
-	ctx := oidc.ClientContext(context.Background(), client)
+	if cfg.JWKSRefetchGap == 0 {
+		cfg.JWKSRefetchGap = DefaultJWKSRefetchGap
+	}
 	j := &jwtAuth{cfg: cfg}
 	for _, u := range cfg.KeyURLs {
-		ks := oidc.NewRemoteKeySet(ctx, u)
+		ks := newJWKSKeySet(u, client, cfg.JWKSRefetchGap, cfg.Now)
 		j.verifiers = append(j.verifiers, oidc.NewVerifier("", ks, &oidc.Config{
 			SkipClientIDCheck: true, SkipIssuerCheck: true, SupportedSigningAlgs: jwtAlgs, Now: cfg.Now}))
 	}
@@ -217,7 +223,7 @@ func (cr *ClaimRule) Caller(ctx context.Context, claims map[string]any) (*Caller
 	if lv.BlockedBy != "" {
 		return nil, &Error{Status: 403, Message: "the token's " + lv.BlockedBy + " is blocked: an admin can unblock it"}
 	}
-	c.TeamAlias, c.TeamLimits = lv.TeamAlias, lv.TeamLimits
+	c.TeamAlias, c.TeamLimits, c.Guardrails = lv.TeamAlias, lv.TeamLimits, nonEmpty(lv.Guardrails)
 	if lv.Role != "" {
 		c.Role = lv.Role
 	}

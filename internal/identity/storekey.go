@@ -33,6 +33,9 @@ type StoredKey struct {
 	Grants []Grant
 	// KeyLimits and TeamLimits are the tool-call limits of the key and of its team.
 	KeyLimits, TeamLimits Limits
+	// Guardrails are the guardrail names the key's and its team's metadata ask for
+	// (MetadataGuardrails).
+	Guardrails []string
 	// Expires is when the key stops working (zero: never).
 	Expires time.Time
 	Blocked bool
@@ -69,7 +72,7 @@ func (a *Authenticator) storeKey(ctx context.Context, keyHash, endUser string) (
 	c := &Caller{KeyHash: keyHash, KeyAlias: k.KeyAlias, TeamAlias: k.TeamAlias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrgID, EndUserID: endUser,
 		Role: k.Role, Servers: nonEmpty(k.Servers), AccessGroups: nonEmpty(k.AccessGroups),
 		ToolPermissions: toolPermissions(k.ToolPermissions), BlockedTools: nonEmpty(k.BlockedTools),
-		KeyLimits: k.KeyLimits, TeamLimits: k.TeamLimits}
+		KeyLimits: k.KeyLimits, TeamLimits: k.TeamLimits, Guardrails: nonEmpty(k.Guardrails)}
 	for _, g := range k.Grants {
 		c.Grants = append(c.Grants, Grant{Level: g.Level, Servers: nonEmpty(g.Servers),
 			AccessGroups: nonEmpty(g.AccessGroups), ToolPermissions: toolPermissions(g.ToolPermissions),

@@ -14,6 +14,8 @@
 //     (TicketPurpose) naming the user and server, valid FlowTTL (DefaultFlowTTL, 10 min), so
 //     the browser that opens it needs no gateway key. Whoever holds the link within that time
 //     can bind an upstream account to that user; the link is handed only to the caller itself.
+//     Starting a flow with a gateway key (front's /{server}/authorize) is allowed only for a
+//     server the key's permissions let it use; any other is answered as an unknown server.
 //   - The OAuth state is sealed (StatePurpose) and names the user, the server, the PKCE
 //     verifier (S256; 32 random bytes), the expiry (FlowTTL) and the SHA-256 of a random value
 //     kept in an HttpOnly, SameSite=Lax cookie set when the flow starts (path /callback, one
