@@ -32,6 +32,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 const (
@@ -51,6 +52,12 @@ func countingClient(dials *atomic.Int64) *http.Client {
 		return d.DialContext(ctx, network, addr)
 	}
 	return &http.Client{Transport: tr}
+}
+
+// upstreamClient is the upstream client's default HTTP client (upstream.NewHTTPClient) with its
+// connections counted in dials.
+func upstreamClient(dials *atomic.Int64) *http.Client {
+	return upstream.NewHTTPClient(countingClient(dials).Transport.(*http.Transport))
 }
 
 // startGateway serves a gateway with n upstreams, fx (n = 1) or s1…sn, all
@@ -88,7 +95,7 @@ func startGatewayStore(tb testing.TB, upstreamURL string, n int, upDials *atomic
 		tb.Fatalf("config: %v %v", err, problems)
 	}
 	opts := []app.Option{app.WithLookupEnv(lookup), app.WithVersion("bench"),
-		app.WithUpstreamHTTPClient(countingClient(upDials))}
+		app.WithUpstreamHTTPClient(upstreamClient(upDials))}
 	if withStore {
 		opts = append(opts, app.WithDataDir(tb.TempDir()))
 	}

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Side by side: tools/call direct to the go-sdk fixture, through a plain
 # httputil.ReverseProxy (bench/revproxy: one HTTP hop, no MCP work), through
-# mcpgw, and through the MCP gateways below when they install here; both
-# upstream eras, rounds interleaved (every target once per round, in turn).
+# mcpgw as `mcpgw serve` runs by default (a store in --data-dir, so a spend
+# row per call, and the access log), through mcpgw-bare (no store, no access
+# log: what a ReverseProxy does not do either), and through the MCP gateways
+# below when they install here; both upstream eras, rounds interleaved (every
+# target once per round, in turn).
 #
 #   bench/peers.sh
 #
 # Knobs (environment): BENCH_C (workers, 10), BENCH_D (measured seconds per run, 4),
 # BENCH_ROUNDS (5), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
-# "" to skip). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
+# "" to skip), MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run
+# bare, as target mcpgw-bare-base, for an interleaved before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
 # Peers are built with `go install` into a temp dir; one that does not install is listed as
 # such. Everything listens on 127.0.0.1; every process started here is stopped on exit.
 set -euo pipefail
@@ -17,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,14p' "$0"
+	sed -n '2,17p' "$0"
 	exit 0
 	;;
 esac
@@ -77,7 +81,7 @@ if [ -n "$UNLA_BIN" ]; then
 	note "$PEER_UNLA: installed; not launched (its gateway needs its apiserver and a store, which this script does not set up)"
 fi
 
-read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX <<<"$(timeout 10 "$LG" ports -n 6)"
+read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE <<<"$(timeout 10 "$LG" ports -n 8)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
 	local name=$1
 	shift
@@ -102,6 +106,18 @@ YAML
 	--data-dir "$TMP/data" >"$TMP/mcpgw.log" 2>&1) &
 GW_PID=$!
 PIDS+=("$GW_PID")
+sed 's/^general_settings:$/general_settings:\n  mcp_access_log: false/' "$TMP/gw.yaml" >"$TMP/bare.yaml"
+(cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$TMP/mcpgw" serve --config "$TMP/bare.yaml" --host 127.0.0.1 --port "$P_BARE" \
+	--data-dir "" >"$TMP/mcpgw-bare.log" 2>&1) &
+BARE_PID=$!
+PIDS+=("$BARE_PID")
+BASE_PID=
+if [ -n "${MCPGW_BASE:-}" ]; then
+	(cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$MCPGW_BASE" serve --config "$TMP/bare.yaml" --host 127.0.0.1 --port "$P_BASE" \
+		--data-dir "" >"$TMP/mcpgw-base.log" 2>&1) &
+	BASE_PID=$!
+	PIDS+=("$BASE_PID")
+fi
 start revproxy-modern "$TMP/revproxy" -listen "127.0.0.1:$P_RP_M" -target "http://127.0.0.1:$P_MODERN"
 RP_M_PID=$LAST_PID
 start revproxy-legacy "$TMP/revproxy" -listen "127.0.0.1:$P_RP_L" -target "http://127.0.0.1:$P_LEGACY"
@@ -115,7 +131,7 @@ JSON
 	start tbxark "$TBXARK_BIN" --config "$TMP/tbxark.json"
 	TBX_PID=$LAST_PID
 fi
-for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"}; do
+for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"}; do
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done
 
@@ -132,9 +148,17 @@ for round in $(seq 1 "$ROUNDS"); do
 	run modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
 	run modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
 	run modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
+	run modern mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" fx-test_simple_text "$BARE_PID" "$MODERN_PID" "$KEY"
+	if [ -n "$BASE_PID" ]; then
+		run modern mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" fx-test_simple_text "$BASE_PID" "$MODERN_PID" "$KEY"
+	fi
 	run legacy direct "http://127.0.0.1:$P_LEGACY/mcp" test_simple_text "" "$LEGACY_PID"
 	run legacy reverseproxy "http://127.0.0.1:$P_RP_L/mcp" test_simple_text "$RP_L_PID" "$LEGACY_PID"
 	run legacy mcpgw "http://127.0.0.1:$P_GW/mcp" lg-test_simple_text "$GW_PID" "$LEGACY_PID" "$KEY"
+	run legacy mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" lg-test_simple_text "$BARE_PID" "$LEGACY_PID" "$KEY"
+	if [ -n "$BASE_PID" ]; then
+		run legacy mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" lg-test_simple_text "$BASE_PID" "$LEGACY_PID" "$KEY"
+	fi
 	if [ -n "$TBX_PID" ]; then
 		run legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
 	fi

@@ -342,3 +342,19 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// The members of a modern request's _meta are read without a copy of
+// their names.
+func TestScanModernMetaAllocatesNothing(t *testing.T) {
+	meta := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":1}`)
+	n := 0
+	count := func(string, []byte) error { n++; return nil }
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = EachMember(meta, count)
+		_ = EachMember(Member(meta, "io.modelcontextprotocol/clientInfo"), count)
+	})
+	if allocs != 0 || n == 0 {
+		t.Fatalf("scanning _meta allocates %.0f times (%d members seen), want 0", allocs, n)
+	}
+}

@@ -102,6 +102,19 @@ func memberName(rawKey []byte) (string, bool) {
 			return "nextCursor", true
 		case "tools":
 			return "tools", true
+		case "version":
+			return "version", true
+		case "progressToken":
+			return "progressToken", true
+		// The members of a 2026-07-28 request's _meta, on every call.
+		case "io.modelcontextprotocol/protocolVersion":
+			return "io.modelcontextprotocol/protocolVersion", true
+		case "io.modelcontextprotocol/clientCapabilities":
+			return "io.modelcontextprotocol/clientCapabilities", true
+		case "io.modelcontextprotocol/clientInfo":
+			return "io.modelcontextprotocol/clientInfo", true
+		case "io.modelcontextprotocol/logLevel":
+			return "io.modelcontextprotocol/logLevel", true
 		}
 	}
 	return unquote(rawKey)

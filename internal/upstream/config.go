@@ -182,13 +182,21 @@ func (c *Config) withDefaults() (Config, error) {
 }
 
 // newHTTPClient returns a client with a pooled transport sized for a gateway.
-// It follows a redirect only where the credentials may go too (the rules of
-// auth.CheckRedirect), so a redirect never carries them to another origin.
 func newHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	tr.MaxIdleConns = 256
-	return &http.Client{Transport: tr, CheckRedirect: auth.CheckRedirect}
+	return NewHTTPClient(tr)
+}
+
+// NewHTTPClient returns the client an upstream uses when Config.HTTPClient
+// is nil, built on tr (its dialer, proxy and TLS settings): plain-HTTP
+// requests go over the gateway's own HTTP/1.1 connections (see the package
+// doc), the rest through tr. It follows a redirect only where the
+// credentials may go too (the rules of auth.CheckRedirect), so a redirect
+// never carries them to another origin.
+func NewHTTPClient(tr *http.Transport) *http.Client {
+	return &http.Client{Transport: newH1Transport(tr), CheckRedirect: auth.CheckRedirect}
 }
 
 // sameOrigin compares scheme, host and effective port.

@@ -309,6 +309,31 @@
 //     retried once on a new one; any other 400 is the call's own error.
 //   - Redirects are followed only within the origin of the request, so
 //     credentials cannot be carried to another host.
+//   - The default HTTP client (NewHTTPClient, h1transport.go) sends
+//     plain-HTTP requests to an upstream with no proxy over its own
+//     HTTP/1.1 connections, written and read in the calling goroutine; https,
+//     proxied upstreams and anything else go through net/http's transport
+//     unchanged (so TLS, HTTP/2 and proxies keep net/http's behaviour).
+//     net/http's transport runs a reader and a writer goroutine per
+//     connection and hands each request and response between them: under
+//     load that cost the gateway as much CPU as all its own work on a call.
+//     The wire format stays net/http's ((*http.Request).Write,
+//     http.ReadResponse: Content-Length, chunked, bodies ended by the
+//     connection, interim 1xx answers); the header and a body that fits
+//     the 8 KiB buffer leave in one write. A connection goes back to the
+//     pool only when its answer was read to its end, nothing more is
+//     buffered on it and neither side asked to close; a body closed early,
+//     an error or a cancelled context (watched for the whole exchange,
+//     streams included) closes it. Bounds: 64 idle connections per host,
+//     256 in all, each closed after 90 s idle (a timer sweeps them while
+//     any are idle); an idle connection is checked with a non-blocking peek
+//     before reuse, so one the upstream closed is not written to. A request
+//     that fails on a reused connection before any answer arrived is sent
+//     again on a new one only when it was not written whole, or is a
+//     GET/HEAD/OPTIONS/TRACE with a body that can be had again; a POST that
+//     reached the upstream is never sent twice. Writing the HTTP/1.1 client
+//     whole (its own header parser) was rejected: the parser is where
+//     framing bugs live, and it is not where the time went.
 //   - A minted (OAuth2) credential refused with 401 is refreshed once and the
 //     request retried once, on every transport: for legacy HTTP+SSE both the
 //     stream's GET and each POST, for streamable HTTP each POST and the

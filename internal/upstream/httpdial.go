@@ -76,10 +76,13 @@ func (d *httpDialer) answered() {}
 func (d *httpDialer) freshHTTP() *http.Client {
 	d.freshOnce.Do(func() {
 		d.fresh = d.client
-		if tr, ok := d.client.Transport.(*http.Transport); ok {
+		switch tr := d.client.Transport.(type) {
+		case *http.Transport:
 			ft := tr.Clone()
 			ft.DisableKeepAlives = true
 			d.fresh = &http.Client{Transport: ft, CheckRedirect: d.client.CheckRedirect}
+		case *h1Transport:
+			d.fresh = &http.Client{Transport: tr.fresh(), CheckRedirect: d.client.CheckRedirect}
 		}
 	})
 	return d.fresh
