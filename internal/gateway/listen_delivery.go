@@ -65,9 +65,6 @@ type delivery struct {
 	// view alone.
 	changed [len(listKinds)]map[string]bool
 	views   map[viewKey]string // the caller's view of each list; "" unknown
-	// modern names the targets whose events come from their own upstream
-	// listen (set by baseline, before any listener opens; read-only after).
-	modern map[string]bool
 }
 
 type pendingEvent struct {
@@ -128,10 +125,6 @@ func (t *listenTarget) kinds() []int {
 // baseline records the caller's view of every list the targets follow,
 // concurrently, before their listeners are opened.
 func (d *delivery) baseline(targets []listenTarget) {
-	d.modern = map[string]bool{}
-	for _, t := range targets {
-		d.modern[t.server.Name] = d.modern[t.server.Name] || t.modern
-	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, t := range targets {
@@ -175,13 +168,9 @@ func (d *delivery) event(server, method string, params json.RawMessage) {
 	}
 	d.mu.Lock()
 	if k, ok := listKindOf(method); ok {
-		// A modern upstream's change reaches only its listens: the cached
-		// lists it made stale go here. A legacy session's change came
-		// through the hub, whose subscriber made them stale once for every
-		// listen (internal/app).
-		if d.modern[server] {
-			d.cur.cfg.Catalog.ListChanged(server, method)
-		}
+		// The cached lists a change made stale were dropped once where it
+		// arrived: by the shared upstream listen (runShared) for a modern
+		// upstream, by the hub's subscriber (internal/app) for a legacy one.
 		d.markLocked(k, server, true)
 	} else if len(d.queue) < maxPendingEvents {
 		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params)})
