@@ -131,7 +131,8 @@
 //     no upstream reports on the new listen) is delivered, not lost. An upstream's change whose
 //     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
-//     one goroutine per listen fetches views and emits, after the acknowledgement. After an
+//     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
+//     fetches views and emits, after the acknowledgement. After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
 //     one change announced by several upstreams (servers sharing a backend) is told once, and
 //     when a change is told the caller's views of that kind on its other followed servers are

@@ -45,7 +45,6 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	}
 	defer g.ls.unregister(run)
 	d.baseline(targets)
-	defer d.wait() // no emit after ListenFilter returns
 	defer cancel()
 	for first := true; ; first = false {
 		// A newer config may have taken the listen over (Listens): set up
@@ -66,14 +65,10 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
-		// opening is delivered.
+		// opening is delivered. Delivery runs here, on the listen's own
+		// goroutine, until the listen or an upstream listen ends.
 		d.start(targets)
-		var ended bool
-		select {
-		case <-ctx.Done():
-		case <-set.ended:
-			ended = true
-		}
+		ended := d.run(set.ended)
 		if !ended || !want.Persist {
 			if ended {
 				// An upstream ended its listen: the listen no longer covers
@@ -86,10 +81,8 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		set.close()
 		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
-		select {
-		case <-ctx.Done():
+		if !d.pause(relistenDelay) {
 			return Outcome{Result: json.RawMessage(`{}`)}
-		case <-time.After(relistenDelay):
 		}
 	}
 }
