@@ -155,3 +155,31 @@ func TestUpstreamEndingASharedListenEndsEveryListen(t *testing.T) {
 		t.Fatalf("upstream listens opened: %d, want 2 (the ended one and a new one)", n)
 	}
 }
+
+// A listen whose caller does not keep up (its emit blocks) does not hold
+// the others hearing the same upstream listen.
+func TestSlowListenDoesNotHoldTheSharedUpstreamListen(t *testing.T) {
+	var tools atomic.Value
+	g, up := sharingGateway(t, &tools)
+	stuck := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := make(chan struct{})
+	done := make(chan answered, 1)
+	op := Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen,
+		Credentials: Credentials{Header: header("X-Upstream-Token", "team-1")}}
+	go func() {
+		done <- listenRaw(g, ctx, op, json.RawMessage(`{"toolsListChanged":true}`),
+			func(json.RawMessage) { close(acked) }, func(string, json.RawMessage) { <-stuck })
+	}()
+	<-acked
+	defer func() { cancel(); close(stuck); <-done }()
+	b := openListener(t, g, bob, "team-1")
+	for i, names := range [][]string{{"a", "b"}, {"a", "b", "c"}, {"a", "b", "c", "d"}} {
+		tools.Store(names)
+		up.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}`)
+		b.told(t, "the listen keeping up, change "+string(rune('1'+i)))
+	}
+	if n := up.opened.Load(); n != 1 {
+		t.Fatalf("upstream listens opened: %d, want 1", n)
+	}
+}
