@@ -34,6 +34,9 @@ func TestHeldStreamCost(t *testing.T) {
 	if err != nil || n <= 0 {
 		t.Fatalf("MCPGW_HELD_STREAMS=%q", nStr)
 	}
+	if os.Getenv("MCPGW_HELD_STREAMS_PROFILE") != "" {
+		runtime.MemProfileRate = 1024 // fine enough to attribute a few KB per stream
+	}
 	fixture := testpeers.StartGoFixtureHTTP(t, true)
 	var dials atomic.Int64
 	gwURL := startGatewayWith(t, fixture, 1, &dials, "  max_listeners_per_caller: "+strconv.Itoa(2*n)+"\n")

@@ -49,7 +49,9 @@
 // the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
 // A held stream's duties (writing its events, keepalives, re-checking its caller and, for a
 // legacy session's follow, watching the session's end) share one loop instead of a goroutine
-// each: every goroutine's stack is paid once per held stream.
+// each: every goroutine's stack is paid once per held stream. Their queues (a listen's
+// events, a stream's outgoing messages) hold storage only while something is queued, so an
+// idle held stream pays for no buffer of its own.
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the
 // same salt key can open; the state a replica holds for a session it serves
@@ -241,7 +243,7 @@
 //     SessionConfig.MaxSSEPending, default 32; beyond it the POST is
 //     refused with 503 and Retry-After: 1 (each also counts against the
 //     in-flight bound until answered).
-//   - a stream's outgoing queue: 64 messages; a message that does not fit
+//   - a stream's outgoing queue: 64 messages (streamQueue); a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
 //   - a subscriptions/listen's event queue: 64 events (listenQueue); an
 //     event that does not fit is dropped. Each write on a listen's stream

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
@@ -319,7 +320,7 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	st := &streamSink{queue: make(chan []byte, 64)}
+	st := &streamSink{ready: make(chan struct{}, 1)}
 	if !sess.attach(st) {
 		http.Error(w, "a stream is already open for this session", http.StatusConflict)
 		return
@@ -376,12 +377,20 @@ func (nopSink) finish(int, []byte) {}
 // or its HTTP+SSE transport stream. Messages are written by one goroutine;
 // others queue them.
 type streamSink struct {
-	w     *sse.Writer
-	queue chan []byte
+	w *sse.Writer
+	// queue holds at most streamQueue messages waiting to be written; its
+	// storage grows with what is queued and is let go once written, so an
+	// idle held stream holds none.
+	mu    sync.Mutex
+	queue [][]byte
+	ready chan struct{} // holds a value while messages may be queued
 }
 
+// streamQueue bounds the messages waiting on one stream.
+const streamQueue = 64
+
 func newStreamSink(w http.ResponseWriter) *streamSink {
-	s := &streamSink{queue: make(chan []byte, 64)}
+	s := &streamSink{ready: make(chan struct{}, 1)}
 	s.open(w)
 	return s
 }
@@ -395,12 +404,29 @@ func (s *streamSink) open(w http.ResponseWriter) {
 
 // send queues a message; false when the queue is full (a stuck client).
 func (s *streamSink) send(msg []byte) bool {
-	select {
-	case s.queue <- msg:
-		return true
-	default:
+	s.mu.Lock()
+	full := len(s.queue) >= streamQueue
+	if !full {
+		s.queue = append(s.queue, msg)
+	}
+	s.mu.Unlock()
+	if full {
 		return false
 	}
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the queued messages, oldest first, and empties the queue.
+func (s *streamSink) take() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
 }
 
 func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
@@ -424,9 +450,11 @@ func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authW
 			return
 		case <-done:
 			return
-		case msg := <-s.queue:
-			if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
-				return
+		case <-s.ready:
+			for _, msg := range s.take() {
+				if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
+					return
+				}
 			}
 		case <-keep.C:
 			if s.w.WriteComment("keepalive") != nil {

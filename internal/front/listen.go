@@ -50,7 +50,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	watch := h.watchAuth(r, req.caller)
 	// Events are only queued where they arrive, and dropped when the queue
 	// is full; the caller is re-checked and the event written here.
-	events := make(chan listenEvent, listenQueue)
+	events := newEventQueue()
 	acked := make(chan struct{})
 	// One goroutine per listen re-checks the caller, writes the keepalives
 	// and delivers the queued events (one stack instead of three per held
@@ -82,12 +82,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 				h.cfg.Detach(r)
 			}
 		},
-		func(method string, params json.RawMessage) {
-			select {
-			case events <- listenEvent{method: method, params: params, at: time.Now()}:
-			default: // a stuck listen loses events, never holds the upstream
-			}
-		})
+		events.push)
 	cancel() // the background writers stop before the final write
 	bg.Wait()
 	h.finishListen(req, res, acked, events, watch, write, tagged)
@@ -98,7 +93,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 // the core delivered before it ended (each event after the caller is
 // re-checked) and, when the gateway ends it rather than the client, the
 // graceful final response.
-func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struct{}, events <-chan listenEvent, watch *authWatch, write func([]byte), tagged func(json.RawMessage) json.RawMessage) {
+func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struct{}, events *eventQueue, watch *authWatch, write func([]byte), tagged func(json.RawMessage) json.RawMessage) {
 	w, r, msg := req.w, req.r, req.msg
 	select {
 	case <-acked:
@@ -111,16 +106,11 @@ func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struc
 		}
 		return
 	}
-	for pending := true; pending && r.Context().Err() == nil; {
-		select {
-		case ev := <-events:
-			if !watch.ok(r.Context(), ev.at) {
-				return
-			}
-			write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
-		default:
-			pending = false
+	for _, ev := range events.take() {
+		if r.Context().Err() != nil || !watch.ok(r.Context(), ev.at) {
+			return
 		}
+		write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
 	}
 	if r.Context().Err() == nil { // we end it, not the client: say so
 		write(jsonrpc.EncodeResult(msg.ID, h.modernResult(tagged(json.RawMessage(`{}`)))))
@@ -151,7 +141,7 @@ type tending struct {
 	refuse    context.CancelFunc // ends it because the caller is refused
 	done      <-chan struct{}    // when set, its closing ends the listen
 	acked     <-chan struct{}    // closed once the listen is acknowledged
-	events    <-chan listenEvent
+	events    *eventQueue
 	watch     *authWatch
 	keepalive func() error // when set, written every keepaliveInterval once acked
 	write     func(listenEvent)
@@ -167,7 +157,7 @@ func (h *MCP) tendListen(ctx context.Context, t tending) {
 	defer recheck.Stop()
 	var keep *time.Ticker
 	var keepC <-chan time.Time
-	var evC <-chan listenEvent // nil until the listen is acknowledged
+	var evC <-chan struct{} // nil until the listen is acknowledged
 	defer func() {
 		if keep != nil {
 			keep.Stop()
@@ -183,7 +173,7 @@ func (h *MCP) tendListen(ctx context.Context, t tending) {
 			return
 		case <-acked:
 			acked = nil
-			evC = t.events
+			evC = t.events.ready
 			if t.keepalive != nil {
 				keep = time.NewTicker(keepaliveInterval)
 				keepC = keep.C
@@ -198,12 +188,17 @@ func (h *MCP) tendListen(ctx context.Context, t tending) {
 				t.cancel() // a client that stopped reading, or left
 				return
 			}
-		case ev := <-evC:
-			if !t.watch.ok(ctx, ev.at) {
-				t.refuse()
-				return
+		case <-evC:
+			for _, ev := range t.events.take() {
+				if ctx.Err() != nil {
+					return
+				}
+				if !t.watch.ok(ctx, ev.at) {
+					t.refuse()
+					return
+				}
+				t.write(ev)
 			}
-			t.write(ev)
 		}
 	}
 }
@@ -310,7 +305,7 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 			}
 			cancel()
 		}
-		events := make(chan listenEvent, listenQueue)
+		events := newEventQueue()
 		acked := make(chan struct{})
 		var bg sync.WaitGroup
 		bg.Add(1)
@@ -326,19 +321,13 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 		}()
 		defer bg.Wait()
 		defer cancel()
-		queue := func(method string, params json.RawMessage) {
-			select {
-			case events <- listenEvent{method: method, params: params, at: time.Now()}:
-			default: // a stuck session loses events, never holds the upstream
-			}
-		}
 		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter,
 			func(got json.RawMessage) {
 				var f gateway.Filter
 				_ = json.Unmarshal(got, &f)
 				report(followResult{established: true, resources: len(f.ResourceSubscriptions) > 0})
 				close(acked)
-			}, queue)
+			}, events.push)
 		report(followResult{})
 		if ctx.Err() == nil && spec.lost != nil {
 			spec.lost()

@@ -141,7 +141,8 @@
 //     no upstream reports on the new listen) is delivered, not lost. An upstream's change whose
 //     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
-//     one goroutine per listen fetches views and emits, after the acknowledgement. After an
+//     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
+//     fetches views and emits, after the acknowledgement. After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
 //     one change announced by several upstreams (servers sharing a backend) is told once, and
 //     when a change is told the caller's views of that kind on its other followed servers are
@@ -150,9 +151,28 @@
 //     the catalog), which is why it is done when a change is told, never per announcement.
 //     Many listens comparing one server's view after one change share the catalog's upstream
 //     walk (see internal/catalog). A modern upstream's list change makes the cached lists
-//     stale from the listen that heard it (each listen hears it on its own upstream listen); a
-//     legacy session's change comes through the hub, whose subscriber makes them stale once
-//     for every listen (internal/app), so the listens it reaches do not again.
+//     stale once, where the shared upstream listen hears it (below); a legacy session's change
+//     comes through the hub, whose subscriber makes them stale once for every listen
+//     (internal/app), so the listens it reaches do not again.
+//   - One upstream listen serves many listens (listen_shared.go). A modern upstream's
+//     subscriptions/listen is shared by every listen that needs one on the same upstream
+//     client, with the same credentials there (upstream.CredentialKey of the options: the
+//     forwarded and addressed headers, a signed identity header, the caller's own or
+//     delegated token) and the same filter sent: callers whose upstream-visible credentials
+//     differ never share one. What each caller sees is still decided per listen, on delivery
+//     (its filter, its view of each list, its authority re-checked by the front). The shared
+//     listen is refcounted: opened by the first listen to need it, on a context of its own
+//     (no listen's request, trace or cancellation), closed when the last one leaves (which
+//     waits for it to end), and ended for all of them when the upstream ends it or its
+//     credential is lost; the next listen then opens a new one. A listen joining one already
+//     acknowledged is established at once: its baseline views, checked again after its own
+//     acknowledgement, cover what it did not hear (list changes need no replay). Events are
+//     handed to each listen's delivery, which only queues (bounded, as before), so a slow
+//     caller never holds the others. Listener capacity (MaxListenersPerCaller) still counts
+//     per listen: it bounds what a caller may ask for, not what the upstream holds.
+//     Rejected: one upstream listen per upstream and credential asking for the union of the
+//     filters (widening it means a new upstream listen and a gap or a duplicate at the
+//     switch); listens with different filters on one upstream are rare.
 //   - Listens outlive a config (listen_generations.go). A Gateway is built per config, but the
 //     listens, the hub of legacy follows and each caller's listener count live in a Listens that
 //     every Gateway over successive configs shares (Config.Listens). TakeOver, called on the

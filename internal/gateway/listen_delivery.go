@@ -41,7 +41,7 @@ func listKindOf(method string) (int, bool) {
 // view, taken before set-up and after each change), so a change it may not
 // see stays hidden and a change made while the listen was being set up is
 // not lost. Events arrive on upstream goroutines and are only queued there;
-// one goroutine per listen fetches views and calls emit.
+// the listen's own goroutine (run) fetches views and calls emit.
 type delivery struct {
 	g      *Gateway // the gateway the listen began on: its logger, for panics
 	ctx    context.Context
@@ -49,7 +49,6 @@ type delivery struct {
 	filter *Filter
 	emit   func(method string, params json.RawMessage)
 	wake   chan struct{}
-	done   chan struct{} // closed when the delivery goroutine ends; nil before start
 
 	mu sync.Mutex
 	// cur and q are the gateway the listen runs on now and the caller's
@@ -60,14 +59,12 @@ type delivery struct {
 	queue    []pendingEvent
 	dropped  bool
 	draining bool // deliver what is pending, then end
+	started  bool // acknowledged: start was called
 	// changed holds, per list kind, the servers whose list may have
 	// changed: true when the upstream said so, false for a check of the
 	// view alone.
 	changed [len(listKinds)]map[string]bool
 	views   map[viewKey]string // the caller's view of each list; "" unknown
-	// modern names the targets whose events come from their own upstream
-	// listen (set by baseline, before any listener opens; read-only after).
-	modern map[string]bool
 }
 
 type pendingEvent struct {
@@ -100,7 +97,7 @@ func (d *delivery) current() (*Gateway, catalog.Query) {
 func (d *delivery) rebind(next *Gateway, q catalog.Query, targets []listenTarget) {
 	d.mu.Lock()
 	d.cur, d.q = next, q
-	started := d.done != nil
+	started := d.started
 	if started {
 		for _, t := range targets {
 			for _, k := range t.kinds() {
@@ -128,10 +125,6 @@ func (t *listenTarget) kinds() []int {
 // baseline records the caller's view of every list the targets follow,
 // concurrently, before their listeners are opened.
 func (d *delivery) baseline(targets []listenTarget) {
-	d.modern = map[string]bool{}
-	for _, t := range targets {
-		d.modern[t.server.Name] = d.modern[t.server.Name] || t.modern
-	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for _, t := range targets {
@@ -175,13 +168,9 @@ func (d *delivery) event(server, method string, params json.RawMessage) {
 	}
 	d.mu.Lock()
 	if k, ok := listKindOf(method); ok {
-		// A modern upstream's change reaches only its listens: the cached
-		// lists it made stale go here. A legacy session's change came
-		// through the hub, whose subscriber made them stale once for every
-		// listen (internal/app).
-		if d.modern[server] {
-			d.cur.cfg.Catalog.ListChanged(server, method)
-		}
+		// The cached lists a change made stale were dropped once where it
+		// arrived: by the shared upstream listen (runShared) for a modern
+		// upstream, by the hub's subscriber (internal/app) for a legacy one.
 		d.markLocked(k, server, true)
 	} else if len(d.queue) < maxPendingEvents {
 		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params)})
@@ -207,10 +196,10 @@ func (d *delivery) signal() {
 	}
 }
 
-// start begins delivery, after the acknowledgement: first a check of every
-// followed view against its baseline (a change made while the listeners
-// were being opened), then each event as it comes. Called again after the
-// listeners are set up again, it only checks the views again.
+// start begins delivery, after the acknowledgement (and again after the
+// listeners are set up again): every followed view is marked for a check
+// against its baseline (a change made while the listeners were being
+// opened), then run delivers each event as it comes.
 func (d *delivery) start(targets []listenTarget) {
 	d.mu.Lock()
 	for _, t := range targets {
@@ -218,79 +207,77 @@ func (d *delivery) start(targets []listenTarget) {
 			d.markLocked(k, t.server.Name, false)
 		}
 	}
-	started := d.done != nil
-	if !started {
-		d.done = make(chan struct{}) // under mu: rebind reads it
-	}
-	done := d.done
-	d.mu.Unlock()
-	if started { // set up again: the goroutine runs on
-		d.signal()
-		return
-	}
-	go func() {
-		defer close(done)
-		defer d.g.recovered("listen delivery", d.cancel)
-		d.run()
-	}()
-	d.signal()
-}
-
-// wait waits for the delivery goroutine to end (after ctx has ended).
-func (d *delivery) wait() {
-	if d.done != nil {
-		<-d.done
-	}
-}
-
-// drain delivers what is pending and ends delivery, waiting at most the
-// listing timeout: the events an upstream sent before ending its listen
-// still reach the caller.
-func (d *delivery) drain() {
-	d.mu.Lock()
-	d.draining = true
+	d.started = true // under mu: rebind reads it
 	d.mu.Unlock()
 	d.signal()
-	if d.done == nil {
-		return
-	}
-	cur, _ := d.current()
-	t := time.NewTimer(cur.cfg.ListTimeout)
-	defer t.Stop()
-	select {
-	case <-d.done:
-	case <-t.C:
-	case <-d.ctx.Done():
-	}
 }
 
-func (d *delivery) run() {
+// run delivers on the listen's own goroutine (the one that called
+// ListenFilter: no goroutine of its own per listen) until ctx ends (false)
+// or stop closes (true). Nothing is emitted once run has returned.
+func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
+	stopped, _ = d.runUntil(stop, nil)
+	return stopped
+}
+
+// runUntil is run that also returns, with what it found, when tokens
+// reports that the caller's vault token changed or was deleted.
+func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (stopped bool, c *tokenCheck) {
+	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
 		case <-d.ctx.Done():
-			return
+			return false, nil
+		case <-stop:
+			return true, nil
+		case tc := <-tokens:
+			return false, &tc
 		case <-d.wake:
 		}
-		if !d.settle() {
-			return
-		}
-		d.mu.Lock()
-		queue, changed, last := d.queue, d.changed, d.draining
-		d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
-		d.mu.Unlock()
-		for _, ev := range queue {
-			d.send(ev.method, ev.params)
-		}
-		for k, servers := range changed {
-			if len(servers) > 0 && d.viewChanged(k, servers) {
-				d.refreshOthers(k, servers)
-				d.send(listKinds[k].notification, json.RawMessage(`{}`))
-			}
-		}
-		if last {
-			return
+		if !d.step() {
+			return false, nil
 		}
 	}
+}
+
+// pause delivers for a while (between set-ups); false when ctx ended.
+func (d *delivery) pause(wait time.Duration) bool {
+	stop := make(chan struct{})
+	t := time.AfterFunc(wait, func() { close(stop) })
+	defer t.Stop()
+	return d.run(stop)
+}
+
+// drain delivers what is pending: the events an upstream sent before ending
+// its listen still reach the caller.
+func (d *delivery) drain() {
+	defer d.g.recovered("listen delivery", d.cancel)
+	d.mu.Lock()
+	d.draining = true
+	d.mu.Unlock()
+	d.step()
+}
+
+// step delivers what is queued and the list changes marked; false when the
+// listen ended meanwhile.
+func (d *delivery) step() bool {
+	if !d.settle() {
+		return false
+	}
+	d.mu.Lock()
+	queue, changed := d.queue, d.changed
+	d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
+	d.mu.Unlock()
+	for _, ev := range queue {
+		d.send(ev.method, ev.params)
+	}
+	for k, servers := range changed {
+		if len(servers) > 0 && d.viewChanged(k, servers) {
+			d.refreshOthers(k, servers)
+			d.send(listKinds[k].notification, json.RawMessage(`{}`))
+		}
+	}
+	return d.ctx.Err() == nil
 }
 
 // listChangeSettle is how long delivery waits after an upstream announces a

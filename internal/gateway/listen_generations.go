@@ -14,6 +14,7 @@ import (
 type Listens struct {
 	hub       hub
 	listeners listenerCounts
+	shared    sharedListens // modern upstream listens, shared by listens
 
 	mu      sync.Mutex
 	runs    map[*listenRun]struct{} // the listens running now

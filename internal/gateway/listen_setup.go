@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"time"
 
@@ -46,7 +45,6 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	}
 	defer g.ls.unregister(run)
 	d.baseline(targets)
-	defer d.wait() // no emit after ListenFilter returns
 	defer cancel()
 	for first := true; ; first = false {
 		// A newer config may have taken the listen over (Listens): set up
@@ -67,17 +65,14 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
-		// opening is delivered.
+		// opening is delivered. Delivery runs here, on the listen's own
+		// goroutine, until the listen or an upstream listen ends.
 		d.start(targets)
-		var ended bool
 		wctx, stopWatch := context.WithCancel(ctx)
-		select {
-		case <-ctx.Done():
-		case <-set.ended:
-			ended = true
-		case c := <-cur.watchCallerTokens(wctx, &op, targets):
+		ended, c := d.runUntil(set.ended, cur.watchCallerTokens(wctx, &op, targets))
+		stopWatch()
+		if c != nil {
 			// The caller's token changed: set up again with the new one; deleted: end.
-			stopWatch()
 			set.close()
 			if c.gone {
 				return Outcome{Result: json.RawMessage(`{}`)}
@@ -85,7 +80,6 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 			g.ls.retoken(run, c.changed)
 			continue
 		}
-		stopWatch()
 		if !ended || !want.Persist {
 			if ended {
 				// An upstream ended its listen: the listen no longer covers
@@ -98,10 +92,8 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		set.close()
 		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
-		select {
-		case <-ctx.Done():
+		if !d.pause(relistenDelay) {
 			return Outcome{Result: json.RawMessage(`{}`)}
-		case <-time.After(relistenDelay):
 		}
 	}
 }
@@ -146,7 +138,6 @@ func (g *Gateway) listenTargets(op *Operation, servers []string, infos []*upstre
 // listenSet is what one listen holds upstream; close releases all of it.
 type listenSet struct {
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
 	// ended is closed when a modern upstream ends its listen (never when
 	// the listen has none).
 	ended    chan struct{}
@@ -157,21 +148,13 @@ type listenSet struct {
 // end marks the set ended: an upstream listener ended on its own.
 func (ls *listenSet) end() { ls.endOnce.Do(func() { close(ls.ended) }) }
 
-// close ends every upstream listener of the set and waits for them.
+// close ends every upstream listener of the set; the last listen to leave
+// a shared upstream listen waits for it to end.
 func (ls *listenSet) close() {
 	ls.cancel()
 	for i := len(ls.releases) - 1; i >= 0; i-- {
 		ls.releases[i]()
 	}
-	ls.wg.Wait()
-}
-
-// upstreamListen is one modern upstream listen being set up.
-type upstreamListen struct {
-	name  string
-	acked chan struct{}
-	done  chan struct{}
-	err   error // set before done closes
 }
 
 // setUp opens the listeners targets need, within the caller's capacity, and
@@ -186,7 +169,7 @@ func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarg
 			"this listen needs %d upstream listeners, beyond this caller's limit of %d open at once; end other listens or narrow this one", len(targets), g.maxListeners())
 	}
 	set.releases = append(set.releases, release)
-	var pending []*upstreamListen
+	var pending []*sharedListen
 	for _, t := range targets {
 		if t.modern {
 			pending = append(pending, g.openUpstreamListen(lctx, set, t, onEvent))
@@ -203,11 +186,11 @@ func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarg
 		case <-ul.acked:
 		case <-ul.done:
 			if ul.err == nil {
-				return set, fault.New(fault.Unavailable, "upstream %s ended its listen before acknowledging it", ul.name)
+				return set, fault.New(fault.Unavailable, "upstream %s ended its listen before acknowledging it", ul.server)
 			}
-			return set, g.failure(op, ul.name, ul.err).Fault
+			return set, g.failure(op, ul.server, ul.err).Fault
 		case <-timer.C:
-			return set, fault.New(fault.Timeout, "upstream %s did not acknowledge its listen in time", ul.name)
+			return set, fault.New(fault.Timeout, "upstream %s did not acknowledge its listen in time", ul.server)
 		case <-ctx.Done():
 			return set, fault.New(fault.UpstreamInternal, "the listen ended while it was being set up")
 		}
@@ -215,39 +198,21 @@ func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarg
 	return set, nil
 }
 
-// openUpstreamListen starts a subscriptions/listen on a modern upstream;
-// acked closes when the upstream acknowledges it, done when it ends.
-func (g *Gateway) openUpstreamListen(ctx context.Context, set *listenSet, t listenTarget, onEvent func(server, method string, params json.RawMessage)) *upstreamListen {
-	ul := &upstreamListen{name: t.server.Name, acked: make(chan struct{}), done: make(chan struct{})}
-	var ackOnce sync.Once
+// openUpstreamListen has the listen hear a subscriptions/listen on a modern
+// upstream, shared with every other listen whose credentials and filter
+// there are the same (sharedListens); the returned listen's acked closes
+// when the upstream acknowledged it, done when it ends. The set's close
+// leaves it.
+func (g *Gateway) openUpstreamListen(ctx context.Context, set *listenSet, t listenTarget, onEvent func(server, method string, params json.RawMessage)) *sharedListen {
 	pb, _ := json.Marshal(t.filter)
-	// The upstream listen ends when the credential it was opened with is
-	// lost (a renewal refused or narrowed), and so ends the caller's.
-	lctx, release, err := t.server.Client.FollowContext(ctx, t.opts)
-	if err != nil {
-		lctx, release = ctx, func() {}
-	}
-	set.wg.Add(1)
-	go func() {
-		defer set.wg.Done()
-		defer close(ul.done)
-		defer release()
-		defer g.recovered("upstream listen", set.cancel)
-		ul.err = t.server.Client.Listen(lctx, pb, t.opts, func(method string, params json.RawMessage) {
-			if method == mcp.NotifSubscriptionsAcknowledged {
-				ackOnce.Do(func() { close(ul.acked) })
-				return
-			}
-			onEvent(t.server.Name, method, params)
-		})
-		if ul.err != nil && !errors.Is(ul.err, context.Canceled) {
-			g.cfg.Logger.Warn("upstream listen ended", "server", t.server.Name, "fault", string(upstream.Classify(ul.err).Fault))
-		}
+	sub := &listenSub{event: onEvent, ended: func() {
 		if ctx.Err() == nil {
 			set.end()
 		}
-	}()
-	return ul
+	}}
+	sl := g.joinShared(t, pb, sub)
+	set.releases = append(set.releases, func() { g.leaveShared(sl, sub) })
+	return sl
 }
 
 // followLegacy follows a legacy upstream's session for the listen: the
