@@ -8,12 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
@@ -96,7 +97,7 @@ func TestControlPlaneCost(t *testing.T) {
 			}
 		}
 	}
-	load0 := loadAverage()
+	load0 := benchfig.LoadAverage()
 	cpu := make([][]float64, len(variants)) // this process's µs per call, per variant and round
 	for r := range rounds {
 		for k := range variants {
@@ -118,11 +119,11 @@ func TestControlPlaneCost(t *testing.T) {
 // CPU per call (medians over rounds) and the paired ratios to the bare path.
 func ctlReport(variants []*ctlVariant, cpu [][]float64, rounds, calls int, load0 string) string {
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d rounds x %d calls per variant; load average before %s, after %s\n", rounds, calls, load0, loadAverage())
+	fmt.Fprintf(&out, "%d rounds x %d calls per variant; load average before %s, after %s\n", rounds, calls, load0, benchfig.LoadAverage())
 	gw := func(i, r int) float64 { return cpu[i][r] - cpu[0][r] }
 	for i, v := range variants {
 		if i == 0 {
-			fmt.Fprintf(&out, "%-26s process cpu-µs/call median %.0f (the client alone) rounds %v\n", v.name, median(cpu[0]), rounded(cpu[0]))
+			fmt.Fprintf(&out, "%-26s process cpu-µs/call median %.0f (the client alone) rounds %v\n", v.name, benchfig.Median(cpu[0]), benchfig.Rounded(cpu[0]))
 			continue
 		}
 		procRatio, gwRatio, gwAbs := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
@@ -132,7 +133,7 @@ func ctlReport(variants []*ctlVariant, cpu [][]float64, rounds, calls int, load0
 			gwAbs[r] = gw(i, r)
 		}
 		fmt.Fprintf(&out, "%-26s process cpu-µs/call median %.0f (paired %+.1f %% vs bare); gateway cpu-µs/call median %.0f (paired %+.1f %% vs bare) rounds %v\n",
-			v.name, median(cpu[i]), 100*(median(procRatio)-1), median(gwAbs), 100*(median(gwRatio)-1), rounded(cpu[i]))
+			v.name, benchfig.Median(cpu[i]), 100*(benchfig.Median(procRatio)-1), benchfig.Median(gwAbs), 100*(benchfig.Median(gwRatio)-1), benchfig.Rounded(cpu[i]))
 	}
 	return out.String()
 }
@@ -174,36 +175,6 @@ func ctlGateway(tb testing.TB, upstreamURL string, v *ctlVariant, otlpURL string
 		_ = a.Close(ctx)
 	})
 	return srv.URL + "/mcp"
-}
-
-// loadAverage is /proc/loadavg's first three fields ("?" where unreadable).
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func rounded(v []float64) []int {
-	out := make([]int, len(v))
-	for i, x := range v {
-		out[i] = int(x + 0.5)
-	}
-	return out
 }
 
 // BenchmarkControlPlane: one modern tools/call at a time through each gateway of

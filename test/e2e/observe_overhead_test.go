@@ -10,11 +10,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
@@ -67,7 +68,7 @@ func TestObservationOverhead(t *testing.T) {
 			overheadCall(t, urls[i])
 		}
 	}
-	load0 := loadAverage()
+	load0 := benchfig.LoadAverage()
 	cpu := make([][]float64, len(variants)) // µs per call, per variant, per round
 	for r := range rounds {
 		for k := range variants {
@@ -80,15 +81,15 @@ func TestObservationOverhead(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d rounds x %d calls per variant; load average before %s, after %s\n", rounds, calls, load0, loadAverage())
-	base := median(cpu[0])
+	fmt.Fprintf(&out, "%d rounds x %d calls per variant; load average before %s, after %s\n", rounds, calls, load0, benchfig.LoadAverage())
+	base := benchfig.Median(cpu[0])
 	for i, v := range variants {
 		ratios := make([]float64, rounds)
 		for r := range rounds {
 			ratios[r] = cpu[i][r] / cpu[0][r]
 		}
 		fmt.Fprintf(&out, "%-15s cpu-µs/call median %.0f (%+.1f %% vs off; median of per-round ratios %+.1f %%) rounds %v\n",
-			v.name, median(cpu[i]), 100*(median(cpu[i])/base-1), 100*(median(ratios)-1), rounded(cpu[i]))
+			v.name, benchfig.Median(cpu[i]), 100*(benchfig.Median(cpu[i])/base-1), 100*(benchfig.Median(ratios)-1), benchfig.Rounded(cpu[i]))
 	}
 	t.Log("\n" + out.String())
 }
@@ -143,34 +144,4 @@ func overheadGateway(t testing.TB, yaml string, env map[string]string, opts ...a
 		defer cancel()
 		_ = a.Close(ctx)
 	}
-}
-
-// loadAverage is /proc/loadavg's first three fields ("?" where unreadable).
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(raw))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func rounded(v []float64) []int {
-	out := make([]int, len(v))
-	for i, x := range v {
-		out[i] = int(x + 0.5)
-	}
-	return out
 }
