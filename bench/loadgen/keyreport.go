@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 )
 
 // runKeyReport prints the table of bench/storekey.sh: per concurrency, the gateway's CPU time
@@ -58,7 +60,7 @@ func runKeyReport(args []string) error {
 				f3(gs/gm), f0(m.RPS), f0(s.RPS), m.P50, s.P50, m.Errors, s.Errors)
 		}
 		if len(ratios) > 0 {
-			fmt.Fprintf(&b, "| %d | **median** | **%s** | **%s** | **%s** | | | |\n", c, f0(median(masters)), f0(median(stores)), f3(median(ratios)))
+			fmt.Fprintf(&b, "| %d | **median** | **%s** | **%s** | **%s** | | | |\n", c, f0(benchfig.Median(masters)), f0(benchfig.Median(stores)), f3(benchfig.Median(ratios)))
 		}
 	}
 	fmt.Print(b.String())

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 )
 
 // runPeerReport prints bench/peers.sh's side-by-side table from the JSON
@@ -92,9 +94,9 @@ func peerRowOf(rs []Result, era, target string) (peerRow, bool) {
 	if len(rps) == 0 {
 		return row, false
 	}
-	row.rps, row.rpsMin, row.rpsMax = median(rps), slices.Min(rps), slices.Max(rps)
-	row.cpu, row.cpuMin, row.cpuMax = median(cpu), slices.Min(cpu), slices.Max(cpu)
-	row.upCPU = median(up)
+	row.rps, row.rpsMin, row.rpsMax = benchfig.Median(rps), slices.Min(rps), slices.Max(rps)
+	row.cpu, row.cpuMin, row.cpuMax = benchfig.Median(cpu), slices.Min(cpu), slices.Max(cpu)
+	row.upCPU = benchfig.Median(up)
 	return row, true
 }
 

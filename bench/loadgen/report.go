@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 )
 
 // Markers delimit the generated part of the "## Gateway (issue 4)" section of
@@ -98,18 +100,6 @@ type agg struct {
 	opens                    float64            // median TCP active opens per request
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func aggregate(rs []Result, keep func(Result) bool) (agg, bool) {
 	var a agg
 	var rps, p50, p90, p99, mx, opens []float64
@@ -128,12 +118,12 @@ func aggregate(rs []Result, keep func(Result) bool) (agg, bool) {
 			cpu[k] = append(cpu[k], v)
 		}
 	}
-	a.opens = median(opens)
+	a.opens = benchfig.Median(opens)
 	a.cpu = map[string]float64{}
 	for k, v := range cpu {
-		a.cpu[k] = median(v)
+		a.cpu[k] = benchfig.Median(v)
 	}
-	a.rps, a.p50, a.p90, a.p99, a.maxv = median(rps), median(p50), median(p90), median(p99), median(mx)
+	a.rps, a.p50, a.p90, a.p99, a.maxv = benchfig.Median(rps), benchfig.Median(p50), benchfig.Median(p90), benchfig.Median(p99), benchfig.Median(mx)
 	return a, a.n > 0
 }
 

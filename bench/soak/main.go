@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 )
 
 func main() {
@@ -65,7 +67,7 @@ func run() error {
 	rssLimit := flag.Float64("rss-limit", 4, "kill the gateway when its VmRSS passes this many GiB")
 	flag.Parse()
 
-	h := &harness{repo: *repo, wait: *wait, rssLimitKB: int64(*rssLimit * (1 << 20)), loadAtStart: loadAverage()}
+	h := &harness{repo: *repo, wait: *wait, rssLimitKB: int64(*rssLimit * (1 << 20)), loadAtStart: benchfig.LoadAverage()}
 	var err error
 	if h.self, err = os.Executable(); err != nil {
 		return err
