@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
+	"github.com/mcpgw/mcpgw/internal/seal"
 
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
@@ -135,25 +136,8 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 			a.spend.close(o.log)
 		}
 	}()
-	if a.spend, err = newSpendLog(st, cfg.General, o.log); err != nil {
-		return nil, errors.Join(err, closeStore(st))
-	}
-	a.metrics = a.newMetrics(o, cfg)
-	if a.ui, err = newUIState(env, a.upstreamOpen); err != nil {
-		return nil, errors.Join(err, closeStore(st))
-	}
-	a.pins = newPinState(st, o.log, a.metrics)
-	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
-	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
-		a.continuations = sealer
-	}
-	a.prober = newProber(o.log, cfg.General.Health)
-	a.previewEnv = o.lookupEnv
-	a.shared.serverHealth = a.healthOf
-	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus, Servers: a.prober.statuses}
-	a.servers = serverRegistry{a}
-	if err := a.initServers(cfg, o.lookupEnv); err != nil {
-		return nil, errors.Join(err, closeStore(st))
+	if err := a.assemble(cfg, o, env, sealer); err != nil {
+		return nil, errors.Join(err, closeStore(a.store))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 	_, cfg, err = a.withStoredServers(ctx, cfg)
@@ -183,6 +167,31 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	})
 	built = true
 	return a, nil
+}
+
+// assemble builds the parts New puts around the store and Redis: the spend log, metrics, UI,
+// pins, observer, prober, health routes and the server registry. On error the caller closes
+// the store.
+func (a *App) assemble(cfg *config.Config, o options, env Env, sealer *seal.Sealer) error {
+	var err error
+	if a.spend, err = newSpendLog(a.store, cfg.General, o.log); err != nil {
+		return err
+	}
+	a.metrics = a.newMetrics(o, cfg)
+	if a.ui, err = newUIState(env, a.upstreamOpen); err != nil {
+		return err
+	}
+	a.pins = newPinState(a.store, o.log, a.metrics)
+	a.observer = newObserver(o, cfg, a.metrics, traceSink(a.tracer), a.spend.observeSink(), a.ui.sink())
+	if strings.TrimSpace(env.SaltKey) != "" { // continuations only with a real, shared salt key
+		a.continuations = sealer
+	}
+	a.prober = newProber(o.log, cfg.General.Health)
+	a.previewEnv = o.lookupEnv
+	a.shared.serverHealth = a.healthOf
+	a.health = &front.Health{Version: o.version, Checks: a.checks(), Config: a.configStatus, Servers: a.prober.statuses}
+	a.servers = serverRegistry{a}
+	return a.initServers(cfg, o.lookupEnv)
 }
 
 // checks are readiness's conditions: the lifecycle and the data dir are

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/metrics"
 	"github.com/mcpgw/mcpgw/internal/notify"
+	"github.com/mcpgw/mcpgw/internal/oauthvault"
 	"github.com/mcpgw/mcpgw/internal/observe"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/policy"
@@ -29,6 +30,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/tracing"
 	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstreamid"
 )
 
 // shared is what every generation of the graph shares, built once by New.
@@ -123,6 +125,22 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		s.legacy = front.NewLegacy(s.sealer, front.SessionConfig{Tombstones: s.tombstones, Relay: s.relay}, s.log)
 	}
 	g := &generation{reg: reg, clients: make(map[string]*upstream.Client, len(reg.servers))}
+	created, err := s.openClients(g, reg, keep)
+	if err != nil {
+		return nil, err
+	}
+	gw, signer, vault, err := s.buildGateway(cfg, reg, g, first)
+	if err != nil {
+		closeClients(context.Background(), s.log, created)
+		return nil, err
+	}
+	s.registerRoutes(g, cfg, reg, md, authn, gw, signer, vault)
+	return g, nil
+}
+
+// openClients fills g.clients: keep's client for a server it holds, a new one for the others
+// (returned, for closing should the generation not be built).
+func (s *shared) openClients(g *generation, reg *registry, keep map[string]*upstream.Client) ([]*upstream.Client, error) {
 	var created []*upstream.Client
 	for _, sv := range reg.servers {
 		if c := keep[sv.Name]; c != nil {
@@ -142,15 +160,20 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		created = append(created, c)
 		g.clients[sv.Name] = c
 	}
+	return created, nil
+}
+
+// buildGateway builds the generation's catalog (g.cat) and gateway over g.clients and
+// subscribes it to the hub's list changes; first makes it the gateway that delivers followed
+// notifications.
+func (s *shared) buildGateway(cfg *config.Config, reg *registry, g *generation, first bool) (*gateway.Gateway, *upstreamid.Signer, *oauthvault.Vault, error) {
 	sampler, err := newSampler(cfg, s.log)
 	if err != nil {
-		closeClients(context.Background(), s.log, created)
-		return nil, err
+		return nil, nil, nil, err
 	}
 	signer, err := s.identitySigner(cfg)
 	if err != nil {
-		closeClients(context.Background(), s.log, created)
-		return nil, err
+		return nil, nil, nil, err
 	}
 	gwServers := reg.gatewayServers(g.clients)
 	s.withIdentity(gwServers, signer, cfg)
@@ -164,8 +187,7 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	}
 	rules, err := compileRules(cfg, reg)
 	if err != nil {
-		closeClients(context.Background(), s.log, created)
-		return nil, err
+		return nil, nil, nil, err
 	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
 		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats, Vetter: s.pins.vetter()})
@@ -192,6 +214,11 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 		cat.ListChanged(e.Server, e.Method)
 		gw.Notify(e.Server, e.Session, e.Method, e.Params)
 	})
+	return gw, signer, vault, nil
+}
+
+// registerRoutes builds the generation's front and mux with every route it serves.
+func (s *shared) registerRoutes(g *generation, cfg *config.Config, reg *registry, md *front.ResourceMetadata, authn *identity.Authenticator, gw *gateway.Gateway, signer *upstreamid.Signer, vault *oauthvault.Vault) {
 	publicURL := front.NewPublicURL(cfg.General.Public.BaseURL, cfg.General.Public.TrustedProxies)
 	g.front = front.NewMCP(front.MCPConfig{
 		Gateway: gw, Auth: authn, Sealer: s.sealer, Advertised: cfg.General.MCPAdvertisedVersions,
@@ -236,7 +263,6 @@ func (s *shared) wire(cfg *config.Config, keep map[string]*upstream.Client) (*ge
 	if s.metrics != nil {
 		(&front.Metrics{Auth: authn, Public: cfg.LiteLLM.Metrics.Public, Handler: s.metrics.Handler()}).Register(g.mux)
 	}
-	return g, nil
 }
 
 // clientConfig is sv's upstream client configuration with the shared
