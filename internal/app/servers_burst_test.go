@@ -24,7 +24,7 @@ func TestServerWriteBurstCoalesces(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status, body := api(t, "POST", base+"/v1/mcp/server", fmt.Sprintf(`{"server_name":"burst%d","url":"https://burst%d.example/mcp"}`, i, i))
+			status, body := api(t, "POST", base+"/v1/mcp/server", fmt.Sprintf(`{"server_name":"burst%d","url":"http://127.0.0.1:1/burst%d/mcp"}`, i, i))
 			if status != http.StatusCreated {
 				errs <- fmt.Sprintf("%d %s", status, body)
 				return
