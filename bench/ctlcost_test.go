@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,20 +160,7 @@ func ctlGateway(tb testing.TB, upstreamURL string, v *ctlVariant, otlpURL string
 	if !v.observe {
 		opts = append(opts, app.WithoutObservation())
 	}
-	a, err := app.New(cfg, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	a.Start()
-	tb.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	return srv.URL + "/mcp"
+	return serveApp(tb, cfg, opts...)
 }
 
 // BenchmarkControlPlane: one modern tools/call at a time through each gateway of

@@ -99,18 +99,7 @@ func startGatewayStore(tb testing.TB, upstreamURL string, n int, upDials *atomic
 	if withStore {
 		opts = append(opts, app.WithDataDir(tb.TempDir()))
 	}
-	a, err := app.New(cfg, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	a.Start()
-	tb.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		_ = a.Close(context.Background())
-	})
-	return srv.URL + "/mcp"
+	return serveApp(tb, cfg, opts...)
 }
 
 // modernCall is one 2026-07-28 tools/call, as bench/loadgen sends it.
@@ -288,4 +277,24 @@ func BenchmarkToolsList(b *testing.B) {
 	if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(calls*n), "cpu-µs/upstream-page")
 	}
+}
+
+// serveApp builds the gateway for cfg with opts, serves it over HTTP until the benchmark
+// ends, and returns its /mcp URL.
+func serveApp(tb testing.TB, cfg *config.Config, opts ...app.Option) string {
+	tb.Helper()
+	a, err := app.New(cfg, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	a.Start()
+	tb.Cleanup(func() {
+		a.Drain()
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Close(ctx)
+	})
+	return srv.URL + "/mcp"
 }

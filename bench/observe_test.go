@@ -2,8 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,18 +27,7 @@ func startObservedGateway(tb testing.TB, upstreamURL string, off bool) string {
 	if off {
 		opts = append(opts, app.WithoutObservation())
 	}
-	a, err := app.New(cfg, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Handler())
-	a.Start()
-	tb.Cleanup(func() {
-		a.Drain()
-		srv.Close()
-		_ = a.Close(context.Background())
-	})
-	return srv.URL + "/mcp"
+	return serveApp(tb, cfg, opts...)
 }
 
 // BenchmarkObservation: one modern tools/call at a time through the
