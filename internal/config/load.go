@@ -25,41 +25,60 @@ func (l *loader) parse(data []byte) *Config {
 			Health:                DefaultHealthSettings(),
 		},
 	}
+	root, ok := l.document(data)
+	if !ok {
+		return nil
+	}
+	if root == nil {
+		return cfg // empty: warned
+	}
+	l.sections(root, cfg)
+	return cfg
+}
+
+// document decodes data's first YAML document and returns its top-level
+// mapping: nil with ok for an empty file (warned), ok false for a file that
+// cannot be a config (the error recorded).
+func (l *loader) document(data []byte) (root *yaml.Node, ok bool) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			l.warnf(nil, "the config file is empty")
-			return cfg
+			return nil, true
 		}
 		l.syntaxError(err)
-		return nil
+		return nil, false
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		l.warnf(&extra, "only the first YAML document in the file is used")
 	} else if !errors.Is(err, io.EOF) {
 		l.syntaxError(err)
-		return nil
+		return nil, false
 	}
 
-	root := &doc
+	root = &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
 			l.warnf(root, "the config file is empty")
-			return cfg
+			return nil, true
 		}
 		root = root.Content[0]
 	}
 	if isNull(root) {
 		l.warnf(root, "the config file is empty")
-		return cfg
+		return nil, true
 	}
 	if d := deref(root); d.Kind != yaml.MappingNode {
 		l.errorf(root, "the config file must be a mapping with keys such as mcp_servers, not a %s", kindName(d))
-		return nil
+		return nil, false
 	}
+	return root, true
+}
 
+// sections reads the top-level keys of root into cfg, then validates it.
+func (l *loader) sections(root *yaml.Node, cfg *Config) {
 	top := l.entries(root, "the config file", "top-level key")
 	// environment_variables first: every other section may refer to them.
 	for _, e := range top {
@@ -100,7 +119,6 @@ func (l *loader) parse(data []byte) *Config {
 	l.jwtAuthEnv(&cfg.General.JWT)
 	l.checkGuardrailRefs(cfg)
 	l.validate(cfg, serversNode, samplingNode)
-	return cfg
 }
 
 // syntaxError records a YAML parse error at the line the parser names.
