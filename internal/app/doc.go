@@ -166,6 +166,13 @@
 //     a credential that no longer decrypts, a reference not set) is left out
 //     with a warning, never failing the Apply: one bad row must not block
 //     every other change. The API refuses such a server before storing it.
+//     Every setting of a file's server is stored (the ones LiteLLM's table
+//     lacks in store.ServerSettings), its guardrails checked against the
+//     file's guardrails, except spec_path: an OpenAPI document is read when a
+//     generation's clients are built, where a failure fails the whole Apply,
+//     so a stored URL that stopped answering would block every later change
+//     and the start; leaving such a server out at build time was rejected as
+//     reaching into client building for one kind of server.
 //   - The file's servers are read-only through the API (409), as in LiteLLM:
 //     the file is the operator's, and a reload would undo an API change.
 //   - Credentials (auth_value, client_secret, static header and env values)

@@ -114,7 +114,7 @@ func (a *App) storedServer(file *config.Config, row store.MCPServer) (config.Ser
 	if err != nil {
 		return config.Server{}, err.Error()
 	}
-	s, problems, err := config.ParseServer(row.ServerName, fields, file.EnvironmentVariables, apiConfigOptions(a.lookupEnv))
+	s, problems, err := config.ParseServer(row.ServerName, fields, file, apiConfigOptions(a.lookupEnv))
 	if err != nil {
 		return config.Server{}, problemsMessage(problems, err)
 	}

@@ -136,7 +136,7 @@ func (r serverRegistry) notFromFile(ctx context.Context, file *config.Config, id
 // prepare applies spec to row (every field when creating, the fields spec sets when
 // updating), seals its credentials, and checks it: as a file's server would be checked, its
 // name, id and alias free among the file's servers and the other stored ones, a stdio command
-// among stdioLaunchers.
+// among stdioLaunchers, no spec_path (apiSpecPath).
 func (r serverRegistry) prepare(ctx context.Context, file *config.Config, row *store.MCPServer, spec front.MCPServerSpec, update bool) error {
 	if err := applySpec(r.a.box, row, spec, update); err != nil {
 		return err
@@ -149,6 +149,10 @@ func (r serverRegistry) prepare(ctx context.Context, file *config.Config, row *s
 		return &front.ServerError{Status: http.StatusBadRequest, Param: "command",
 			Msg: "command: a stdio server stored through the API runs one of " + joinComma(stdioLaunchers) + "; other programs go in the config file"}
 	}
+	if err := apiSpecPath(s); err != nil {
+		return err
+	}
+	normalizeSettings(row, s)
 	others := slices.Clone(file.Servers)
 	rows, err := r.a.store.ListServers(ctx)
 	if err != nil {

@@ -152,6 +152,7 @@ func rowFields(box *secretbox.Box, row store.MCPServer) (map[string]any, error) 
 	if row.AllowAllKeys {
 		f["allow_all_keys"] = true
 	}
+	settingsFields(f, row.Settings)
 	return f, nil
 }
 
@@ -163,8 +164,9 @@ func storedView(row store.MCPServer) front.MCPServerView {
 		AuthHeaderName: opt(row.AuthHeaderName), OAuth2Flow: opt(row.OAuth2Flow), TokenURL: opt(row.TokenURL),
 		AuthorizationURL: opt(row.AuthorizationURL), MCPAccessGroups: row.AccessGroups, AllowedTools: row.AllowedTools,
 		DisallowedTools: row.DisallowedTools, ExtraHeaders: row.ExtraHeaders, MCPInfo: row.MCPInfo,
-		MaxConcurrentRequests: row.MaxConcurrentRequests, AllowAllKeys: row.AllowAllKeys,
+		MaxConcurrentRequests: row.MaxConcurrentRequests, RPM: row.RPM, AllowAllKeys: row.AllowAllKeys,
 		CreatedBy: opt(row.CreatedBy), UpdatedBy: opt(row.UpdatedBy)}
+	settingsView(&v, row.Settings)
 	v.Env, v.StaticHeaders = maskMap(row.Env, maskValue), maskMap(row.StaticHeaders, maskValue)
 	c := row.Credentials
 	if c.AuthValue != "" || c.ClientID != "" || c.ClientSecret != "" || len(c.Scopes) > 0 {
@@ -190,6 +192,7 @@ func fileView(s config.Server) front.MCPServerView {
 		AuthHeaderName: opt(s.AuthHeaderName), OAuth2Flow: opt(s.OAuth2Flow), TokenURL: opt(s.TokenURL),
 		AuthorizationURL: opt(s.AuthorizationURL), MCPAccessGroups: s.AccessGroups, AllowedTools: s.AllowedTools,
 		DisallowedTools: s.DisallowedTools, ExtraHeaders: s.ExtraHeaders, AllowAllKeys: s.AllowAllKeys, ReadOnly: true}
+	fileSettingsView(&v, s)
 	v.Env, v.StaticHeaders = maskMap(s.Env, masked), maskMap(s.StaticHeaders, masked)
 	if s.AuthValue.IsSet() || s.ClientID != "" || s.ClientSecret.IsSet() || len(s.Scopes) > 0 {
 		v.Credentials = &front.MCPCredentialsView{ClientID: opt(s.ClientID), Scopes: s.Scopes}

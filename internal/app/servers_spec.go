@@ -48,6 +48,10 @@ func applySpec(box *secretbox.Box, row *store.MCPServer, spec front.MCPServerSpe
 	if set("allow_all_keys") {
 		row.AllowAllKeys = spec.AllowAllKeys
 	}
+	if set("rpm") {
+		row.RPM = spec.RPM
+	}
+	applySettings(&row.Settings, spec.Settings, set)
 	var err error
 	if set("env") {
 		if row.Env, err = sealMap(box, row.ServerID, "env", spec.Env, row.Env); err != nil {

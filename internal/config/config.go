@@ -428,6 +428,11 @@ type Options struct {
 	// for (the gateway's own secrets, for configs posted through the API), with an error
 	// that says so.
 	DenyEnv func(name string) bool
+
+	// fileGuardrails, set by ParseServer only, are the guardrails a server parsed alone may
+	// name: the running file's (its document has no guardrails list of its own).
+	fileGuardrails []Guardrail
+	standalone     bool
 }
 
 // Load reads and validates the config file at path. The problems (warnings and errors, sorted

@@ -178,11 +178,16 @@ func (l *loader) guardrailModes(n *yaml.Node, field string) []string {
 	return out
 }
 
-// checkGuardrailRefs reports servers naming a guardrail that is not configured.
+// checkGuardrailRefs reports servers naming a guardrail that is not configured: in the file,
+// or for a server parsed alone (ParseServer), in the running file's.
 func (l *loader) checkGuardrailRefs(cfg *Config) {
+	known := cfg.Guardrails
+	if l.opts.standalone {
+		known = l.opts.fileGuardrails
+	}
 	for _, s := range cfg.Servers {
 		for _, name := range s.Guardrails {
-			if !slices.ContainsFunc(cfg.Guardrails, func(g Guardrail) bool { return g.Name == name }) {
+			if !slices.ContainsFunc(known, func(g Guardrail) bool { return g.Name == name }) {
 				l.errorAt(s.Line, "mcp_servers.%s.guardrails names %q, which is not in guardrails", s.Name, name)
 			}
 		}

@@ -8,17 +8,22 @@ import (
 
 // ParseServer reads one server given as mcp_servers.<name>'s fields (the YAML keys, with
 // JSON-compatible values), with the rules, messages and os.environ/NAME resolution of a
-// server in a file: fileEnv are the running file's environment_variables, which references
-// see first, as they do in the file. The servers kept in the store go through it, so a stored
+// server in a file: file is the running file's config (nil: none), whose
+// environment_variables references see first, as they do in the file, and whose guardrails
+// the server's guardrails may name. The servers kept in the store go through it, so a stored
 // server is valid exactly when the same entry in the file would be. Only the problems that
 // are errors are returned (their lines mean nothing here); the error is non-nil with them.
-func ParseServer(name string, fields map[string]any, fileEnv map[string]string, opts Options) (Server, []Problem, error) {
+func ParseServer(name string, fields map[string]any, file *Config, opts Options) (Server, []Problem, error) {
 	doc := map[string]any{
 		"general_settings": map[string]any{"store_model_in_db": true},
 		"mcp_servers":      map[string]any{name: fields},
 	}
-	if len(fileEnv) > 0 {
-		doc["environment_variables"] = fileEnv
+	opts.standalone, opts.fileGuardrails = true, nil
+	if file != nil {
+		if len(file.EnvironmentVariables) > 0 {
+			doc["environment_variables"] = file.EnvironmentVariables
+		}
+		opts.fileGuardrails = file.Guardrails
 	}
 	data, err := json.Marshal(doc) // JSON is YAML
 	if err != nil {

@@ -15,7 +15,7 @@ func TestParseServerHasTheFileRules(t *testing.T) {
 	s, problems, err := ParseServer("github", map[string]any{
 		"url": "https://example.com/mcp", "auth_type": "bearer_token", "auth_value": "os.environ/GH_TOKEN",
 		"static_headers": map[string]string{"X-A": "os.environ/FILE_VAR"}, "timeout": 2.5,
-	}, map[string]string{"FILE_VAR": "file-value"}, Options{LookupEnv: env})
+	}, &Config{EnvironmentVariables: map[string]string{"FILE_VAR": "file-value"}}, Options{LookupEnv: env})
 	if err != nil {
 		t.Fatal(err, problems)
 	}
@@ -54,6 +54,45 @@ func TestRouteConflict(t *testing.T) {
 		got := RouteConflict(c.s, yaml)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("RouteConflict(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// TestParseServerSettings: a server parsed alone reads every setting a file's server has, its
+// guardrails checked against the running file's guardrails, and refuses what the file refuses.
+func TestParseServerSettings(t *testing.T) {
+	file := &Config{Guardrails: []Guardrail{{Name: "pii"}}}
+	fields := map[string]any{"url": "https://example.com/mcp", "spec_path": "https://example.com/openapi.json",
+		"protocol_version": "2025-06-18", "forward_identity": "jwt", "allow_elicitation": true, "allow_sampling": true,
+		"pin_tool_definitions": true, "pinned_tools": []string{"search"}, "guardrails": []string{"pii"}}
+	s, problems, err := ParseServer("api", fields, file, Options{})
+	if err != nil {
+		t.Fatal(err, problems)
+	}
+	if s.SpecPath != "https://example.com/openapi.json" || s.ProtocolVersion != "2025-06-18" || s.ForwardIdentity != ForwardIdentityJWT ||
+		!s.AllowElicitation || !s.AllowSampling || !s.PinToolDefinitions || len(s.PinnedTools) != 1 || s.Guardrails[0] != "pii" {
+		t.Fatalf("server = %+v", s)
+	}
+	for _, c := range []struct {
+		field string
+		v     any
+		file  *Config
+		want  string
+	}{
+		{"guardrails", []string{"pii"}, nil, `guardrails names "pii", which is not in guardrails`},
+		{"guardrails", []string{"nope"}, file, `guardrails names "nope", which is not in guardrails`},
+		{"forward_identity", "saml", file, "forward_identity must be jwt or none"},
+		{"protocol_version", "1999-01-01", file, "unknown protocol version"},
+		{"pin_tool_definitions", "maybe", file, "pin_tool_definitions"},
+	} {
+		bad := map[string]any{"url": "https://example.com/mcp", c.field: c.v}
+		_, problems, err := ParseServer("api", bad, c.file, Options{})
+		var msgs []string
+		for _, p := range problems {
+			msgs = append(msgs, p.Msg)
+		}
+		if err == nil || !strings.Contains(strings.Join(msgs, "\n"), c.want) {
+			t.Errorf("%s=%v: err %v, problems %q; want %q", c.field, c.v, err, msgs, c.want)
 		}
 	}
 }

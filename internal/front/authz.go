@@ -218,7 +218,8 @@ func (k *Keys) allow(w http.ResponseWriter, r *http.Request, ok bool, err error,
 
 // allowKeyChange checks that the caller may change the stored key with token, and may still
 // manage it once change has moved it (to another user or team); only the proxy admin may
-// change its limits. A missing key goes on, for the store to answer 404.
+// change its limits, and its guardrails only as mayModifyGuardrails allows. A missing key goes
+// on, for the store to answer 404.
 func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token string, change func(*store.Key), mint bool) bool {
 	m := managerOf(r)
 	if m.admin() {
@@ -242,6 +243,9 @@ func (k *Keys) allowKeyChange(w http.ResponseWriter, r *http.Request, token stri
 	}
 	if !limitsEqual(cur, next) {
 		forbid(w, "only the proxy admin may set rpm_limit, max_parallel_requests, mcp_rpm_limit, max_budget or budget_duration")
+		return false
+	}
+	if !k.allowGuardrails(w, r, cur.Metadata, next.Metadata, cur.TeamID, next.TeamID) {
 		return false
 	}
 	if mint && !m.mayMint(next.UserID) {

@@ -285,6 +285,16 @@
 //     With custom_auth a webhook identity whose user_role is proxy_admin manages everything,
 //     as in LiteLLM; without one, the master key remains the only way in until a proxy_admin
 //     user exists.
+//   - Guardrails (guardrailsauthz.go): a change of a key's or team's guardrail metadata
+//     entries (LiteLLM's _GUARDRAIL_MODIFICATION_KEYS; the top-level guardrails field lands in
+//     metadata.guardrails) is the proxy admin's, or anyone's who may make the rest of the
+//     request when the key's (or the team's own) team says metadata.guardrails.
+//     modify_guardrails: true and the caller's own team does not say false (LiteLLM's
+//     can_modify_guardrails). The refusal is 403 with LiteLLM's message first. LiteLLM's
+//     default, a team that does not say allows, was rejected: a guardrail is a control an
+//     admin puts on a key, and the key's owner could otherwise remove it. A change is a
+//     difference in the decoded entries, not their mention, so a client sending a key's
+//     metadata back unchanged (the UI does) is not refused.
 //   - Errors use LiteLLM's ProxyException shape {"error": {"message", "type", "param",
 //     "code"}} (code: the status as a string), not FastAPI's {"detail": ...}: it names the
 //     field (param) and is what LiteLLM's key routes answer for their own checks. The routes

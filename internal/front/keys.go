@@ -145,6 +145,9 @@ func (k *Keys) generate(w http.ResponseWriter, r *http.Request, body []byte) {
 		if !k.allow(w, r, ok && m.mayMint(nk.UserID), err, "create a key for that user or team") {
 			return
 		}
+		if !k.allowGuardrails(w, r, nil, nk.Metadata, nk.TeamID) {
+			return
+		}
 	}
 	secret, stored, err := k.cfg.Store.Generate(r.Context(), nk)
 	if err != nil {

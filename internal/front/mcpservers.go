@@ -43,14 +43,25 @@ type MCPServerView struct {
 	MCPInfo               json.RawMessage     `json:"mcp_info"`
 	Timeout               *float64            `json:"timeout"`
 	MaxConcurrentRequests *int64              `json:"max_concurrent_requests"`
+	RPM                   *int64              `json:"rpm"`
 	AllowAllKeys          bool                `json:"allow_all_keys"`
-	Status                string              `json:"status"`
-	LastHealthCheck       *time.Time          `json:"last_health_check"`
-	HealthCheckError      *string             `json:"health_check_error"`
-	CreatedAt             *time.Time          `json:"created_at"`
-	UpdatedAt             *time.Time          `json:"updated_at"`
-	CreatedBy             *string             `json:"created_by"`
-	UpdatedBy             *string             `json:"updated_by"`
+	// The settings of a config file's server that LiteLLM's table has no column for, under
+	// their mcp_servers names.
+	SpecPath           *string    `json:"spec_path"`
+	ProtocolVersion    *string    `json:"protocol_version"`
+	ForwardIdentity    *string    `json:"forward_identity"`
+	AllowElicitation   bool       `json:"allow_elicitation"`
+	AllowSampling      bool       `json:"allow_sampling"`
+	PinToolDefinitions bool       `json:"pin_tool_definitions"`
+	PinnedTools        []string   `json:"pinned_tools"`
+	Guardrails         []string   `json:"guardrails"`
+	Status             string     `json:"status"`
+	LastHealthCheck    *time.Time `json:"last_health_check"`
+	HealthCheckError   *string    `json:"health_check_error"`
+	CreatedAt          *time.Time `json:"created_at"`
+	UpdatedAt          *time.Time `json:"updated_at"`
+	CreatedBy          *string    `json:"created_by"`
+	UpdatedBy          *string    `json:"updated_by"`
 	// ReadOnly is true for a server from the config file: the API may not change it.
 	ReadOnly bool `json:"read_only"`
 }

@@ -36,8 +36,20 @@ type MCPServerSpec struct {
 	StaticHeaders                            map[string]string
 	MCPInfo                                  json.RawMessage
 	Timeout                                  *float64
-	MaxConcurrentRequests                    *int64
+	MaxConcurrentRequests, RPM               *int64
 	AllowAllKeys                             bool
+	Settings                                 ServerSettingsSpec
+}
+
+// ServerSettingsSpec are the settings a config file's server has and LiteLLM's table does
+// not, under their mcp_servers names; they are checked as the config file's are (by
+// config.ParseServer, in internal/app).
+type ServerSettingsSpec struct {
+	SpecPath, ProtocolVersion string
+	// ForwardIdentity is as given: a string, or "true"/"false" for a JSON boolean.
+	ForwardIdentity                                     string
+	AllowElicitation, AllowSampling, PinToolDefinitions bool
+	PinnedTools, Guardrails                             []string
 }
 
 // CredentialsSpec is a request's credentials object (LiteLLM's MCPCredentials); Present names
@@ -54,7 +66,9 @@ var (
 	serverSpecFields = []string{"server_id", "server_name", "alias", "description", "url", "transport", "command",
 		"args", "env", "auth_type", "credentials", "auth_header_name", "oauth2_flow", "token_url", "authorization_url",
 		"mcp_access_groups", "allowed_tools", "disallowed_tools", "extra_headers", "static_headers", "mcp_info",
-		"timeout", "max_concurrent_requests", "allow_all_keys"}
+		"timeout", "max_concurrent_requests", "rpm", "allow_all_keys",
+		"spec_path", "protocol_version", "forward_identity", "allow_elicitation", "allow_sampling",
+		"pin_tool_definitions", "pinned_tools", "guardrails"}
 	serverAnswerFields = []string{"status", "last_health_check", "health_check_error", "created_at", "updated_at",
 		"created_by", "updated_by", "read_only"}
 	credentialFields = []string{"auth_value", "client_id", "client_secret", "scopes"}
@@ -105,13 +119,16 @@ func decodeServerSpec(r *http.Request, w http.ResponseWriter, update bool) (MCPS
 	if err := decodeServerNumbers(m, &spec); err != nil {
 		return spec, err
 	}
+	if spec.Settings, err = decodeServerSettings(m); err != nil {
+		return spec, err
+	}
 	if update && spec.ServerID == "" {
 		return spec, &ServerError{Status: http.StatusBadRequest, Param: "server_id", Msg: "server_id is required"}
 	}
 	return spec, nil
 }
 
-// decodeServerNumbers reads mcp_info, timeout, max_concurrent_requests and allow_all_keys.
+// decodeServerNumbers reads mcp_info, timeout, max_concurrent_requests, rpm and allow_all_keys.
 func decodeServerNumbers(m map[string]json.RawMessage, spec *MCPServerSpec) error {
 	if v := m["mcp_info"]; !isNull(v) {
 		if v[0] != '{' || !json.Valid(v) || len(v) > maxServerInfoLen {
@@ -131,12 +148,47 @@ func decodeServerNumbers(m map[string]json.RawMessage, spec *MCPServerSpec) erro
 		return asServerError(err)
 	}
 	spec.MaxConcurrentRequests = n
+	if spec.RPM, err = optCount(m, "rpm"); err != nil {
+		return asServerError(err)
+	}
 	if v := m["allow_all_keys"]; !isNull(v) {
 		if json.Unmarshal(v, &spec.AllowAllKeys) != nil {
 			return specBad("allow_all_keys", "allow_all_keys: want true or false")
 		}
 	}
 	return nil
+}
+
+// decodeServerSettings reads the settings LiteLLM's table has no column for. Only their JSON
+// types are checked here; their values are checked as a file's are, by config.ParseServer.
+func decodeServerSettings(m map[string]json.RawMessage) (ServerSettingsSpec, error) {
+	var st ServerSettingsSpec
+	var err error
+	for name, dst := range map[string]*string{"spec_path": &st.SpecPath, "protocol_version": &st.ProtocolVersion} {
+		if *dst, err = specString(name, m[name]); err != nil {
+			return st, err
+		}
+	}
+	if v := m["forward_identity"]; !isNull(v) {
+		var b bool
+		if json.Unmarshal(v, &b) == nil {
+			st.ForwardIdentity = strconv.FormatBool(b)
+		} else if st.ForwardIdentity, err = specString("forward_identity", v); err != nil {
+			return st, specBad("forward_identity", "forward_identity: want \"jwt\", \"none\", true or false")
+		}
+	}
+	for name, dst := range map[string]*bool{"allow_elicitation": &st.AllowElicitation, "allow_sampling": &st.AllowSampling,
+		"pin_tool_definitions": &st.PinToolDefinitions} {
+		if v := m[name]; !isNull(v) && json.Unmarshal(v, dst) != nil {
+			return st, specBad(name, name+": want true or false")
+		}
+	}
+	for name, dst := range map[string]*[]string{"pinned_tools": &st.PinnedTools, "guardrails": &st.Guardrails} {
+		if *dst, err = optStrings(name, m[name]); err != nil {
+			return st, asServerError(err)
+		}
+	}
+	return st, nil
 }
 
 // decodeCredentials reads the credentials object.

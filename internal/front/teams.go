@@ -250,7 +250,8 @@ func (k *Keys) allowTeam(w http.ResponseWriter, r *http.Request, write bool, id,
 
 // allowTeamChange checks that the caller may change team id: the proxy admin anything; the
 // team's admins only its alias and metadata (its permissions, limits, organisation and blocked
-// flag would widen what its own keys reach).
+// flag would widen what its own keys reach), the metadata's guardrails only as
+// mayModifyGuardrails allows.
 func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string, change func(*store.Team)) bool {
 	if managerOf(r).admin() {
 		return true
@@ -271,7 +272,7 @@ func (k *Keys) allowTeamChange(w http.ResponseWriter, r *http.Request, id string
 		forbid(w, "a team admin may change the team's alias, metadata and members; its object_permission, limits, organization_id and blocked are the proxy admin's")
 		return false
 	}
-	return true
+	return k.allowGuardrails(w, r, cur.Metadata, next.Metadata, id)
 }
 
 // teamBlock serves /team/block and /team/unblock: {"team_id"}; the answer is the team as stored.

@@ -86,9 +86,10 @@ func TestMetadataGuardrails(t *testing.T) {
 		``:                                  "",
 		`{}`:                                "",
 		`{"guardrails":["a","","b","a",3]}`: "a,b",
-		`{"guardrails":{"b":true,"a":true,"c":false}}`: "a,b",
-		`{"guardrails":"a"}`:                           "",
-		`not json`:                                     "",
+		`{"guardrails":{"b":true,"a":true,"c":false}}`:       "a,b",
+		`{"guardrails":"a"}`:                                 "",
+		`{"guardrails":{"modify_guardrails":true,"a":true}}`: "a",
+		`not json`: "",
 	} {
 		if got := strings.Join(MetadataGuardrails(json.RawMessage(meta)), ","); got != want {
 			t.Errorf("MetadataGuardrails(%s) = %q, want %q", meta, got, want)

@@ -7,7 +7,8 @@ import (
 
 // MetadataGuardrails reads the guardrail names a key's or team's metadata asks for, LiteLLM's
 // metadata.guardrails: a list of names, or an object {name: true|false} naming those that are
-// on. Anything else (absent, another shape, non-string entries) names none.
+// on (its modify_guardrails entry is LiteLLM's permission flag, not a guardrail). Anything else
+// (absent, another shape, non-string entries) names none.
 func MetadataGuardrails(metadata json.RawMessage) []string {
 	var m struct {
 		Guardrails json.RawMessage `json:"guardrails"`
@@ -31,7 +32,7 @@ func MetadataGuardrails(metadata json.RawMessage) []string {
 	}
 	var out []string
 	for name, enabled := range on {
-		if enabled && name != "" {
+		if enabled && name != "" && name != "modify_guardrails" { // LiteLLM's permission flag, not a guardrail
 			out = append(out, name)
 		}
 	}

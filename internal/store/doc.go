@@ -122,7 +122,13 @@
 //     from another store, for an unparsable one or "*" (it may have named them), and after
 //     reconnecting (notifications sent while it was down are lost); the hook must return at
 //     once (internal/app queues a re-read and Apply on a goroutine of its own). SQLite serves
-//     one replica and never runs the hook.
+//     one replica and never runs the hook. The config file's server settings LiteLLM's table
+//     has no column for (spec_path, protocol_version, forward_identity, allow_elicitation,
+//     allow_sampling, pin_tool_definitions, pinned_tools, guardrails; ServerSettings) are one
+//     JSON object in the settings column (migrations/00008), keyed by their mcp_servers names:
+//     a column each was rejected because every setting the config grows would cost a migration
+//     on both databases, and nothing queries them (the gateway reads every row whole). Rows
+//     stored before 00008 read '{}', no setting, which is what they meant.
 //   - Spend (migrations/00004): spend_logs holds one row per tool call or listing
 //     (LiteLLM_SpendLogs' column names where they apply: request_id, call_type, model,
 //     api_key, team_id, user, end_user, spend, start/end time; plus mcp_server, key_alias,

@@ -48,6 +48,9 @@ type MCPServer struct {
 	RPM                   *int64
 	AllowAllKeys          bool
 
+	// Settings are the config file's settings LiteLLM's table has no column for.
+	Settings ServerSettings
+
 	CreatedAt, UpdatedAt time.Time
 	CreatedBy, UpdatedBy string
 }
@@ -60,10 +63,23 @@ type ServerCredentials struct {
 	Scopes       []string `json:"scopes,omitempty"`
 }
 
+// ServerSettings are a stored server's settings that LiteLLM's table has no column for, kept
+// in one JSON column (settings) under their mcp_servers names. The zero value sets none.
+type ServerSettings struct {
+	SpecPath           string   `json:"spec_path,omitempty"`
+	ProtocolVersion    string   `json:"protocol_version,omitempty"`
+	ForwardIdentity    string   `json:"forward_identity,omitempty"`
+	AllowElicitation   bool     `json:"allow_elicitation,omitempty"`
+	AllowSampling      bool     `json:"allow_sampling,omitempty"`
+	PinToolDefinitions bool     `json:"pin_tool_definitions,omitempty"`
+	PinnedTools        []string `json:"pinned_tools,omitempty"`
+	Guardrails         []string `json:"guardrails,omitempty"`
+}
+
 const serverColumns = `server_id, server_name, alias, description, url, transport, command, args, env,
 	auth_type, credentials, auth_header_name, oauth2_flow, token_url, authorization_url,
 	mcp_access_groups, allowed_tools, disallowed_tools, extra_headers, static_headers, mcp_info,
-	timeout_ms, max_concurrent_requests, rpm, allow_all_keys, created_at, updated_at, created_by, updated_by`
+	timeout_ms, max_concurrent_requests, rpm, allow_all_keys, settings, created_at, updated_at, created_by, updated_by`
 
 // CreateServer stores sv; a server_id or server_name in use is a RefError matching
 // ErrServerExists and nothing is written. A server without ServerID gets a fresh UUID.
@@ -87,7 +103,7 @@ func (s *Store) CreateServer(ctx context.Context, sv MCPServer) (MCPServer, erro
 		args := append([]any{sv.ServerID}, serverValues(sv)...)
 		_, err := tx.ExecContext(ctx, `INSERT INTO mcp_servers (`+serverColumns+`) VALUES
 			($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-			 $21, $22, $23, $24, $25, $26, $27, $28, $29)`, args...)
+			 $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`, args...)
 		if err != nil {
 			return serverUnique(fmt.Errorf("store: creating an mcp server: %w", err), sv)
 		}
@@ -131,7 +147,7 @@ func serverValues(sv MCPServer) []any {
 		sv.AuthHeaderName, sv.OAuth2Flow, sv.TokenURL, sv.AuthorizationURL,
 		jsonText(sv.AccessGroups, "[]"), jsonText(sv.AllowedTools, "[]"), jsonText(sv.DisallowedTools, "[]"),
 		jsonText(sv.ExtraHeaders, "[]"), jsonText(sv.StaticHeaders, "{}"), metadataText(sv.MCPInfo),
-		timeout, int64Arg(sv.MaxConcurrentRequests), int64Arg(sv.RPM), sv.AllowAllKeys,
+		timeout, int64Arg(sv.MaxConcurrentRequests), int64Arg(sv.RPM), sv.AllowAllKeys, jsonText(sv.Settings, "{}"),
 		sv.CreatedAt.UnixMilli(), sv.UpdatedAt.UnixMilli(), sv.CreatedBy, sv.UpdatedBy}
 }
 
@@ -188,14 +204,14 @@ func (s *Store) UpdateServer(ctx context.Context, id string, change func(*MCPSer
 				return err
 			}
 		}
-		v := serverValues(sv) // created_at ($25) and created_by ($27) stay as they are
-		args := append(append(v[:24:24], v[25], v[27]), id)
+		v := serverValues(sv) // created_at ($26) and created_by ($28) stay as they are
+		args := append(append(v[:25:25], v[26], v[28]), id)
 		_, err = tx.ExecContext(ctx, `UPDATE mcp_servers SET server_name = $1, alias = $2, description = $3,
 			url = $4, transport = $5, command = $6, args = $7, env = $8, auth_type = $9, credentials = $10,
 			auth_header_name = $11, oauth2_flow = $12, token_url = $13, authorization_url = $14,
 			mcp_access_groups = $15, allowed_tools = $16, disallowed_tools = $17, extra_headers = $18,
 			static_headers = $19, mcp_info = $20, timeout_ms = $21, max_concurrent_requests = $22, rpm = $23,
-			allow_all_keys = $24, updated_at = $25, updated_by = $26 WHERE server_id = $27`, args...)
+			allow_all_keys = $24, settings = $25, updated_at = $26, updated_by = $27 WHERE server_id = $28`, args...)
 		if err != nil {
 			return serverUnique(fmt.Errorf("store: updating an mcp server: %w", err), sv)
 		}
@@ -217,13 +233,13 @@ func (s *Store) DeleteServer(ctx context.Context, id string) error {
 // scanServer scans one row of serverColumns.
 func scanServer(r scanner) (MCPServer, error) {
 	var sv MCPServer
-	var args, env, creds, groups, allowed, disallowed, extra, static, info string
+	var args, env, creds, groups, allowed, disallowed, extra, static, info, settings string
 	var timeout, maxConc, rpm sql.NullInt64
 	var created, updated int64
 	err := r.Scan(&sv.ServerID, &sv.ServerName, &sv.Alias, &sv.Description, &sv.URL, &sv.Transport, &sv.Command,
 		&args, &env, &sv.AuthType, &creds, &sv.AuthHeaderName, &sv.OAuth2Flow, &sv.TokenURL, &sv.AuthorizationURL,
 		&groups, &allowed, &disallowed, &extra, &static, &info, &timeout, &maxConc, &rpm, &sv.AllowAllKeys,
-		&created, &updated, &sv.CreatedBy, &sv.UpdatedBy)
+		&settings, &created, &updated, &sv.CreatedBy, &sv.UpdatedBy)
 	if err != nil {
 		return sv, err
 	}
@@ -231,7 +247,8 @@ func scanServer(r scanner) (MCPServer, error) {
 		text string
 		into any
 	}{{args, &sv.Args}, {env, &sv.Env}, {creds, &sv.Credentials}, {groups, &sv.AccessGroups},
-		{allowed, &sv.AllowedTools}, {disallowed, &sv.DisallowedTools}, {extra, &sv.ExtraHeaders}, {static, &sv.StaticHeaders}} {
+		{allowed, &sv.AllowedTools}, {disallowed, &sv.DisallowedTools}, {extra, &sv.ExtraHeaders}, {static, &sv.StaticHeaders},
+		{settings, &sv.Settings}} {
 		if err := json.Unmarshal([]byte(f.text), f.into); err != nil {
 			return sv, fmt.Errorf("mcp server %q: a JSON column does not parse: %w", sv.ServerID, err)
 		}
