@@ -288,11 +288,12 @@
 //   - Guardrails (guardrailsauthz.go): a change of a key's or team's guardrail metadata
 //     entries (LiteLLM's _GUARDRAIL_MODIFICATION_KEYS; the top-level guardrails field lands in
 //     metadata.guardrails) is the proxy admin's, or anyone's who may make the rest of the
-//     request when the key's (or the team's own) team says metadata.guardrails.
-//     modify_guardrails: true and the caller's own team does not say false (LiteLLM's
-//     can_modify_guardrails). The refusal is 403 with LiteLLM's message first. LiteLLM's
-//     default, a team that does not say allows, was rejected: a guardrail is a control an
-//     admin puts on a key, and the key's owner could otherwise remove it. A change is a
+//     request unless the caller's own team or the key's (or the team's own) team says
+//     metadata.guardrails.modify_guardrails: false (LiteLLM's can_modify_guardrails). The
+//     refusal is 403 with LiteLLM's message first. A stricter default (only a team that says
+//     true allows) was built and rejected: it refused LiteLLM's own key and team calls (an
+//     internal user generating a key with guardrails), and an admin who wants a team's
+//     guardrails out of its members' hands says so with false, as in LiteLLM. A change is a
 //     difference in the decoded entries, not their mention, so a client sending a key's
 //     metadata back unchanged (the UI does) is not refused.
 //   - Errors use LiteLLM's ProxyException shape {"error": {"message", "type", "param",

@@ -73,44 +73,47 @@ func modifyGuardrails(metadata json.RawMessage) (allowed, set bool) {
 }
 
 // mayModifyGuardrails decides a change of the guardrails of a key or team that belongs to teams
-// (a key's team before and after the change, or the team itself; "" for none): the proxy admin
-// always; anyone else (who may make the rest of the change) only when the caller's own team does
-// not forbid it (LiteLLM's rule: metadata.guardrails.modify_guardrails false) and every team the
-// key or team belongs to allows it (modify_guardrails true), so that guardrails an admin set
-// are not removed by the key's owner or the team's admins unless the admin let them. It
-// returns the refusal's message ("" when allowed).
+// (a key's team before and after the change, or the team itself; "" for none), LiteLLM's rule
+// (can_modify_guardrails): the proxy admin always; anyone else (who may make the rest of the
+// change) unless the caller's own team or one of teams says
+// metadata.guardrails.modify_guardrails: false. A team that says nothing allows it, as in
+// LiteLLM, so keys and teams created by LiteLLM's API calls keep working; an admin protects
+// a team's guardrails by setting the flag false. It returns the refusal's message ("" when
+// allowed).
 func (m manager) mayModifyGuardrails(ctx context.Context, teams ...string) (string, error) {
 	if m.admin() {
 		return "", nil
 	}
 	if id := m.caller.TeamID; id != "" {
-		t, found, err := m.keys.cfg.Store.LookupTeam(ctx, id)
-		if err != nil {
-			return "", err
-		}
-		if allowed, set := modifyGuardrails(t.Metadata); found && set && !allowed {
-			return msgNoModifyGuardrails, nil
+		forbids, err := m.teamForbidsGuardrailChanges(ctx, id)
+		if err != nil || forbids {
+			return msgNoModifyGuardrails, err
 		}
 	}
-	granted := false
 	for _, id := range teams {
-		if id == "" {
+		if id == "" || id == m.caller.TeamID {
 			continue
 		}
-		t, found, err := m.keys.cfg.Store.LookupTeam(ctx, id)
+		forbids, err := m.teamForbidsGuardrailChanges(ctx, id)
 		if err != nil {
 			return "", err
 		}
-		if allowed, _ := modifyGuardrails(t.Metadata); !found || !allowed {
-			return msgNoModifyGuardrails + " Team '" + id + "' does not allow it: only the proxy admin may change " +
-				"guardrails unless the team's metadata.guardrails.modify_guardrails is true.", nil
+		if forbids {
+			return msgNoModifyGuardrails + " Team '" + id + "' sets metadata.guardrails.modify_guardrails to false: " +
+				"only the proxy admin may change its guardrails.", nil
 		}
-		granted = true
-	}
-	if !granted {
-		return msgNoModifyGuardrails + " Only the proxy admin may change the guardrails of a key of no team.", nil
 	}
 	return "", nil
+}
+
+// teamForbidsGuardrailChanges reports whether team id says modify_guardrails: false.
+func (m manager) teamForbidsGuardrailChanges(ctx context.Context, id string) (bool, error) {
+	t, found, err := m.keys.cfg.Store.LookupTeam(ctx, id)
+	if err != nil || !found {
+		return false, err
+	}
+	allowed, set := modifyGuardrails(t.Metadata)
+	return set && !allowed, nil
 }
 
 // allowGuardrails answers 403 (or the store's failure) when the change from before to after
