@@ -161,8 +161,9 @@ func TestStoredServerKeepsEverySetting(t *testing.T) {
 					t.Fatalf("the upstream was not spoken to at 2025-06-18 alone: %v", up.headers.seen)
 				}
 			}},
-		// A 2025-11-25 caller: a 2026-07-28 one's tools/call counts twice against a server's rpm
-		// today, whether the server is stored or in the file.
+		// A 2025-11-25 caller: a 2026-07-28 SDK client's server/discover at connect is a live
+		// discovery, which counts one request against the server's rpm (rpmDiscovery), so
+		// rpm 1 would be spent before its first call.
 		{name: "rpm", field: "rpm", value: 1.0,
 			live: func(t *testing.T, up *settingsUpstream, cs *sdk.ClientSession, _ *guardService) {
 				if _, err := echo(t, cs, "one"); err != nil {
