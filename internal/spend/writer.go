@@ -163,13 +163,6 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// waiting is how many rows wait for the writer.
-func (w *Writer) waiting() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.pending)
-}
-
 // run writes a batch when BatchSize rows wait, or when the first of them has waited
 // FreeFlushInterval, or the first that costs something FlushInterval, until Close; then it
 // writes what is queued.

@@ -51,6 +51,13 @@ func (r *recorder) sizes() []int {
 	return out
 }
 
+// waiting is how many rows wait for the writer.
+func (w *Writer) waiting() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
+}
+
 func row(i int) store.SpendRow {
 	return store.SpendRow{RequestID: strconv.Itoa(i), CallType: store.CallTypeTool, EndTime: time.Now()}
 }
