@@ -12,7 +12,8 @@
 # Knobs (environment): BENCH_C (workers, 10), BENCH_D (measured seconds per run, 4),
 # BENCH_ROUNDS (5), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
 # "" to skip), MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run
-# bare, as target mcpgw-bare-base, for an interleaved before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
+# as `mcpgw` runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an
+# interleaved before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
 # Peers are built with `go install` into a temp dir; one that does not install is listed as
 # such. Everything listens on 127.0.0.1; every process started here is stopped on exit.
 set -euo pipefail
@@ -21,7 +22,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,17p' "$0"
+	sed -n '2,18p' "$0"
 	exit 0
 	;;
 esac
@@ -81,7 +82,7 @@ if [ -n "$UNLA_BIN" ]; then
 	note "$PEER_UNLA: installed; not launched (its gateway needs its apiserver and a store, which this script does not set up)"
 fi
 
-read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE <<<"$(timeout 10 "$LG" ports -n 8)"
+read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE <<<"$(timeout 10 "$LG" ports -n 9)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
 	local name=$1
 	shift
@@ -112,11 +113,16 @@ sed 's/^general_settings:$/general_settings:\n  mcp_access_log: false/' "$TMP/gw
 BARE_PID=$!
 PIDS+=("$BARE_PID")
 BASE_PID=
+DBASE_PID=
 if [ -n "${MCPGW_BASE:-}" ]; then
 	(cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$MCPGW_BASE" serve --config "$TMP/bare.yaml" --host 127.0.0.1 --port "$P_BASE" \
-		--data-dir "" >"$TMP/mcpgw-base.log" 2>&1) &
+		--data-dir "" >"$TMP/mcpgw-bare-base.log" 2>&1) &
 	BASE_PID=$!
 	PIDS+=("$BASE_PID")
+	(cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$MCPGW_BASE" serve --config "$TMP/gw.yaml" --host 127.0.0.1 --port "$P_DBASE" \
+		--data-dir "$TMP/data-base" >"$TMP/mcpgw-base.log" 2>&1) &
+	DBASE_PID=$!
+	PIDS+=("$DBASE_PID")
 fi
 start revproxy-modern "$TMP/revproxy" -listen "127.0.0.1:$P_RP_M" -target "http://127.0.0.1:$P_MODERN"
 RP_M_PID=$LAST_PID
@@ -131,7 +137,7 @@ JSON
 	start tbxark "$TBXARK_BIN" --config "$TMP/tbxark.json"
 	TBX_PID=$LAST_PID
 fi
-for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"}; do
+for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"}; do
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done
 
@@ -148,6 +154,9 @@ for round in $(seq 1 "$ROUNDS"); do
 	run modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
 	run modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
 	run modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
+	if [ -n "$DBASE_PID" ]; then
+		run modern mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" fx-test_simple_text "$DBASE_PID" "$MODERN_PID" "$KEY"
+	fi
 	run modern mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" fx-test_simple_text "$BARE_PID" "$MODERN_PID" "$KEY"
 	if [ -n "$BASE_PID" ]; then
 		run modern mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" fx-test_simple_text "$BASE_PID" "$MODERN_PID" "$KEY"
@@ -155,6 +164,9 @@ for round in $(seq 1 "$ROUNDS"); do
 	run legacy direct "http://127.0.0.1:$P_LEGACY/mcp" test_simple_text "" "$LEGACY_PID"
 	run legacy reverseproxy "http://127.0.0.1:$P_RP_L/mcp" test_simple_text "$RP_L_PID" "$LEGACY_PID"
 	run legacy mcpgw "http://127.0.0.1:$P_GW/mcp" lg-test_simple_text "$GW_PID" "$LEGACY_PID" "$KEY"
+	if [ -n "$DBASE_PID" ]; then
+		run legacy mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" lg-test_simple_text "$DBASE_PID" "$LEGACY_PID" "$KEY"
+	fi
 	run legacy mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" lg-test_simple_text "$BARE_PID" "$LEGACY_PID" "$KEY"
 	if [ -n "$BASE_PID" ]; then
 		run legacy mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" lg-test_simple_text "$BASE_PID" "$LEGACY_PID" "$KEY"

@@ -96,7 +96,8 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 		log.Error("config not loaded", "file", f.config, "error", err.Error())
 		return exitError
 	}
-	a, err := app.New(cfg, app.WithLookupEnv(lookupEnv), app.WithLogger(log), app.WithVersion(buildVersion()), app.WithDataDir(f.dataDir))
+	a, err := app.New(cfg, app.WithLookupEnv(lookupEnv), app.WithLogger(log), app.WithVersion(buildVersion()), app.WithDataDir(f.dataDir),
+		app.WithAccessLogWriter(stderr))
 	if err != nil {
 		log.Error("cannot start the gateway", "error", err.Error())
 		return exitError

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -60,6 +61,7 @@ type options struct {
 	cacheTTL    time.Duration // the store's lookup cache TTL; 0: store.DefaultCacheTTL
 	noMetrics   bool          // no metrics sink and no /metrics (WithoutObservation)
 	noAccessLog bool          // no access log (WithoutObservation)
+	accessOut   io.Writer     // the access log's own output (WithAccessLogWriter)
 	// redisPrefix starts the Redis keys of the limits; "" is limits.DefaultPrefix.
 	redisPrefix string
 }
@@ -313,6 +315,7 @@ func (a *App) Close(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	closeClients(ctx, a.log, clients)
+	a.observer.Close()   // the access log's buffered lines
 	a.spend.close(a.log) // before the store it writes to
 	if a.store != nil {
 		if err := a.store.Close(); err != nil {

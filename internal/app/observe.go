@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"time"
 
@@ -70,16 +71,31 @@ func WithoutObservation() Option {
 	return func(o *options) { o.noMetrics, o.noAccessLog = true, true }
 }
 
+// WithAccessLogWriter makes the access log encode its lines itself and write
+// them to w, buffered (observe.NewLines: flushed every
+// observe.DefaultLinesInterval or observe.DefaultLinesSize bytes, and at
+// Close), instead of logging them through the logger: w is where the
+// logger writes (stderr), and the lines are the ones its slog.JSONHandler
+// would write. w must take writes from the logger and from the access log
+// at once (an *os.File does). Without it the access log goes through the
+// logger.
+func WithAccessLogWriter(w io.Writer) Option { return func(o *options) { o.accessOut = w } }
+
 // newObserver builds the observer every generation reports to, from the
 // config the App starts with: the access log (unless mcp_access_log is
-// false, or the logger does not write INFO lines), then extra in order (the
+// false, or the logger does not write INFO lines; to o.accessOut when set,
+// else through the logger), then extra in order (the
 // trace and spend sinks; nil ones are left out), then the metrics last, so
 // a sink before it may fill what it counts (the spend sink sets Cost);
 // nil (nothing observed) when there are none.
 func newObserver(o options, cfg *config.Config, m *metrics.Metrics, extra ...observe.Sink) *observe.Observer {
 	var sinks []observe.Sink
 	if !cfg.General.NoAccessLog && !o.noAccessLog && o.log.Enabled(context.Background(), slog.LevelInfo) {
-		sinks = append(sinks, observe.NewAccessLog(o.log))
+		if o.accessOut != nil {
+			sinks = append(sinks, observe.NewAccessLogLines(observe.NewLines(o.accessOut, 0, 0, o.log)))
+		} else {
+			sinks = append(sinks, observe.NewAccessLog(o.log))
+		}
 	}
 	sinks = append(sinks, extra...)
 	if m != nil {

@@ -25,4 +25,22 @@
 // sink reading the context the caller propagates (W3C trace context); they
 // are never recorded, and Meta is extracted only when a sink says it reads
 // it (ContextReader), so other sinks pay no scan of the params.
+//
+// The access log (AccessLog) writes one JSON line per request. Through a
+// slog.Logger it cost a record, an attribute slice, the JSONHandler's
+// reflection-free but general encoding and one write system call per
+// request, about a tenth of the default gateway's CPU per call (profile in
+// docs/benchmarks.md, section h43-defaultpath). NewAccessLogLines encodes the
+// same bytes by hand (the keys in slog's order, its string escaping,
+// encoding/json's float format; a differential fuzz test holds it to slog's
+// output) into a pooled buffer, and a Lines buffer writes them out in one
+// write per DefaultLinesSize (64 KiB) or DefaultLinesInterval (100 ms),
+// whichever comes first, and at Close. The price: the last 100 ms of access
+// lines are lost if the process dies without closing (a crash, SIGKILL; a
+// panic in a request is recovered and loses nothing), and access lines may
+// reach the output up to 100 ms after log lines written meanwhile through
+// the logger (each line stays whole: both go through one *os.File, whose
+// writes are serialised). Rejected: a goroutine and channel per line (a
+// hand-off per request costs what the write did), and a custom slog.Handler
+// (the record and attributes are most of the encoding cost).
 package observe

@@ -141,6 +141,20 @@ func New(sinks ...Sink) *Observer {
 	return &Observer{sinks: kept, readsMeta: readsMeta(kept)}
 }
 
+// Close writes out what the sinks buffer (the access log's lines, see
+// NewAccessLogLines); what they record later is written at once. It is
+// safe to call more than once, and on a nil Observer.
+func (o *Observer) Close() {
+	if o == nil {
+		return
+	}
+	for _, s := range o.sinks {
+		if a, ok := s.(*AccessLog); ok {
+			a.closeLines()
+		}
+	}
+}
+
 // Enabled reports whether anything listens; callers skip building records
 // when not.
 func (o *Observer) Enabled() bool { return o != nil }

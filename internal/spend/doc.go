@@ -17,8 +17,10 @@
 //   - Arguments and results are never stored: the record carries names and ids only.
 //     LiteLLM's store_prompts_in_spend_logs is not supported (the rows have no column for
 //     them).
-//   - The Writer never blocks a call: Add puts the row on a bounded queue (DefaultQueueSize
-//     10 000 rows) and returns; when the queue is full the row is dropped and counted
+//   - The Writer never blocks a call: Add appends the row to a bounded queue (DefaultQueueSize
+//     10 000 rows; a slice under a mutex, the writer's goroutine woken only when a batch
+//     starts, gets its first row that costs something, or fills: a channel woke it for every
+//     row, a goroutine hand-off per call) and returns; when the queue is full the row is dropped and counted
 //     (Stats.Dropped, logged at shutdown). A goroutine commits a batch when DefaultBatchSize
 //     (500) rows are waiting, or DefaultFlushInterval (50 ms) after the first of them that
 //     costs something, or DefaultFreeFlushInterval (1 s) after the first row when none of

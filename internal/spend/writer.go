@@ -56,12 +56,26 @@ type Stats struct {
 }
 
 // Writer writes spend rows in batches on a goroutine of its own: Add never blocks.
+//
+// Add appends the row to a bounded slice under a mutex and wakes the goroutine only when
+// the batch's timing changes: its first row (the goroutine arms its timer), its first row
+// that costs something (a shorter timer), and a full batch. Rejected: a channel of rows,
+// which woke the goroutine for every row, a goroutine hand-off per call.
 type Writer struct {
-	cfg     WriterConfig
-	queue   chan store.SpendRow
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	cfg  WriterConfig
+	kick chan struct{} // capacity 1: a row changed when the waiting batch is due
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	pending []store.SpendRow // rows waiting, at most cfg.QueueSize
+	spare   []store.SpendRow // a written batch's slice, reused for pending
+	firstAt time.Time        // when pending's first row came
+	costAt  time.Time        // when pending's first row that costs something came
+	costs   bool             // a row of pending costs something
+	closed  bool
+
 	queued  atomic.Int64
 	written atomic.Int64
 	dropped atomic.Int64
@@ -90,8 +104,8 @@ func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{cfg: cfg, queue: make(chan store.SpendRow, cfg.QueueSize),
-		stop: make(chan struct{}), done: make(chan struct{}), now: time.Now}
+	w := &Writer{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		pending: make([]store.SpendRow, 0, min(cfg.BatchSize, cfg.QueueSize)), now: time.Now}
 	panics.Go(cfg.Logger, "spend writer", w.run, nil) // run closes done however it ends
 	return w
 }
@@ -99,20 +113,30 @@ func NewWriter(cfg WriterConfig) *Writer {
 // Add queues r for writing and reports whether it was queued: false when the queue is
 // full or the writer closed (the row is dropped and counted).
 func (w *Writer) Add(r store.SpendRow) bool {
-	select {
-	case <-w.stop:
-		w.dropped.Add(1)
-		return false
-	default:
-	}
-	select {
-	case w.queue <- r:
-		w.queued.Add(1)
-		return true
-	default:
+	w.mu.Lock()
+	if w.closed || len(w.pending) >= w.cfg.QueueSize {
+		w.mu.Unlock()
 		w.dropped.Add(1)
 		return false
 	}
+	w.pending = append(w.pending, r)
+	n := len(w.pending)
+	wake := n == 1 || n == w.cfg.BatchSize
+	if n == 1 {
+		w.firstAt = time.Now()
+	}
+	if r.Spend != 0 && !w.costs {
+		w.costs, w.costAt, wake = true, time.Now(), true
+	}
+	w.mu.Unlock()
+	w.queued.Add(1)
+	if wake {
+		select {
+		case w.kick <- struct{}{}:
+		default: // a wake is pending already
+		}
+	}
+	return true
 }
 
 // Stats returns what the writer has done so far.
@@ -125,7 +149,12 @@ func (w *Writer) Stats() Stats {
 // Close stops taking rows, writes those queued and returns when they are written or ctx
 // ends (the rows still queued then are counted as failed); it returns ctx's error then.
 func (w *Writer) Close(ctx context.Context) error {
-	w.once.Do(func() { close(w.stop) })
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		close(w.stop)
+	})
 	select {
 	case <-w.done:
 		return nil
@@ -134,64 +163,89 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// run collects rows into batches, writing one when it is full, or when its first row has
-// waited FreeFlushInterval, or its first row that costs something FlushInterval, until
-// Close; then it drains the queue.
+// run writes a batch when BatchSize rows wait, or when the first of them has waited
+// FreeFlushInterval, or the first that costs something FlushInterval, until Close; then it
+// writes what is queued.
 func (w *Writer) run() {
 	defer close(w.done)
-	batch := make([]store.SpendRow, 0, w.cfg.BatchSize)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var due time.Time // when batch is written at the latest
-	costs := false    // a row of batch costs something
-	flush := func() {
+	for {
+		batch, wait := w.next(false)
 		if len(batch) > 0 {
 			w.write(batch)
-			batch = batch[:0]
+			w.recycle(batch)
+			continue
 		}
-		costs = false
-	}
-	for {
+		if wait > 0 {
+			timer.Reset(wait)
+		}
 		select {
-		case r := <-w.queue:
-			switch now := time.Now(); {
-			case len(batch) == 0:
-				costs = r.Spend != 0
-				due = now.Add(w.cfg.FreeFlushInterval)
-				if costs {
-					due = now.Add(w.cfg.FlushInterval)
-				}
-				timer.Reset(due.Sub(now))
-			case r.Spend != 0 && !costs:
-				costs = true
-				if d := now.Add(w.cfg.FlushInterval); d.Before(due) {
-					due = d
-					timer.Reset(d.Sub(now))
-				}
-			}
-			batch = append(batch, r)
-			if len(batch) == w.cfg.BatchSize {
-				timer.Stop()
-				flush()
-			}
+		case <-w.kick:
 		case <-timer.C:
-			flush()
 		case <-w.stop:
 			timer.Stop()
 			for {
-				select {
-				case r := <-w.queue:
-					batch = append(batch, r)
-					if len(batch) == w.cfg.BatchSize {
-						flush()
-					}
-				default:
-					flush()
+				batch, _ := w.next(true)
+				if len(batch) == 0 {
 					return
 				}
+				w.write(batch)
+				w.recycle(batch)
 			}
 		}
+		timer.Stop()
 	}
+}
+
+// next takes the batch due now (all of it when closing), or returns how long until the
+// waiting rows are due (0: none wait).
+func (w *Writer) next(closing bool) ([]store.SpendRow, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(w.pending)
+	if n == 0 {
+		return nil, 0
+	}
+	now := time.Now()
+	if n < w.cfg.BatchSize && !closing {
+		due := w.firstAt.Add(w.cfg.FreeFlushInterval)
+		if d := w.costAt.Add(w.cfg.FlushInterval); w.costs && d.Before(due) {
+			due = d
+		}
+		if wait := due.Sub(now); wait > 0 {
+			return nil, wait
+		}
+	}
+	take := min(n, w.cfg.BatchSize)
+	var batch []store.SpendRow
+	if take == n {
+		batch, w.pending, w.spare = w.pending, w.spare[:0], nil
+	} else { // a backlog: the rest start the next batch, as if they came now
+		batch = append(w.spare[:0], w.pending[:take]...)
+		w.spare = nil
+		rest := copy(w.pending, w.pending[take:])
+		clear(w.pending[rest:])
+		w.pending = w.pending[:rest]
+	}
+	w.firstAt, w.costs = now, false
+	for _, r := range w.pending {
+		if r.Spend != 0 {
+			w.costs, w.costAt = true, now
+			break
+		}
+	}
+	return batch, 0
+}
+
+// recycle keeps a written batch's slice for the rows to come.
+func (w *Writer) recycle(batch []store.SpendRow) {
+	clear(batch) // no row's strings outlive their write
+	w.mu.Lock()
+	if w.spare == nil {
+		w.spare = batch[:0]
+	}
+	w.mu.Unlock()
 }
 
 // write commits batch, trying again on failure; a panic in Record is recovered and the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +49,13 @@ func (r *recorder) sizes() []int {
 		out = append(out, len(b))
 	}
 	return out
+}
+
+// waiting is how many rows wait for the writer.
+func (w *Writer) waiting() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending)
 }
 
 func row(i int) store.SpendRow {
@@ -107,7 +115,7 @@ func TestWriterDropsWhenFullAndFlushesAtClose(t *testing.T) {
 	w := NewWriter(WriterConfig{Record: rec.record, QueueSize: 4, BatchSize: 1, FlushInterval: time.Millisecond})
 	w.Add(row(0)) // taken by the writer, whose write waits on the gate
 	deadline := time.Now().Add(5 * time.Second)
-	for len(w.queue) != 0 && time.Now().Before(deadline) {
+	for w.waiting() != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	accepted := 0
@@ -209,5 +217,37 @@ func TestSinkRowsAndCost(t *testing.T) {
 	}
 	if rows[2].Status != store.SpendFailure || rows[2].Fault != "tool_error" || rows[3].Fault != "-32603" || rows[4].CallType != store.CallTypeList || rows[0].Status != store.SpendSuccess {
 		t.Fatalf("statuses %+v", rows)
+	}
+}
+
+// BenchmarkWriterPaced: the process CPU (user + system) per row when rows come as calls
+// bring them, ten callers each adding one every 500 µs, through a writer whose store writes
+// at once: what queueing costs, the writer's wake-ups included.
+func BenchmarkWriterPaced(b *testing.B) {
+	w := NewWriter(WriterConfig{Record: func(context.Context, []store.SpendRow) error { return nil }})
+	r := row(0)
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := (b.N + 9) / 10
+	for range 10 {
+		wg.Go(func() {
+			for range per {
+				w.Add(r)
+				time.Sleep(500 * time.Microsecond)
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+	b.ReportMetric(float64(cpu)/1e3/float64(per*10), "cpu-µs/row")
+	if st := w.Stats(); st.Dropped != 0 || st.Written != int64(per*10) {
+		b.Fatalf("stats %+v", st)
 	}
 }

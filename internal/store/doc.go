@@ -136,7 +136,11 @@
 //     and teams gain spend and max_budget. RecordSpend writes a batch in one transaction:
 //     multi-row INSERTs of at most 500 rows (request_id a time-ordered UUID, NewTimeID, so
 //     rows append to the primary key's index: a random one put each row of a batch on a
-//     page of its own, and a commit wrote one WAL page per row), one UPDATE per key and per team charged, one
+//     page of its own, and a commit wrote one WAL page per row; on SQLite through prepared
+//     INSERTs of 1, 2, 4, … 256 rows kept on the spend connection, a batch being the fewest
+//     of them its size adds up to, because parsing a fresh 500-row INSERT was a third of a
+//     batch's CPU: 15 → 10.5 µs per row, docs/benchmarks.md, h43-defaultpath; Postgres
+//     parses its one statement per 500 rows server-side), one UPDATE per key and per team charged, one
 //     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row. It
 //     touches the cache keys of the keys and teams whose spend changed, so budgets are
 //     checked against the new spend on every replica; rows that cost nothing touch nothing,

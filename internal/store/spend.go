@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -72,8 +75,17 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 	if s.spendDB != nil {
 		db = s.spendDB
 	}
+	if s.spendDB != nil {
+		if err := s.spendInserts.prepare(ctx, db, len(rows)); err != nil {
+			return err
+		}
+	}
 	return s.inTxOn(ctx, db, func(tx *tx) error {
-		if err := insertSpendRows(ctx, tx, rows, s.pg != nil); err != nil {
+		insert := func() error { return insertSpendRows(ctx, tx, rows, s.pg != nil) }
+		if s.spendDB != nil {
+			insert = func() error { return s.spendInserts.insert(ctx, tx, rows) }
+		}
+		if err := insert(); err != nil {
 			return err
 		}
 		keys, teams := map[string]float64{}, map[string]float64{}
@@ -138,35 +150,115 @@ func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow, pg bool) erro
 	const per = 500
 	for len(rows) > 0 {
 		n := min(per, len(rows))
-		var b strings.Builder
-		b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
-		args := make([]any, 0, n*spendNumCols)
-		for i, r := range rows[:n] {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(")
-			for c := range spendNumCols {
-				if c > 0 {
-					b.WriteString(", ")
-				}
-				if pg {
-					b.WriteString("$" + strconv.Itoa(i*spendNumCols+c+1))
-				} else {
-					b.WriteString("?")
-				}
-			}
-			b.WriteString(")")
-			args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
-				r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault, r.Spend,
-				r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
-		}
-		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, spendInsertSQL(n, pg), spendArgs(nil, rows[:n])...); err != nil {
 			return fmt.Errorf("store: inserting spend logs: %w", err)
 		}
 		rows = rows[n:]
 	}
 	return nil
+}
+
+// spendInsertSQL is the INSERT of n spend rows, with numbered ($n, Postgres) or anonymous
+// (?, SQLite) parameters.
+func spendInsertSQL(n int, pg bool) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for c := range spendNumCols {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			if pg {
+				b.WriteString("$" + strconv.Itoa(i*spendNumCols+c+1))
+			} else {
+				b.WriteString("?")
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// spendArgs appends rows' column values, in spendColumns' order, to args.
+func spendArgs(args []any, rows []SpendRow) []any {
+	for _, r := range rows {
+		args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
+			r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault, r.Spend,
+			r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
+	}
+	return args
+}
+
+// spendChunkBits: the largest prepared spend INSERT takes 1<<spendChunkBits rows.
+const spendChunkBits = 8
+
+// spendInserts are the prepared INSERTs of 1, 2, 4, … 1<<spendChunkBits spend rows on the
+// SQLite spend connection: a batch is inserted as the fewest of them its size adds up to
+// (500 rows: 256 + 128 + 64 + 32 + 16 + 4), so no batch parses its INSERT, which was a
+// third of a batch's cost; at most spendChunkBits+1 statements are kept.
+type spendInserts struct {
+	mu    sync.Mutex
+	stmts [spendChunkBits + 1]*sql.Stmt // stmts[k] inserts 1<<k rows; nil until needed
+}
+
+// prepare prepares on db the statements a batch of n rows needs. It runs before the batch's
+// transaction begins: the spend connection is the only one, and the transaction holds it.
+func (p *spendInserts) prepare(ctx context.Context, db *sql.DB, n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for ; n > 0; n -= 1 << spendChunk(n) {
+		k := spendChunk(n)
+		if p.stmts[k] != nil {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, spendInsertSQL(1<<k, false))
+		if err != nil {
+			return fmt.Errorf("store: preparing the spend insert: %w", err)
+		}
+		p.stmts[k] = st
+	}
+	return nil
+}
+
+// insert inserts rows in tx through the prepared statements (prepare made them).
+func (p *spendInserts) insert(ctx context.Context, t *tx, rows []SpendRow) error {
+	args := make([]any, 0, min(len(rows), 1<<spendChunkBits)*spendNumCols)
+	for len(rows) > 0 {
+		k := spendChunk(len(rows))
+		p.mu.Lock()
+		st := p.stmts[k]
+		p.mu.Unlock()
+		if st == nil { // closed meanwhile
+			return errors.New("store: inserting spend logs: the store is closed")
+		}
+		args = spendArgs(args[:0], rows[:1<<k])
+		if _, err := t.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("store: inserting spend logs: %w", err)
+		}
+		rows = rows[1<<k:]
+	}
+	return nil
+}
+
+// close closes the prepared statements.
+func (p *spendInserts) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, st := range p.stmts {
+		if st != nil {
+			_ = st.Close()
+			p.stmts[k] = nil
+		}
+	}
+}
+
+// spendChunk is k of the largest prepared INSERT (1<<k rows) that n rows fill.
+func spendChunk(n int) int {
+	return min(bits.Len(uint(n))-1, spendChunkBits)
 }
 
 // SpendFilter selects spend rows; a zero field selects all. Start and End bound start_time

@@ -18,13 +18,13 @@ func processCPU() time.Duration {
 
 // BenchmarkRecordSpendCPU: the CPU (user + system: SQLite's WAL writes and fsync are system
 // calls) one spend row costs on SQLite, in batches of the size the writer commits when calls
-// come one at a time (25: a call every 2 ms, 50 ms per batch) and under load (100), with
+// come one at a time (25: a call every 2 ms, 50 ms per batch), under load (100) and full (500), with
 // request ids as the spend sink makes them (time-ordered) and random ones (as before). The
 // table holds 20 000 rows first, so the indexes are several pages deep.
 func BenchmarkRecordSpendCPU(b *testing.B) {
 	ctx := context.Background()
 	for _, ids := range []string{"time-ordered", "random"} {
-		for _, n := range []int{25, 100} {
+		for _, n := range []int{25, 100, 500} {
 			b.Run(fmt.Sprintf("ids=%s/rows=%d", ids, n), func(b *testing.B) {
 				s, err := OpenSQLite(ctx, b.TempDir(), Options{})
 				if err != nil {

@@ -88,3 +88,41 @@ func TestRecordSpend(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordSpendBatchSizes: batches of any size, inserted through SQLite's prepared INSERTs
+// of 1, 2, 4, … 256 rows (and Postgres' multi-row ones), write every row once, as given.
+func TestRecordSpendBatchSizes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open opener) {
+		s := open(t, Options{})
+		ctx := context.Background()
+		start := time.UnixMilli(time.Now().UnixMilli())
+		total := 0
+		for _, n := range []int{1, 3, 256, 257, 500, 511, 600} {
+			rows := make([]SpendRow, n)
+			for i := range rows {
+				rows[i] = SpendRow{RequestID: fmt.Sprintf("b%d-%04d", n, i), CallType: CallTypeTool, Model: fmt.Sprintf("m%d", i),
+					Server: "fx", APIKey: "k", KeyAlias: "a", TeamID: "t", UserID: "u", EndUser: "e", OrganizationID: "o",
+					Status: SpendFailure, Fault: "timeout", Spend: float64(i), StartTime: start, EndTime: start.Add(time.Duration(i) * time.Millisecond)}
+			}
+			if err := s.RecordSpend(ctx, rows); err != nil {
+				t.Fatalf("%d rows: %v", n, err)
+			}
+			total += n
+			if got, err := s.CountSpendLogs(ctx, SpendFilter{}); err != nil || got != int64(total) {
+				t.Fatalf("after %d rows: %d rows stored (%v), want %d", n, got, err, total)
+			}
+			last := rows[n-1]
+			got, err := s.SpendLogs(ctx, SpendFilter{RequestID: last.RequestID})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("row %s: %+v %v", last.RequestID, got, err)
+			}
+			g := got[0]
+			if g.StartTime.Equal(last.StartTime) && g.EndTime.Equal(last.EndTime) {
+				g.StartTime, g.EndTime = last.StartTime, last.EndTime
+			}
+			if g != last {
+				t.Fatalf("row %s read back as %+v, want %+v", last.RequestID, g, last)
+			}
+		}
+	})
+}

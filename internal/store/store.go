@@ -44,8 +44,10 @@ type Store struct {
 	// spendDB is the connection RecordSpend writes through on SQLite (synchronous=NORMAL);
 	// nil on Postgres, which writes spend through db.
 	spendDB *sql.DB
-	cache   *keyCache
-	now     func() time.Time
+	// spendInserts are spendDB's prepared INSERTs of spend rows (SQLite).
+	spendInserts spendInserts
+	cache        *keyCache
+	now          func() time.Time
 	// pg is set on Postgres: writes take the write lock and notify the other replicas, and
 	// its listener forgets what they changed.
 	pg *pgState
@@ -150,6 +152,7 @@ func (s *Store) Close() error {
 		s.pg.listener.stop()
 	}
 	if s.spendDB != nil {
+		s.spendInserts.close()
 		_ = s.spendDB.Close()
 	}
 	return s.db.Close()
