@@ -15,6 +15,31 @@ import (
 // holds at once (Config.MaxListenersPerCaller).
 const DefaultMaxListenersPerCaller = 64
 
+// Listener is what a listen serves (ListenFilter): its caller's
+// acknowledgement and events, and the caller's own duties, which run on
+// the listen's goroutine between events so that a held stream needs no
+// goroutine of its own for them (keepalives, re-checking its caller,
+// writing what others queued for its stream).
+type Listener struct {
+	// Ack is called once, when every upstream listener is established,
+	// with the part of the filter the upstreams honour.
+	Ack func(honoured json.RawMessage)
+	// Emit is called on the listen's goroutine for every event in the
+	// caller's view, after Ack; arrived is when the event reached the
+	// gateway (for a list change: when it is told), for the caller to be
+	// re-checked after it.
+	Emit func(method string, params json.RawMessage, arrived time.Time)
+	// Wake and Tick, when set, wake the listen's goroutine while it waits
+	// for events (after Ack) to call Tend.
+	Wake <-chan struct{}
+	Tick <-chan time.Time
+	// Tend does the caller's own work; false ends the listen.
+	Tend func() bool
+	// Done, when set, ends the listen when it closes (noticed while the
+	// listen waits for events: within the listing timeout of set-up).
+	Done <-chan struct{}
+}
+
 // ListenFilter serves one subscriptions/listen over the caller's upstreams,
 // for a filter from ParseFilter or one the gateway built itself (a legacy
 // caller's session following its upstreams, Log included).
@@ -24,12 +49,13 @@ const DefaultMaxListenersPerCaller = 64
 // a followed session with its resources/subscribe on each legacy one) is
 // opened and established first (a modern upstream has acknowledged its
 // listen; a legacy session is set up with its stream open), within the
-// listing timeout and the caller's listener capacity. Only then is ack
-// called, once, with the part of the filter the upstreams honour; then emit
-// for every event, until ctx ends or an upstream ends its listen. When
-// set-up fails, what was opened is closed, ack is never called and the
-// Outcome is the fault.
-func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
+// listing timeout and the caller's listener capacity. Only then is l.Ack
+// called, once, with the part of the filter the upstreams honour; then
+// l.Emit for every event, until ctx ends, l.Tend refuses, l.Done closes or
+// an upstream ends its listen. All of it runs on the caller's goroutine.
+// When set-up fails, what was opened is closed, Ack is never called and
+// the Outcome is the fault.
+func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, l Listener) Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
@@ -38,7 +64,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 	infos, _ := g.infos(ctx, &op, servers)
 	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
 	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
-	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, emit)
+	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, &l)
 	run := &listenRun{op: op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
 	if !g.ls.register(run) {
 		return Failed(fault.New(fault.Unavailable, "the gateway is shutting down"))
@@ -61,7 +87,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 		}
 		if first {
 			b, _ := json.Marshal(honoured)
-			ack(b)
+			l.Ack(b)
 		}
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
