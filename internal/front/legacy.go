@@ -341,25 +341,26 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		return
 	}
 	defer sess.detach(st)
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stop := context.AfterFunc(h.ctx, cancel) // the legacy state's end ends the stream
-	defer stop()
 	_, keyInAuth := identity.Credential(r)
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: nar.scope, urlScope: nar.url}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
-	ls := &legacyStream{ctx: ctx, cancel: cancel, st: st, watch: h.watchAuth(r, caller), duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+	ls := &legacyStream{ctx: r.Context(), st: st, watch: h.watchAuth(r, caller), duties: newDuties(h.cfg.Sessions.RecheckInterval)}
 	defer ls.duties.stop()
 	if !sess.ended() {
-		h.cfg.Gateway.ListenFilter(ctx, op, sessionFilter(sess), gateway.Listener{
-			Ack: func(json.RawMessage) {
+		// The stream ends by its follow's own context: when the client
+		// leaves (the request's), when a write or the caller's authority
+		// ends it (false from Ack, Emit or Tend), and with the session
+		// (Done; the legacy state's end ends every session). No context of
+		// the front's is held for it.
+		h.cfg.Gateway.ListenFilter(r.Context(), op, sessionFilter(sess), gateway.Listener{
+			Ack: func(json.RawMessage) bool {
 				admit.KeepOpen(w, r)
 				if h.cfg.Detach != nil {
 					h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
 				}
 				st.open(w)
-				_ = st.w.WriteComment("stream open")
 				ls.duties.open()
+				return st.w.WriteComment("stream open") == nil
 			},
 			Emit: ls.emit,
 			Wake: st.ready,
@@ -368,7 +369,7 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 			Done: sess.done,
 		})
 	}
-	if st.w == nil && ctx.Err() == nil {
+	if st.w == nil && r.Context().Err() == nil {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
 	}
@@ -377,19 +378,17 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 // legacyStream is a legacy session's GET stream while its follow runs
 // (serveLegacyStream), written only by the stream's goroutine.
 type legacyStream struct {
-	ctx    context.Context
-	cancel context.CancelFunc // ends the stream
+	ctx    context.Context // the request's
 	st     *streamSink
 	watch  *authWatch
 	duties *duties
 }
 
 // emit writes one event of the follow after re-checking the caller for
-// it; a refused caller ends the stream.
-func (s *legacyStream) emit(method string, params json.RawMessage, arrived time.Time) {
-	if !s.watch.ok(s.ctx, arrived) || s.st.w.WriteEvent(sse.Event{Type: "message", Data: jsonrpc.EncodeNotification(method, params)}) != nil {
-		s.cancel()
-	}
+// it; false (the stream ends) when the caller is refused or the write
+// failed.
+func (s *legacyStream) emit(method string, params json.RawMessage, arrived time.Time) bool {
+	return s.watch.ok(s.ctx, arrived) && s.st.w.WriteEvent(sse.Event{Type: "message", Data: jsonrpc.EncodeNotification(method, params)}) == nil
 }
 
 // tend writes what others queued for the stream, then the duties due: a
@@ -402,7 +401,6 @@ func (s *legacyStream) tend() bool {
 	}
 	recheck, keepalive := s.duties.due()
 	if recheck && !s.watch.ok(s.ctx, time.Now()) {
-		s.cancel()
 		return false
 	}
 	return !keepalive || s.st.w.WriteComment("keepalive") == nil

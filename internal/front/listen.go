@@ -40,31 +40,38 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "subscriptions/listen needs Accept: text/event-stream"))
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stop := context.AfterFunc(h.listenCtx, cancel) // gateway shutdown ends the listen
-	defer stop()
-	s := &listenStream{ctx: ctx, cancel: cancel, id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
+	h.holdListen(req, &op, &filter)
+}
+
+// holdListen serves a valid listen (see serveListen), in a frame of its
+// own: the frames that checked it are not held while the listen lasts.
+func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
+	w, r, msg := req.w, req.r, req.msg
+	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
 		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
 	defer s.duties.stop()
-	res := h.cfg.Gateway.ListenFilter(ctx, op, filter, gateway.Listener{
-		Ack: func(honoured json.RawMessage) {
+	// The listen ends by its core's own context: when the client leaves
+	// (the request's), when a write or the caller's authority ends it
+	// (false from Ack, Emit or Tend) and at this front's Close (Done). No
+	// context of the front's is held for it.
+	res := h.cfg.Gateway.ListenFilter(r.Context(), *op, *filter, gateway.Listener{
+		Ack: func(honoured json.RawMessage) bool {
 			admit.KeepOpen(w, r)
 			sse.SetHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
 			s.open(w)
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')
-			s.write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, s.tagged(params)))
 			if h.cfg.Detach != nil {
 				h.cfg.Detach(r)
 			}
+			return s.write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, s.tagged(params)))
 		},
 		Emit: s.emit,
 		Tick: s.duties.timer.C,
 		Tend: s.tend,
+		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
 	})
-	cancel()
 	h.finishListen(req, res, s)
 }
 
@@ -96,8 +103,7 @@ const streamWriteTimeout = 30 * time.Second
 // listen's goroutine (see serveListen): nothing of the request it came
 // with is held beyond what its writes and re-checks need.
 type listenStream struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx    context.Context // the request's
 	id     json.RawMessage // the listen's id, tagging every event
 	out    *sse.Writer     // nil until the stream is open
 	rc     *http.ResponseController
@@ -124,22 +130,19 @@ func (s *listenStream) send(b []byte) error {
 	return s.out.WriteEvent(sse.Event{Type: "message", Data: b})
 }
 
-// write writes one message; a failed write ends the listen.
-func (s *listenStream) write(b []byte) {
+// write writes one message; false when it failed (the client stopped
+// reading, or left), which ends the listen.
+func (s *listenStream) write(b []byte) bool {
 	if s.send(b) != nil {
 		s.failed = true
-		s.cancel()
 	}
+	return !s.failed
 }
 
-// emit writes one event after re-checking the caller for it; a refused
-// caller ends the listen.
-func (s *listenStream) emit(method string, params json.RawMessage, arrived time.Time) {
-	if !s.watch.ok(s.ctx, arrived) {
-		s.cancel()
-		return
-	}
-	s.write(jsonrpc.EncodeNotification(method, s.tagged(params)))
+// emit writes one event after re-checking the caller for it; false (the
+// listen ends) when the caller is refused or the write failed.
+func (s *listenStream) emit(method string, params json.RawMessage, arrived time.Time) bool {
+	return s.watch.ok(s.ctx, arrived) && s.write(jsonrpc.EncodeNotification(method, s.tagged(params)))
 }
 
 // tend re-checks the caller and writes the keepalive when due; false ends
@@ -226,19 +229,21 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 		du := newDuties(h.cfg.Sessions.RecheckInterval)
 		defer du.stop()
 		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter, gateway.Listener{
-			Ack: func(got json.RawMessage) {
+			Ack: func(got json.RawMessage) bool {
 				var f gateway.Filter
 				_ = json.Unmarshal(got, &f)
 				report(followResult{established: true, resources: len(f.ResourceSubscriptions) > 0})
+				return true
 			},
-			Emit: func(method string, params json.RawMessage, arrived time.Time) {
+			Emit: func(method string, params json.RawMessage, arrived time.Time) bool {
 				if !spec.watch.ok(ctx, arrived) {
 					revoke()
-					return
+					return false
 				}
 				if st := sess.currentStream(); st != nil {
 					st.send(jsonrpc.EncodeNotification(method, params))
 				}
+				return true
 			},
 			Tick: du.timer.C,
 			Tend: func() bool {

@@ -226,7 +226,7 @@ func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
 
 // runUntil is run that also returns, with what it found, when tokens
 // reports that the caller's vault token changed or was deleted.
-func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (stopped bool, c *tokenCheck) {
+func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
 	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
@@ -235,7 +235,7 @@ func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (sto
 		case <-stop:
 			return true, nil
 		case tc := <-tokens:
-			return false, &tc
+			return false, tc
 		case <-d.l.Done:
 			d.cancel()
 			return false, nil
@@ -255,6 +255,24 @@ func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (sto
 			return false, nil
 		}
 	}
+}
+
+// ack acknowledges the listen with the honoured filter; false when the
+// Listener refuses (the listen ends).
+func (d *delivery) ack() bool {
+	b, _ := json.Marshal(d.filter)
+	return d.l.Ack(b)
+}
+
+// runWatched is runUntil, also watching the caller's tokens on cur's
+// upstreams (targets) while it runs.
+func (d *delivery) runWatched(cur *Gateway, op *Operation, stop <-chan struct{}, targets []listenTarget) (stopped bool, c *tokenCheck) {
+	if cur.cfg.CallerTokens == nil || !holdsVaultToken(op, targets) {
+		return d.runUntil(stop, nil) // nothing to watch: no context nor channel held for it
+	}
+	wctx, stopWatch := context.WithCancel(d.ctx)
+	defer stopWatch()
+	return d.runUntil(stop, cur.watchCallerTokens(wctx, op, targets))
 }
 
 // pause delivers for a while (between set-ups); false when ctx ended.
@@ -378,10 +396,11 @@ func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 	wg.Wait()
 }
 
-// send emits one event unless the listen has ended.
+// send emits one event unless the listen has ended; an event the
+// Listener refuses ends it.
 func (d *delivery) send(method string, params json.RawMessage, at time.Time) {
-	if d.ctx.Err() == nil {
-		d.l.Emit(method, params, at)
+	if d.ctx.Err() == nil && !d.l.Emit(method, params, at) {
+		d.cancel()
 	}
 }
 

@@ -22,13 +22,14 @@ const DefaultMaxListenersPerCaller = 64
 // writing what others queued for its stream).
 type Listener struct {
 	// Ack is called once, when every upstream listener is established,
-	// with the part of the filter the upstreams honour.
-	Ack func(honoured json.RawMessage)
+	// with the part of the filter the upstreams honour. False ends the
+	// listen.
+	Ack func(honoured json.RawMessage) bool
 	// Emit is called on the listen's goroutine for every event in the
 	// caller's view, after Ack; arrived is when the event reached the
 	// gateway (for a list change: when it is told), for the caller to be
-	// re-checked after it.
-	Emit func(method string, params json.RawMessage, arrived time.Time)
+	// re-checked after it. False ends the listen.
+	Emit func(method string, params json.RawMessage, arrived time.Time) bool
 	// Wake and Tick, when set, wake the listen's goroutine while it waits
 	// for events (after Ack) to call Tend.
 	Wake <-chan struct{}
@@ -58,55 +59,78 @@ type Listener struct {
 func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, l Listener) Outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
-	g.resolveCallerTokens(ctx, &op)
-	servers := g.visible(&op)
-	infos, _ := g.infos(ctx, &op, servers)
-	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
-	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
-	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, &l)
-	run := &listenRun{op: op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
-	if !g.ls.register(run) {
-		return Failed(fault.New(fault.Unavailable, "the gateway is shutting down"))
+	run, f := g.beginListen(ctx, cancel, &op, &want, &l)
+	if f != nil {
+		return Failed(f)
 	}
 	defer g.ls.unregister(run)
+	return holdListen(ctx, run, &op, want.Persist)
+}
+
+// beginListen describes what a listen follows and registers it, on the
+// newest gateway, with the caller's baseline views taken. It returns
+// before the listen is held, so that the frames it needs are not held on
+// the listen's stack while the listen lasts.
+func (g *Gateway) beginListen(ctx context.Context, cancel context.CancelFunc, op *Operation, want *Filter, l *Listener) (*listenRun, *fault.Fault) {
+	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
+	g.resolveCallerTokens(ctx, op)
+	servers := g.visible(op)
+	// What the upstreams are is asked under a context of its own, ended
+	// once they answered: nothing the asking registers on the listen's
+	// context is held as long as the listen.
+	ictx, done := context.WithCancel(ctx)
+	infos, _ := g.infos(ictx, op, servers)
+	honoured, owners := g.honour(ictx, op, servers, infos, want)
+	done()
+	targets := g.listenTargets(op, servers, infos, &honoured, owners)
+	d := g.newDelivery(ctx, cancel, op, servers, &honoured, l)
+	run := &listenRun{op: *op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
+	if !g.ls.register(run) {
+		return nil, fault.New(fault.Unavailable, "the gateway is shutting down")
+	}
 	d.baseline(targets)
-	defer cancel()
+	return run, nil
+}
+
+// holdListen sets up run's upstream listeners, acknowledges the listen and
+// delivers its events until it ends (see ListenFilter); a persistent one
+// is set up again when an upstream ends a listen it relies on.
+func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool) Outcome {
+	d := run.d
+	log := d.g.cfg.Logger
 	for first := true; ; first = false {
 		// A newer config may have taken the listen over (Listens): set up
 		// again on the gateway it runs on now.
 		cur, targets := run.current()
-		set, f := cur.setUp(ctx, &op, targets, d.event)
+		set, f := cur.setUp(ctx, op, targets, d.event)
 		if f != nil {
 			set.close()
 			if first {
 				return Failed(f)
 			}
-			g.cfg.Logger.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
-		if first {
-			b, _ := json.Marshal(honoured)
-			l.Ack(b)
+		if first && !d.ack() {
+			set.close()
+			return Outcome{Result: json.RawMessage(`{}`)}
 		}
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
 		// goroutine, until the listen or an upstream listen ends.
 		d.start(targets)
-		wctx, stopWatch := context.WithCancel(ctx)
-		ended, c := d.runUntil(set.ended, cur.watchCallerTokens(wctx, &op, targets))
-		stopWatch()
+		ended, c := d.runWatched(cur, op, set.ended, targets)
 		if c != nil {
 			// The caller's token changed: set up again with the new one; deleted: end.
 			set.close()
 			if c.gone {
 				return Outcome{Result: json.RawMessage(`{}`)}
 			}
-			g.ls.retoken(run, c.changed)
+			d.g.ls.retoken(run, c.changed)
 			continue
 		}
-		if !ended || !want.Persist {
+		if !ended || !persist {
 			if ended {
 				// An upstream ended its listen: the listen no longer covers
 				// it, so it ends too (the caller may listen again), once
@@ -117,7 +141,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, l
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
 		set.close()
-		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
 		if !d.pause(relistenDelay) {
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
