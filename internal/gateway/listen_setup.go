@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,10 +57,10 @@ type Listener struct {
 // an upstream ends its listen. All of it runs on the caller's goroutine.
 // When set-up fails, what was opened is closed, Ack is never called and
 // the Outcome is the fault.
-func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, l Listener) Outcome {
-	ctx, cancel := context.WithCancel(ctx)
+func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
+	ctx, cancel := context.WithCancel(outer)
 	defer cancel()
-	run, f := g.beginListen(ctx, cancel, &op, &want, &l)
+	run, f := g.beginListen(outer, ctx, cancel, &op, &want, &l)
 	if f != nil {
 		return Failed(f)
 	}
@@ -70,15 +71,19 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, l
 // beginListen describes what a listen follows and registers it, on the
 // newest gateway, with the caller's baseline views taken. It returns
 // before the listen is held, so that the frames it needs are not held on
-// the listen's stack while the listen lasts.
-func (g *Gateway) beginListen(ctx context.Context, cancel context.CancelFunc, op *Operation, want *Filter, l *Listener) (*listenRun, *fault.Fault) {
+// the listen's stack while the listen lasts. ctx is the listen's, outer
+// the one it was derived from.
+func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelFunc, op *Operation, want *Filter, l *Listener) (*listenRun, *fault.Fault) {
 	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
 	g.resolveCallerTokens(ctx, op)
 	servers := g.visible(op)
 	// What the upstreams are is asked under a context of its own, ended
 	// once they answered: nothing the asking registers on the listen's
-	// context is held as long as the listen.
-	ictx, done := context.WithCancel(ctx)
+	// context is held as long as the listen. It is derived from outer,
+	// which has children already, so that the listen's context does not
+	// grow a set of children for it (nothing can end the listen's alone
+	// before it is registered).
+	ictx, done := context.WithCancel(outer)
 	infos, _ := g.infos(ictx, op, servers)
 	honoured, owners := g.honour(ictx, op, servers, infos, want)
 	done()
@@ -211,7 +216,13 @@ func (ls *listenSet) close() {
 // waits until each is established (see ListenFilter). onEvent receives
 // every event from then on, the upstream acknowledgements excepted.
 func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage)) (*listenSet, *fault.Fault) {
-	lctx, cancel := context.WithCancel(ctx)
+	// A legacy upstream's follow and subscriptions end with a context of
+	// the set's; modern upstream listens are shared and need none, so a
+	// set of those alone holds no context of its own.
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if slices.ContainsFunc(targets, func(t listenTarget) bool { return !t.modern }) {
+		lctx, cancel = context.WithCancel(ctx)
+	}
 	set := &listenSet{cancel: cancel, ended: make(chan struct{})}
 	release, ok := g.ls.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
 	if !ok {
