@@ -48,10 +48,14 @@
 // deadlines (admit.KeepOpen); they are bounded by max_connections and end when the client leaves or
 // the gateway shuts down. A subscriptions/listen then bounds each of its own writes (30 s).
 // A held stream's duties (writing its events, keepalives, re-checking its caller and, for a
-// legacy session's follow, watching the session's end) share one loop instead of a goroutine
-// each: every goroutine's stack is paid once per held stream. Their queues (a listen's
-// events, a stream's outgoing messages) hold storage only while something is queued, so an
-// idle held stream pays for no buffer of its own.
+// legacy session's follow, watching the session's end) run on the goroutine the listen runs
+// on (gateway.Listener): a subscriptions/listen and a legacy GET stream run their listen on
+// the request's handler goroutine, which writes each event straight to the stream after
+// re-checking the caller, so a held stream costs that one goroutine (and the server's own per
+// connection). The re-check and the keepalive share one timer (duties). Such a stream holds
+// no context of its own: it ends by the core's (the request's context, a Listener answering
+// false, Done). Queues (a stream's outgoing messages, the core's pending events) hold storage
+// only while something is queued, so an idle held stream pays for no buffer of its own.
 //
 // Legacy (handshake-era) sessions have sealed ids that any replica with the
 // same salt key can open; the state a replica holds for a session it serves
@@ -152,11 +156,12 @@
 // GET stream, its /mcp/sse stream, each resources/subscribe), also
 // re-authenticate before delivering each event, so no event that arrived
 // after the caller's identity or permissions changed reaches it: a verdict
-// answers only for events queued before its check began, so a burst queued
-// meanwhile costs the webhook one call and a later event asks again (one
+// answers only for events that reached the gateway before its check began, so a burst
+// arriving meanwhile costs the webhook one call and a later event asks again (one
 // check in flight per stream at most). That call and the write happen on the listen's own
 // goroutine: an upstream's goroutine (for a stdio server, the one reading
-// its output) only queues the event, and drops it when the queue is full.
+// its output) only queues the event in the core (64 at most; list changes
+// coalesced), and it is dropped when that queue is full.
 // A revoked caller's follow ends, closing its upstream listeners, and takes
 // its GET stream or /mcp/sse connection with it.
 //
@@ -245,9 +250,10 @@
 //     in-flight bound until answered).
 //   - a stream's outgoing queue: 64 messages (streamQueue); a message that does not fit
 //     (a stuck client) is dropped. Keepalive comments every 15 s.
-//   - a subscriptions/listen's event queue: 64 events (listenQueue); an
-//     event that does not fit is dropped. Each write on a listen's stream
-//     must finish within 30 s (streamWriteTimeout), else the listen ends.
+//   - a subscriptions/listen's events waiting for delivery: the core's
+//     queue, 64 events (list changes coalesced); an event that does not fit
+//     is dropped. Each write on a listen's stream must finish within 30 s
+//     (streamWriteTimeout), else the listen ends.
 //   - re-authentication of long-lived streams: SessionConfig.RecheckInterval,
 //     default 10 s; an unavailable authentication service is tolerated for
 //     SessionConfig.AuthUnavailableGrace, default 60 s.

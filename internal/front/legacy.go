@@ -320,39 +320,90 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 		http.Error(w, "GET needs Accept: text/event-stream", http.StatusNotAcceptable)
 		return
 	}
+	h.serveLegacyStream(w, r, caller, nar, sess)
+}
+
+// serveLegacyStream serves a legacy session's GET stream. While it is open,
+// list changes of the caller's upstreams follow it (the gateway advertised
+// listChanged at initialize); it opens once every upstream listener that
+// takes is established (503 with Retry-After when they cannot be), and
+// ends when its follow does (a deaf stream ends: the client opens another).
+//
+// The follow runs on this goroutine (gateway.Listener): the core's delivery
+// calls emit for each event, which re-checks the caller and writes it
+// straight to the stream, and between events tend, which writes what
+// others queued for the stream (the session's subscriptions), the
+// keepalives and the periodic re-checks (one timer for both).
+func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *identity.Caller, nar narrowing, sess *live) {
 	st := &streamSink{ready: make(chan struct{}, 1)}
 	if !sess.attach(st) {
 		http.Error(w, "a stream is already open for this session", http.StatusConflict)
 		return
 	}
 	defer sess.detach(st)
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	// While the stream is open, list changes of the caller's upstreams
-	// follow it (the gateway advertised listChanged at initialize); the
-	// stream opens once every upstream listener that takes is established.
 	_, keyInAuth := identity.Credential(r)
 	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: nar.scope, urlScope: nar.url}, fault.Legacy, sess.claims.Version)
 	op.ClientCaps = sess.claims.Caps
-	watch := h.watchAuth(r, caller)
-	ready, stop := h.follow(sess, followSpec{op: op, filter: sessionFilter(sess), watch: watch, revoked: cancel, lost: cancel}) // a deaf stream ends: the client opens another
-	defer stop()
-	select {
-	case res := <-ready:
-		if !res.established {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
-			return
+	ls := &legacyStream{ctx: r.Context(), st: st, watch: h.watchAuth(r, caller), duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+	defer ls.duties.stop()
+	if !sess.ended() {
+		// The stream ends by its follow's own context: when the client
+		// leaves (the request's), when a write or the caller's authority
+		// ends it (false from Ack, Emit or Tend), and with the session
+		// (Done; the legacy state's end ends every session). No context of
+		// the front's is held for it.
+		h.cfg.Gateway.ListenFilter(r.Context(), op, sessionFilter(sess), gateway.Listener{
+			Ack: func(json.RawMessage) bool {
+				admit.KeepOpen(w, r)
+				if h.cfg.Detach != nil {
+					h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
+				}
+				st.open(w)
+				ls.duties.open()
+				return st.w.WriteComment("stream open") == nil
+			},
+			Emit: ls.emit,
+			Wake: st.ready,
+			Tick: ls.duties.timer.C,
+			Tend: ls.tend,
+			Done: sess.done,
+		})
+	}
+	if st.w == nil && r.Context().Err() == nil {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
+	}
+}
+
+// legacyStream is a legacy session's GET stream while its follow runs
+// (serveLegacyStream), written only by the stream's goroutine.
+type legacyStream struct {
+	ctx    context.Context // the request's
+	st     *streamSink
+	watch  *authWatch
+	duties *duties
+}
+
+// emit writes one event of the follow after re-checking the caller for
+// it; false (the stream ends) when the caller is refused or the write
+// failed.
+func (s *legacyStream) emit(method string, params json.RawMessage, arrived time.Time) bool {
+	return s.watch.ok(s.ctx, arrived) && s.st.w.WriteEvent(sse.Event{Type: "message", Data: jsonrpc.EncodeNotification(method, params)}) == nil
+}
+
+// tend writes what others queued for the stream, then the duties due: a
+// re-check and a keepalive; false ends the stream.
+func (s *legacyStream) tend() bool {
+	for _, msg := range s.st.take() {
+		if s.st.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
+			return false
 		}
-	case <-ctx.Done():
-		return
 	}
-	admit.KeepOpen(w, r)
-	if h.cfg.Detach != nil {
-		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
+	recheck, keepalive := s.duties.due()
+	if recheck && !s.watch.ok(s.ctx, time.Now()) {
+		return false
 	}
-	st.open(w)
-	st.run(ctx, sess.done, nil, 0, nil) // the follow re-checks the caller and ends the stream (revoked)
+	return !keepalive || s.st.w.WriteComment("keepalive") == nil
 }
 
 // sessionFilter is what a legacy session's stream follows: list changes
@@ -432,18 +483,14 @@ func (s *streamSink) take() [][]byte {
 func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
 
 // run writes queued messages, and a keepalive comment when idle, until the
-// client leaves or done closes. With a watch, the same goroutine re-checks
-// the caller every recheckEvery and, when refused, cancels and returns.
+// client leaves or done closes; the same goroutine re-checks the caller
+// every recheckEvery (one timer for both) and, when refused, cancels and
+// returns.
 func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authWatch, recheckEvery time.Duration, cancel context.CancelFunc) {
 	_ = s.w.WriteComment("stream open")
-	keep := time.NewTicker(keepaliveInterval)
-	defer keep.Stop()
-	var recheckC <-chan time.Time
-	if watch != nil {
-		t := time.NewTicker(recheckEvery)
-		defer t.Stop()
-		recheckC = t.C
-	}
+	du := newDuties(recheckEvery)
+	defer du.stop()
+	du.open()
 	for {
 		select {
 		case <-ctx.Done():
@@ -456,13 +503,13 @@ func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authW
 					return
 				}
 			}
-		case <-keep.C:
-			if s.w.WriteComment("keepalive") != nil {
+		case <-du.timer.C:
+			recheck, keepalive := du.due()
+			if recheck && !watch.ok(ctx, time.Now()) {
+				cancel()
 				return
 			}
-		case <-recheckC:
-			if !watch.ok(ctx, time.Now()) {
-				cancel()
+			if keepalive && s.w.WriteComment("keepalive") != nil {
 				return
 			}
 		}

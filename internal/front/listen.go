@@ -24,6 +24,11 @@ import (
 // established, and carries every event tagged with the listen's id, until
 // the client leaves; at shutdown it ends with the graceful final response.
 // A listen that cannot be set up is answered with its error, unacknowledged.
+//
+// The whole listen runs on this goroutine (gateway.Listener): the core's
+// delivery calls emit for each event, which re-checks the caller and
+// writes it, and tend between events, for the re-checks and keepalives
+// (one timer for both).
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
 	filter, rpcErr := gateway.ParseFilter(jsonrpc.Member(msg.Params, "notifications"))
@@ -35,69 +40,48 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "subscriptions/listen needs Accept: text/event-stream"))
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stop := context.AfterFunc(h.listenCtx, cancel) // gateway shutdown ends the listen
-	defer stop()
+	h.holdListen(req, &op, &filter)
+}
 
-	out := &listenWriter{rc: http.NewResponseController(w)}
-	write := func(b []byte) {
-		if out.event(b) != nil {
-			cancel() // a client that stopped reading, or left
-		}
-	}
-	tagged := func(params json.RawMessage) json.RawMessage { return tagSubscription(params, msg.ID.Raw()) }
-	watch := h.watchAuth(r, req.caller)
-	// Events are only queued where they arrive, and dropped when the queue
-	// is full; the caller is re-checked and the event written here.
-	events := newEventQueue()
-	acked := make(chan struct{})
-	// One goroutine per listen re-checks the caller, writes the keepalives
-	// and delivers the queued events (one stack instead of three per held
-	// stream).
-	var bg sync.WaitGroup
-	bg.Add(1)
-	go func() {
-		defer bg.Done()
-		defer recoverPanic(h.cfg.Logger, "listen delivery", cancel)
-		h.tendListen(ctx, tending{cancel: cancel, refuse: cancel, acked: acked, events: events, watch: watch,
-			keepalive: func() error { return out.comment("keepalive") },
-			write: func(ev listenEvent) {
-				write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
-			}})
-	}()
-	defer bg.Wait()
-	defer cancel()
-	res := h.cfg.Gateway.ListenFilter(ctx, op, filter,
-		func(honoured json.RawMessage) {
+// holdListen serves a valid listen (see serveListen), in a frame of its
+// own: the frames that checked it are not held while the listen lasts.
+func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
+	w, r, msg := req.w, req.r, req.msg
+	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
+		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+	defer s.duties.stop()
+	// The listen ends by its core's own context: when the client leaves
+	// (the request's), when a write or the caller's authority ends it
+	// (false from Ack, Emit or Tend) and at this front's Close (Done). No
+	// context of the front's is held for it.
+	res := h.cfg.Gateway.ListenFilter(r.Context(), *op, *filter, gateway.Listener{
+		Ack: func(honoured json.RawMessage) bool {
 			admit.KeepOpen(w, r)
 			sse.SetHeaders(w.Header())
 			w.WriteHeader(http.StatusOK)
-			out.open(sse.NewWriter(w))
+			s.open(w)
 			params := []byte(`{"notifications":`)
 			params = append(append(params, honoured...), '}')
-			write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, tagged(params)))
-			close(acked)
 			if h.cfg.Detach != nil {
 				h.cfg.Detach(r)
 			}
+			return s.write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, s.tagged(params)))
 		},
-		events.push)
-	cancel() // the background writers stop before the final write
-	bg.Wait()
-	h.finishListen(req, res, acked, events, watch, write, tagged)
+		Emit: s.emit,
+		Tick: s.duties.timer.C,
+		Tend: s.tend,
+		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
+	})
+	h.finishListen(req, res, s)
 }
 
 // finishListen ends a listen whose core part returned: a listen never
-// acknowledged is answered with its error; an acknowledged one writes what
-// the core delivered before it ended (each event after the caller is
-// re-checked) and, when the gateway ends it rather than the client, the
-// graceful final response.
-func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struct{}, events *eventQueue, watch *authWatch, write func([]byte), tagged func(json.RawMessage) json.RawMessage) {
+// acknowledged is answered with its error; an acknowledged one, when the
+// gateway ends it rather than the client, ends with the graceful final
+// response (what the core delivered before it ended is written already).
+func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
 	w, r, msg := req.w, req.r, req.msg
-	select {
-	case <-acked:
-	default:
+	if s.out == nil {
 		if res.Fault == nil {
 			res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
 		}
@@ -106,101 +90,76 @@ func (h *MCP) finishListen(req *request, res gateway.Outcome, acked <-chan struc
 		}
 		return
 	}
-	for _, ev := range events.take() {
-		if r.Context().Err() != nil || !watch.ok(r.Context(), ev.at) {
-			return
-		}
-		write(jsonrpc.EncodeNotification(ev.method, tagged(ev.params)))
-	}
-	if r.Context().Err() == nil { // we end it, not the client: say so
-		write(jsonrpc.EncodeResult(msg.ID, h.modernResult(tagged(json.RawMessage(`{}`)))))
+	if r.Context().Err() == nil && !s.failed { // we end it, not the client: say so
+		_ = s.send(jsonrpc.EncodeResult(msg.ID, h.modernResult(s.tagged(json.RawMessage(`{}`)))))
 	}
 }
-
-// errStreamNotOpen is a write on a listen whose stream is not open yet.
-var errStreamNotOpen = errors.New("listen stream not open")
-
-// listenQueue bounds the events waiting to be written on one listen.
-const listenQueue = 64
 
 // streamWriteTimeout bounds one write on a listen's stream: a client that
 // stops reading for this long ends it.
 const streamWriteTimeout = 30 * time.Second
 
-// listenEvent is one event waiting to be written on a listen.
-type listenEvent struct {
-	method string
-	params json.RawMessage
-	at     time.Time // when it was queued: the caller is re-checked after it
+// listenStream is one subscriptions/listen's stream, written only by the
+// listen's goroutine (see serveListen): nothing of the request it came
+// with is held beyond what its writes and re-checks need.
+type listenStream struct {
+	ctx    context.Context // the request's
+	id     json.RawMessage // the listen's id, tagging every event
+	out    *sse.Writer     // nil until the stream is open
+	rc     *http.ResponseController
+	watch  *authWatch
+	duties *duties
+	failed bool // a write failed: the client stopped reading, or left
 }
 
-// tending is what tendListen serves: the listen's queue and caller, and
-// what ends it.
-type tending struct {
-	cancel    context.CancelFunc // ends the listen
-	refuse    context.CancelFunc // ends it because the caller is refused
-	done      <-chan struct{}    // when set, its closing ends the listen
-	acked     <-chan struct{}    // closed once the listen is acknowledged
-	events    *eventQueue
-	watch     *authWatch
-	keepalive func() error // when set, written every keepaliveInterval once acked
-	write     func(listenEvent)
+// open starts writing on the stream, and its keepalives.
+func (s *listenStream) open(w http.ResponseWriter) {
+	s.rc = http.NewResponseController(w)
+	s.out = sse.NewWriter(w)
+	s.duties.open()
 }
 
-// tendListen serves a listen until ctx ends, in one goroutine (one stack
-// per held stream instead of one per duty): it re-checks the caller every
-// RecheckInterval from the start and, once acked closes, writes each queued
-// event after re-checking the caller for it, and the keepalive. A refused
-// caller ends the listen with refuse, a failed keepalive with cancel.
-func (h *MCP) tendListen(ctx context.Context, t tending) {
-	recheck := time.NewTicker(h.cfg.Sessions.RecheckInterval)
-	defer recheck.Stop()
-	var keep *time.Ticker
-	var keepC <-chan time.Time
-	var evC <-chan struct{} // nil until the listen is acknowledged
-	defer func() {
-		if keep != nil {
-			keep.Stop()
-		}
-	}()
-	acked := t.acked
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.done:
-			t.cancel()
-			return
-		case <-acked:
-			acked = nil
-			evC = t.events.ready
-			if t.keepalive != nil {
-				keep = time.NewTicker(keepaliveInterval)
-				keepC = keep.C
-			}
-		case <-recheck.C:
-			if !t.watch.ok(ctx, time.Now()) {
-				t.refuse()
-				return
-			}
-		case <-keepC:
-			if t.keepalive() != nil {
-				t.cancel() // a client that stopped reading, or left
-				return
-			}
-		case <-evC:
-			for _, ev := range t.events.take() {
-				if ctx.Err() != nil {
-					return
-				}
-				if !t.watch.ok(ctx, ev.at) {
-					t.refuse()
-					return
-				}
-				t.write(ev)
-			}
+// tagged sets params' subscription id to the listen's.
+func (s *listenStream) tagged(params json.RawMessage) json.RawMessage {
+	return tagSubscription(params, s.id)
+}
+
+// send writes one message within streamWriteTimeout.
+func (s *listenStream) send(b []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	return s.out.WriteEvent(sse.Event{Type: "message", Data: b})
+}
+
+// write writes one message; false when it failed (the client stopped
+// reading, or left), which ends the listen.
+func (s *listenStream) write(b []byte) bool {
+	if s.send(b) != nil {
+		s.failed = true
+	}
+	return !s.failed
+}
+
+// emit writes one event after re-checking the caller for it; false (the
+// listen ends) when the caller is refused or the write failed.
+func (s *listenStream) emit(method string, params json.RawMessage, arrived time.Time) bool {
+	return s.watch.ok(s.ctx, arrived) && s.write(jsonrpc.EncodeNotification(method, s.tagged(params)))
+}
+
+// tend re-checks the caller and writes the keepalive when due; false ends
+// the listen.
+func (s *listenStream) tend() bool {
+	recheck, keepalive := s.duties.due()
+	if recheck && !s.watch.ok(s.ctx, time.Now()) {
+		return false
+	}
+	if keepalive {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if s.out.WriteComment("keepalive") != nil {
+			s.failed = true
+			return false
 		}
 	}
+	return true
 }
 
 // tagSubscription sets params._meta's subscription id to id.
@@ -222,44 +181,6 @@ func tagSubscription(params json.RawMessage, id json.RawMessage) json.RawMessage
 	return params
 }
 
-// listenWriter serializes a listen's writes, each bounded by
-// streamWriteTimeout.
-type listenWriter struct {
-	mu  sync.Mutex
-	out *sse.Writer // nil until the stream is open
-	rc  *http.ResponseController
-}
-
-// open starts writing on the stream.
-func (lw *listenWriter) open(out *sse.Writer) {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	lw.out = out
-}
-
-func (lw *listenWriter) event(b []byte) error {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.out == nil {
-		return errStreamNotOpen
-	}
-	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	return lw.out.WriteEvent(sse.Event{Type: "message", Data: b})
-}
-
-func (lw *listenWriter) comment(text string) error {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if lw.out == nil {
-		return errStreamNotOpen
-	}
-	_ = lw.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	return lw.out.WriteComment(text)
-}
-
-// keepaliveInterval is how often an idle listen's stream carries a comment.
-const keepaliveInterval = 15 * time.Second
-
 // followSpec is what a legacy session's follow listens for, and whose.
 type followSpec struct {
 	op     gateway.Operation
@@ -269,9 +190,6 @@ type followSpec struct {
 	// revoked, when set, is called when the caller may no longer follow
 	// (the follow itself ends then in any case).
 	revoked func()
-	// lost, when set, is called when the follow ends on its own (it could
-	// not be set up again), not by stop, the session or revocation.
-	lost func()
 }
 
 // followResult says how a follow's set-up went.
@@ -282,9 +200,12 @@ type followResult struct {
 
 // follow runs a listen for a legacy session in the background, sending its
 // events (untagged: legacy notifications carry no subscription id) on the
-// session's GET stream when one is open, each after the caller is re-checked.
-// ready receives one result once the listen is set up or has failed. It
-// ends with stop, the session, or the caller's authority.
+// session's GET stream when one is open, each after the caller is
+// re-checked; the caller is also re-checked every RecheckInterval. ready
+// receives one result once the listen is set up or has failed. It ends
+// with stop, the session, or the caller's authority. It runs on one
+// goroutine (gateway.Listener). A session's own GET stream does not use it:
+// it runs its follow itself (serveLegacyStream).
 func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	out := make(chan followResult, 1)
@@ -305,33 +226,36 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 			}
 			cancel()
 		}
-		events := newEventQueue()
-		acked := make(chan struct{})
-		var bg sync.WaitGroup
-		bg.Add(1)
-		go func() {
-			defer bg.Done()
-			defer recoverPanic(h.cfg.Logger, "legacy follow delivery", cancel)
-			h.tendListen(ctx, tending{cancel: cancel, refuse: revoke, done: sess.done, acked: acked, events: events, watch: spec.watch,
-				write: func(ev listenEvent) {
-					if st := sess.currentStream(); st != nil {
-						st.send(jsonrpc.EncodeNotification(ev.method, ev.params))
-					}
-				}})
-		}()
-		defer bg.Wait()
-		defer cancel()
-		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter,
-			func(got json.RawMessage) {
+		du := newDuties(h.cfg.Sessions.RecheckInterval)
+		defer du.stop()
+		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter, gateway.Listener{
+			Ack: func(got json.RawMessage) bool {
 				var f gateway.Filter
 				_ = json.Unmarshal(got, &f)
 				report(followResult{established: true, resources: len(f.ResourceSubscriptions) > 0})
-				close(acked)
-			}, events.push)
+				return true
+			},
+			Emit: func(method string, params json.RawMessage, arrived time.Time) bool {
+				if !spec.watch.ok(ctx, arrived) {
+					revoke()
+					return false
+				}
+				if st := sess.currentStream(); st != nil {
+					st.send(jsonrpc.EncodeNotification(method, params))
+				}
+				return true
+			},
+			Tick: du.timer.C,
+			Tend: func() bool {
+				if recheck, _ := du.due(); recheck && !spec.watch.ok(ctx, time.Now()) {
+					revoke()
+					return false
+				}
+				return true
+			},
+			Done: sess.done,
+		})
 		report(followResult{})
-		if ctx.Err() == nil && spec.lost != nil {
-			spec.lost()
-		}
 	}()
 	return out, cancel
 }

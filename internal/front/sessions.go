@@ -175,6 +175,16 @@ func (l *live) end() {
 	}
 }
 
+// ended reports whether the session has ended here.
+func (l *live) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // startWork counts one background listen of the session; false once the
 // session ended, so that waiting for work after end is safe.
 func (l *live) startWork() bool {

@@ -256,3 +256,33 @@ func TestRecoverPanicLogsWithoutValue(t *testing.T) {
 		t.Fatalf("the panic value was logged: %s", buf.String())
 	}
 }
+
+// A held stream's duties share one timer: the re-check is due every
+// interval from the start, the keepalive only once the stream is open.
+func TestDutiesShareOneTimer(t *testing.T) {
+	d := newDuties(20 * time.Millisecond)
+	defer d.stop()
+	<-d.timer.C
+	if recheck, keepalive := d.due(); !recheck || keepalive {
+		t.Fatalf("due before open = %v, %v; want a re-check alone", recheck, keepalive)
+	}
+	d.open()
+	if recheck, keepalive := d.due(); recheck || keepalive {
+		t.Fatalf("due right after a re-check = %v, %v; want nothing", recheck, keepalive)
+	}
+	select {
+	case <-d.timer.C: // armed for the next re-check, before the keepalive
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timer was not armed for the next re-check")
+	}
+	if recheck, _ := d.due(); !recheck {
+		t.Fatal("the re-check was not due when the timer fired")
+	}
+	d.keepAt = time.Now() // the keepalive is due
+	if _, keepalive := d.due(); !keepalive {
+		t.Fatal("the keepalive was not due")
+	}
+	if !d.keepAt.After(time.Now().Add(keepaliveInterval - time.Second)) {
+		t.Fatal("the next keepalive is not an interval away")
+	}
+}

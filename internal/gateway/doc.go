@@ -142,7 +142,14 @@
 //     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
 //     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
-//     fetches views and emits, after the acknowledgement. After an
+//     fetches views and emits, after the acknowledgement. The caller's own duties for its
+//     stream run there too (Listener: Tend, woken by its Wake and Tick channels; Done ends
+//     the listen), so a held stream needs one goroutine for all of it: a front loop of its own
+//     per stream (re-checks, keepalives, writes) was rejected for its stack, paid per held
+//     stream. Tend and the Listener's Done are served only while the listen waits for events,
+//     not during a set-up (bounded by the listing timeout): a re-check or keepalive due then
+//     waits for it. ListenFilter describes the listen in a function that returns before the
+//     listen is held (beginListen), so its frames are not on the held stack. After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
 //     one change announced by several upstreams (servers sharing a backend) is told once, and
 //     when a change is told the caller's views of that kind on its other followed servers are

@@ -237,5 +237,5 @@ func listenRaw(g *Gateway, ctx context.Context, op Operation, raw json.RawMessag
 	if perr != nil {
 		return answered{Err: perr, Status: http.StatusBadRequest}
 	}
-	return answer(op, g.ListenFilter(ctx, op, want, ack, emit))
+	return answer(op, g.ListenFilter(ctx, op, want, Listener{Ack: func(h json.RawMessage) bool { ack(h); return true }, Emit: func(m string, p json.RawMessage, _ time.Time) bool { emit(m, p); return true }}))
 }

@@ -61,8 +61,8 @@ func (g *Gateway) checkCallerTokens(ctx context.Context, op *Operation, targets 
 // watchCallerTokens checks targets' caller tokens every listenTokenCheck until ctx ends; the
 // first check finding a change is sent on the returned channel and ends the watch. Without
 // targets holding a vault token it starts nothing and the channel never receives.
-func (g *Gateway) watchCallerTokens(ctx context.Context, op *Operation, targets []listenTarget) <-chan tokenCheck {
-	ch := make(chan tokenCheck, 1)
+func (g *Gateway) watchCallerTokens(ctx context.Context, op *Operation, targets []listenTarget) <-chan *tokenCheck {
+	ch := make(chan *tokenCheck, 1)
 	if g.cfg.CallerTokens == nil || !holdsVaultToken(op, targets) {
 		return ch
 	}
@@ -77,7 +77,7 @@ func (g *Gateway) watchCallerTokens(ctx context.Context, op *Operation, targets 
 			case <-tick.C:
 			}
 			if c := g.checkCallerTokens(ctx, op, targets); c.gone || c.changed != nil {
-				ch <- c
+				ch <- &c
 				return
 			}
 		}

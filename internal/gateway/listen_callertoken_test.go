@@ -92,7 +92,7 @@ func TestHeldListenFollowsTheCallersVaultToken(t *testing.T) {
 	go func() {
 		defer close(done)
 		g.ListenFilter(ctx, Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen},
-			Filter{ToolsListChanged: true}, func(json.RawMessage) { close(acked) }, func(string, json.RawMessage) {})
+			Filter{ToolsListChanged: true}, Listener{Ack: func(json.RawMessage) bool { close(acked); return true }, Emit: func(string, json.RawMessage, time.Time) bool { return true }})
 	}()
 	select {
 	case <-acked:

@@ -41,13 +41,14 @@ func listKindOf(method string) (int, bool) {
 // view, taken before set-up and after each change), so a change it may not
 // see stays hidden and a change made while the listen was being set up is
 // not lost. Events arrive on upstream goroutines and are only queued there;
-// the listen's own goroutine (run) fetches views and calls emit.
+// the listen's own goroutine (run) fetches views, calls the Listener's Emit
+// and serves its Tend.
 type delivery struct {
 	g      *Gateway // the gateway the listen began on: its logger, for panics
 	ctx    context.Context
 	cancel context.CancelFunc
 	filter *Filter
-	emit   func(method string, params json.RawMessage)
+	l      *Listener
 	wake   chan struct{}
 
 	mu sync.Mutex
@@ -70,6 +71,7 @@ type delivery struct {
 type pendingEvent struct {
 	method string
 	params json.RawMessage
+	at     time.Time // when it arrived
 }
 
 type viewKey struct {
@@ -77,8 +79,8 @@ type viewKey struct {
 	kind   int
 }
 
-func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, emit func(string, json.RawMessage)) *delivery {
-	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, emit: emit,
+func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, l *Listener) *delivery {
+	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l,
 		wake: make(chan struct{}, 1), views: map[viewKey]string{}}
 }
 
@@ -173,7 +175,7 @@ func (d *delivery) event(server, method string, params json.RawMessage) {
 		// upstream, by the hub's subscriber (internal/app) for a legacy one.
 		d.markLocked(k, server, true)
 	} else if len(d.queue) < maxPendingEvents {
-		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params)})
+		d.queue = append(d.queue, pendingEvent{method: method, params: withoutSubscriptionID(params), at: time.Now()})
 	} else if !d.dropped {
 		d.dropped = true
 		d.g.cfg.Logger.Warn("listen events dropped: the caller is not keeping up", "max_pending", maxPendingEvents)
@@ -213,8 +215,10 @@ func (d *delivery) start(targets []listenTarget) {
 }
 
 // run delivers on the listen's own goroutine (the one that called
-// ListenFilter: no goroutine of its own per listen) until ctx ends (false)
-// or stop closes (true). Nothing is emitted once run has returned.
+// ListenFilter: no goroutine of its own per listen), and serves the
+// Listener's Tend there, until ctx ends, Tend refuses or the Listener's
+// Done closes (false), or stop closes (true). Nothing is emitted once run
+// has returned.
 func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
 	stopped, _ = d.runUntil(stop, nil)
 	return stopped
@@ -222,7 +226,7 @@ func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
 
 // runUntil is run that also returns, with what it found, when tokens
 // reports that the caller's vault token changed or was deleted.
-func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (stopped bool, c *tokenCheck) {
+func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
 	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
@@ -231,13 +235,44 @@ func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan tokenCheck) (sto
 		case <-stop:
 			return true, nil
 		case tc := <-tokens:
-			return false, &tc
+			return false, tc
+		case <-d.l.Done:
+			d.cancel()
+			return false, nil
+		case <-d.l.Wake:
+			if !d.tend() {
+				return false, nil
+			}
+			continue
+		case <-d.l.Tick:
+			if !d.tend() {
+				return false, nil
+			}
+			continue
 		case <-d.wake:
 		}
 		if !d.step() {
 			return false, nil
 		}
 	}
+}
+
+// ack acknowledges the listen with the honoured filter; false when the
+// Listener refuses (the listen ends).
+func (d *delivery) ack() bool {
+	b, _ := json.Marshal(d.filter)
+	return d.l.Ack(b)
+}
+
+// runWatched is runUntil, also watching the caller's tokens on cur's
+// upstreams (targets) while it runs.
+func (d *delivery) runWatched(cur *Gateway, op *Operation, stop <-chan struct{}, targets []listenTarget) (stopped bool, c *tokenCheck) {
+	if cur.cfg.CallerTokens == nil || !holdsVaultToken(op, targets) {
+		return d.runUntil(stop, nil) // nothing to watch: no context nor channel held for it
+	}
+	wctx, stopWatch := context.WithCancel(d.ctx)
+	defer stopWatch()
+	return d.runUntil(stop, cur.watchCallerTokens(wctx, op, targets))
 }
 
 // pause delivers for a while (between set-ups); false when ctx ended.
@@ -269,12 +304,12 @@ func (d *delivery) step() bool {
 	d.queue, d.changed = nil, [len(listKinds)]map[string]bool{}
 	d.mu.Unlock()
 	for _, ev := range queue {
-		d.send(ev.method, ev.params)
+		d.send(ev.method, ev.params, ev.at)
 	}
 	for k, servers := range changed {
 		if len(servers) > 0 && d.viewChanged(k, servers) {
 			d.refreshOthers(k, servers)
-			d.send(listKinds[k].notification, json.RawMessage(`{}`))
+			d.send(listKinds[k].notification, json.RawMessage(`{}`), time.Now())
 		}
 	}
 	return d.ctx.Err() == nil
@@ -361,9 +396,22 @@ func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 	wg.Wait()
 }
 
-// send emits one event unless the listen has ended.
-func (d *delivery) send(method string, params json.RawMessage) {
-	if d.ctx.Err() == nil {
-		d.emit(method, params)
+// send emits one event unless the listen has ended; an event the
+// Listener refuses ends it.
+func (d *delivery) send(method string, params json.RawMessage, at time.Time) {
+	if d.ctx.Err() == nil && !d.l.Emit(method, params, at) {
+		d.cancel()
 	}
+}
+
+// tend serves the Listener's Tend; false (the listen ended) when it refuses.
+func (d *delivery) tend() bool {
+	if d.ctx.Err() != nil {
+		return false
+	}
+	if d.l.Tend != nil && !d.l.Tend() {
+		d.cancel()
+		return false
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -56,7 +57,7 @@ func TestTakeOverKeepsOnlyListensOnUnchangedClients(t *testing.T) {
 		op := Operation{Caller: master, Scope: strings.Split(scope, ",")}
 		servers := old.visible(&op)
 		r := &listenRun{op: op, servers: servers, g: old, cancel: func() { ended[scope] = true },
-			d: old.newDelivery(ctx, cancel, &op, servers, &Filter{ToolsListChanged: true}, func(string, json.RawMessage) {})}
+			d: old.newDelivery(ctx, cancel, &op, servers, &Filter{ToolsListChanged: true}, &Listener{Emit: func(string, json.RawMessage, time.Time) bool { return true }})}
 		if !ls.register(r) {
 			t.Fatal("register refused before End")
 		}

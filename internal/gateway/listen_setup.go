@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +16,32 @@ import (
 // holds at once (Config.MaxListenersPerCaller).
 const DefaultMaxListenersPerCaller = 64
 
+// Listener is what a listen serves (ListenFilter): its caller's
+// acknowledgement and events, and the caller's own duties, which run on
+// the listen's goroutine between events so that a held stream needs no
+// goroutine of its own for them (keepalives, re-checking its caller,
+// writing what others queued for its stream).
+type Listener struct {
+	// Ack is called once, when every upstream listener is established,
+	// with the part of the filter the upstreams honour. False ends the
+	// listen.
+	Ack func(honoured json.RawMessage) bool
+	// Emit is called on the listen's goroutine for every event in the
+	// caller's view, after Ack; arrived is when the event reached the
+	// gateway (for a list change: when it is told), for the caller to be
+	// re-checked after it. False ends the listen.
+	Emit func(method string, params json.RawMessage, arrived time.Time) bool
+	// Wake and Tick, when set, wake the listen's goroutine while it waits
+	// for events (after Ack) to call Tend.
+	Wake <-chan struct{}
+	Tick <-chan time.Time
+	// Tend does the caller's own work; false ends the listen.
+	Tend func() bool
+	// Done, when set, ends the listen when it closes (noticed while the
+	// listen waits for events: within the listing timeout of set-up).
+	Done <-chan struct{}
+}
+
 // ListenFilter serves one subscriptions/listen over the caller's upstreams,
 // for a filter from ParseFilter or one the gateway built itself (a legacy
 // caller's session following its upstreams, Log included).
@@ -24,63 +51,91 @@ const DefaultMaxListenersPerCaller = 64
 // a followed session with its resources/subscribe on each legacy one) is
 // opened and established first (a modern upstream has acknowledged its
 // listen; a legacy session is set up with its stream open), within the
-// listing timeout and the caller's listener capacity. Only then is ack
-// called, once, with the part of the filter the upstreams honour; then emit
-// for every event, until ctx ends or an upstream ends its listen. When
-// set-up fails, what was opened is closed, ack is never called and the
-// Outcome is the fault.
-func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, ack func(honoured json.RawMessage), emit func(method string, params json.RawMessage)) Outcome {
-	ctx, cancel := context.WithCancel(ctx)
+// listing timeout and the caller's listener capacity. Only then is l.Ack
+// called, once, with the part of the filter the upstreams honour; then
+// l.Emit for every event, until ctx ends, l.Tend refuses, l.Done closes or
+// an upstream ends its listen. All of it runs on the caller's goroutine.
+// When set-up fails, what was opened is closed, Ack is never called and
+// the Outcome is the fault.
+func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
+	ctx, cancel := context.WithCancel(outer)
 	defer cancel()
-	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
-	g.resolveCallerTokens(ctx, &op)
-	servers := g.visible(&op)
-	infos, _ := g.infos(ctx, &op, servers)
-	honoured, owners := g.honour(ctx, &op, servers, infos, &want)
-	targets := g.listenTargets(&op, servers, infos, &honoured, owners)
-	d := g.newDelivery(ctx, cancel, &op, servers, &honoured, emit)
-	run := &listenRun{op: op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
-	if !g.ls.register(run) {
-		return Failed(fault.New(fault.Unavailable, "the gateway is shutting down"))
+	run, f := g.beginListen(outer, ctx, cancel, &op, &want, &l)
+	if f != nil {
+		return Failed(f)
 	}
 	defer g.ls.unregister(run)
+	return holdListen(ctx, run, &op, want.Persist)
+}
+
+// beginListen describes what a listen follows and registers it, on the
+// newest gateway, with the caller's baseline views taken. It returns
+// before the listen is held, so that the frames it needs are not held on
+// the listen's stack while the listen lasts. ctx is the listen's, outer
+// the one it was derived from.
+func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelFunc, op *Operation, want *Filter, l *Listener) (*listenRun, *fault.Fault) {
+	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
+	g.resolveCallerTokens(ctx, op)
+	servers := g.visible(op)
+	// What the upstreams are is asked under a context of its own, ended
+	// once they answered: nothing the asking registers on the listen's
+	// context is held as long as the listen. It is derived from outer,
+	// which has children already, so that the listen's context does not
+	// grow a set of children for it (nothing can end the listen's alone
+	// before it is registered).
+	ictx, done := context.WithCancel(outer)
+	infos, _ := g.infos(ictx, op, servers)
+	honoured, owners := g.honour(ictx, op, servers, infos, want)
+	done()
+	targets := g.listenTargets(op, servers, infos, &honoured, owners)
+	d := g.newDelivery(ctx, cancel, op, servers, &honoured, l)
+	run := &listenRun{op: *op, servers: servers, cancel: cancel, d: d, g: g, targets: targets}
+	if !g.ls.register(run) {
+		return nil, fault.New(fault.Unavailable, "the gateway is shutting down")
+	}
 	d.baseline(targets)
-	defer cancel()
+	return run, nil
+}
+
+// holdListen sets up run's upstream listeners, acknowledges the listen and
+// delivers its events until it ends (see ListenFilter); a persistent one
+// is set up again when an upstream ends a listen it relies on.
+func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool) Outcome {
+	d := run.d
+	log := d.g.cfg.Logger
 	for first := true; ; first = false {
 		// A newer config may have taken the listen over (Listens): set up
 		// again on the gateway it runs on now.
 		cur, targets := run.current()
-		set, f := cur.setUp(ctx, &op, targets, d.event)
+		set, f := cur.setUp(ctx, op, targets, d.event)
 		if f != nil {
 			set.close()
 			if first {
 				return Failed(f)
 			}
-			g.cfg.Logger.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
-		if first {
-			b, _ := json.Marshal(honoured)
-			ack(b)
+		if first && !d.ack() {
+			set.close()
+			return Outcome{Result: json.RawMessage(`{}`)}
 		}
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
 		// goroutine, until the listen or an upstream listen ends.
 		d.start(targets)
-		wctx, stopWatch := context.WithCancel(ctx)
-		ended, c := d.runUntil(set.ended, cur.watchCallerTokens(wctx, &op, targets))
-		stopWatch()
+		ended, c := d.runWatched(cur, op, set.ended, targets)
 		if c != nil {
 			// The caller's token changed: set up again with the new one; deleted: end.
 			set.close()
 			if c.gone {
 				return Outcome{Result: json.RawMessage(`{}`)}
 			}
-			g.ls.retoken(run, c.changed)
+			d.g.ls.retoken(run, c.changed)
 			continue
 		}
-		if !ended || !want.Persist {
+		if !ended || !persist {
 			if ended {
 				// An upstream ended its listen: the listen no longer covers
 				// it, so it ends too (the caller may listen again), once
@@ -91,7 +146,7 @@ func (g *Gateway) ListenFilter(ctx context.Context, op Operation, want Filter, a
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
 		set.close()
-		g.cfg.Logger.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
 		if !d.pause(relistenDelay) {
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
@@ -161,7 +216,13 @@ func (ls *listenSet) close() {
 // waits until each is established (see ListenFilter). onEvent receives
 // every event from then on, the upstream acknowledgements excepted.
 func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage)) (*listenSet, *fault.Fault) {
-	lctx, cancel := context.WithCancel(ctx)
+	// A legacy upstream's follow and subscriptions end with a context of
+	// the set's; modern upstream listens are shared and need none, so a
+	// set of those alone holds no context of its own.
+	lctx, cancel := ctx, context.CancelFunc(func() {})
+	if slices.ContainsFunc(targets, func(t listenTarget) bool { return !t.modern }) {
+		lctx, cancel = context.WithCancel(ctx)
+	}
 	set := &listenSet{cancel: cancel, ended: make(chan struct{})}
 	release, ok := g.ls.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
 	if !ok {

@@ -420,7 +420,7 @@ func TestPersistentListenSetsUpAgain(t *testing.T) {
 	go func() {
 		defer close(done)
 		g.ListenFilter(ctx, Operation{Caller: bob, Surface: fault.Legacy}, Filter{ToolsListChanged: true, Persist: true},
-			func(json.RawMessage) { close(acked) }, func(m string, _ json.RawMessage) { events <- m })
+			Listener{Ack: func(json.RawMessage) bool { close(acked); return true }, Emit: func(m string, _ json.RawMessage, _ time.Time) bool { events <- m; return true }})
 	}()
 	<-acked
 	tools.Store([]string{"seen", "hidden"}) // invisible to bob

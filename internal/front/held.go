@@ -1,0 +1,54 @@
+package front
+
+import "time"
+
+// keepaliveInterval is how often an idle held stream carries a comment.
+const keepaliveInterval = 15 * time.Second
+
+// duties are a held stream's periodic work on one timer: re-checking its
+// caller every recheck interval from the start and, once the stream is
+// open (open), a keepalive every keepaliveInterval. One timer instead of a
+// ticker per duty: a held stream pays for one. Only the stream's own
+// goroutine uses it.
+type duties struct {
+	timer     *time.Timer
+	every     time.Duration // between two re-checks
+	recheckAt time.Time
+	keepAt    time.Time // zero until open
+}
+
+func newDuties(recheckEvery time.Duration) *duties {
+	return &duties{timer: time.NewTimer(recheckEvery), every: recheckEvery, recheckAt: time.Now().Add(recheckEvery)}
+}
+
+// open starts the keepalives.
+func (d *duties) open() {
+	d.keepAt = time.Now().Add(keepaliveInterval)
+	d.arm()
+}
+
+// due reports which duties are due now (the stream does them), moves their
+// deadlines on and sets the timer for the next one.
+func (d *duties) due() (recheck, keepalive bool) {
+	now := time.Now()
+	if !now.Before(d.recheckAt) {
+		recheck, d.recheckAt = true, now.Add(d.every)
+	}
+	if !d.keepAt.IsZero() && !now.Before(d.keepAt) {
+		keepalive, d.keepAt = true, now.Add(keepaliveInterval)
+	}
+	d.arm()
+	return recheck, keepalive
+}
+
+// arm sets the timer for the next duty.
+func (d *duties) arm() {
+	next := d.recheckAt
+	if !d.keepAt.IsZero() && d.keepAt.Before(next) {
+		next = d.keepAt
+	}
+	d.timer.Reset(time.Until(next))
+}
+
+// stop stops the timer.
+func (d *duties) stop() { d.timer.Stop() }

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/mcp"
+)
+
+// heldListen runs a listen of bob's on a fresh upstream with l, in the background; it returns
+// once the listen is acknowledged, with the upstream and a channel closed when it returns.
+func heldListen(t *testing.T, l Listener) (*controlled, *atomic.Value, <-chan struct{}) {
+	t.Helper()
+	var tools atomic.Value
+	tools.Store([]string{"a"})
+	fake := listChangedFake(t, func() []string { return tools.Load().([]string) })
+	up := controlledUpstream(t, fake, false, false)
+	g := newTestGateway(t, Config{ListTimeout: 5 * time.Second}, upSpec{name: "p", fake: fake, url: up.url})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	acked := make(chan struct{})
+	ack := l.Ack
+	l.Ack = func(h json.RawMessage) bool {
+		close(acked)
+		return ack == nil || ack(h)
+	}
+	if l.Emit == nil {
+		l.Emit = func(string, json.RawMessage, time.Time) bool { return true }
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.ListenFilter(ctx, Operation{Caller: &identity.Caller{UserID: "bob"}, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen},
+			Filter{ToolsListChanged: true}, l)
+	}()
+	select {
+	case <-acked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the listen was not acknowledged")
+	}
+	return up, &tools, done
+}
+
+func waitEnded(t *testing.T, done <-chan struct{}, why string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the listen did not end: %s", why)
+	}
+}
+
+// The caller's duties run on the listen's goroutine while it waits for events: Tend is
+// called on every Wake and Tick, and a Tend that refuses ends the listen and closes its
+// upstream listener.
+func TestListenerTendRunsOnWakeAndTickAndEndsTheListen(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	tick := make(chan time.Time, 1)
+	var tended atomic.Int64
+	refuse := atomic.Bool{}
+	up, _, done := heldListen(t, Listener{Wake: wake, Tick: tick, Tend: func() bool {
+		tended.Add(1)
+		return !refuse.Load()
+	}})
+	wake <- struct{}{}
+	tick <- time.Now()
+	waitCount(t, &tended, 2, 5*time.Second, "tends")
+	select {
+	case <-done:
+		t.Fatal("the listen ended while Tend agreed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	refuse.Store(true)
+	tick <- time.Now()
+	waitEnded(t, done, "Tend refused")
+	waitCount(t, &up.open, 0, 5*time.Second, "upstream listens open after the listen ended")
+}
+
+// A listen ends when its Listener's Done closes.
+func TestListenerDoneEndsTheListen(t *testing.T) {
+	stop := make(chan struct{})
+	up, _, done := heldListen(t, Listener{Done: stop})
+	close(stop)
+	waitEnded(t, done, "Done closed")
+	waitCount(t, &up.open, 0, 5*time.Second, "upstream listens open after the listen ended")
+}
+
+// An event the Listener refuses (its caller was revoked, its stream failed) ends the listen;
+// the event carries when it arrived, for the caller to be re-checked after it.
+func TestListenerRefusingAnEventEndsTheListen(t *testing.T) {
+	var arrived atomic.Int64
+	before := time.Now()
+	up, tools, done := heldListen(t, Listener{Emit: func(_ string, _ json.RawMessage, at time.Time) bool {
+		arrived.Store(at.UnixNano())
+		return false
+	}})
+	tools.Store([]string{"a", "b"})
+	up.push(`{"jsonrpc":"2.0","method":"` + mcp.NotifToolsListChanged + `","params":{}}`)
+	waitEnded(t, done, "an event was refused")
+	if at := arrived.Load(); at < before.UnixNano() || at > time.Now().UnixNano() {
+		t.Fatalf("the event arrived at %d, outside the listen's life", at)
+	}
+}
