@@ -113,6 +113,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 // it held one, is returned. It reports whether the fetch ran in the
 // background.
 func (j *fetchJob) finish(c *Catalog) bool {
+	j.stop() // the caller's context may live on (a listen): it holds no callback of ours
 	j.cancel()
 	j.mu.Lock()
 	j.ended = true
