@@ -35,6 +35,11 @@ type names struct {
 	mu      sync.Mutex
 	lists   map[string]shown
 	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
+	// parsed holds, per server, the annotations its last recorded listing's
+	// annotated tools parsed to (nil: none or invalid), by each tool's JSON
+	// as listed: a tool listed again byte for byte is not parsed again.
+	// Each server's holds only one listing's tools.
+	parsed map[string]map[string][]mcp.ParamSpec
 }
 
 type shown struct {
@@ -68,7 +73,10 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		return
 	}
 	set := make(map[string]struct{}, len(items))
-	var specs map[string][]mcp.ParamSpec
+	var specs, parsed map[string][]mcp.ParamSpec
+	n.mu.Lock()
+	last := n.parsed[server]
+	n.mu.Unlock()
 	for i, it := range items {
 		name := names[i]
 		if name == "" {
@@ -78,7 +86,17 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		if !annotations || method != mcp.MethodToolsList || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
 			continue
 		}
-		if sp, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); err == nil && len(sp) > 0 {
+		sp, ok := last[string(it)]
+		if !ok {
+			if sp, _ = mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); len(sp) == 0 {
+				sp = nil // invalid or none
+			}
+		}
+		if parsed == nil {
+			parsed = map[string][]mcp.ParamSpec{}
+		}
+		parsed[string(it)] = sp
+		if sp != nil {
 			if specs == nil {
 				specs = map[string][]mcp.ParamSpec{}
 			}
@@ -87,6 +105,12 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if parsed != nil || last != nil {
+		if n.parsed == nil || len(n.parsed) >= maxSeen {
+			n.parsed = map[string]map[string][]mcp.ParamSpec{}
+		}
+		n.parsed[server] = parsed
+	}
 	if len(n.lists) >= maxSeen {
 		n.lists = map[string]shown{}
 	}

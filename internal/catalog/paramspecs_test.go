@@ -108,3 +108,35 @@ func TestParamSpecsFallBackToTheLastListing(t *testing.T) {
 		t.Fatalf("skip server: %+v", sp)
 	}
 }
+
+// A tool listed again byte for byte keeps its annotations (they are not
+// parsed again), one whose annotation became invalid has none, and one
+// listed as before again has its old ones back.
+func TestParamSpecsRelisted(t *testing.T) {
+	geo := func(header, typ string) json.RawMessage {
+		return json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"` + typ + `","x-mcp-header":"` + header + `"}}}}`)
+	}
+	c := &Catalog{now: time.Now}
+	c.seen.lists = map[string]shown{}
+	alice := Query{Binding: "alice"}
+	now := time.Now()
+	for i, tc := range []struct {
+		item json.RawMessage
+		want string
+	}{
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Region", "number"), ""}, // invalid: a number cannot carry one
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Zone", "string"), "Mcp-Param-Zone"},
+	} {
+		c.seen.record(alice, "s", mcp.MethodToolsList, []json.RawMessage{tc.item}, true, now)
+		got := ""
+		if sp := c.ParamSpecs(alice, "s", "geo"); len(sp) == 1 {
+			got = sp[0].Header
+		}
+		if got != tc.want {
+			t.Fatalf("listing %d: %q, want %q", i, got, tc.want)
+		}
+	}
+}

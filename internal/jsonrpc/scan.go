@@ -176,15 +176,27 @@ func skipWS(data []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the JSON string starting at data[i].
+// skipString returns the index just past the JSON string starting at data[i]
+// (len(data) when it does not end). It jumps from quote to quote with
+// bytes.IndexByte, which is several times faster than a byte loop on the long
+// descriptions and schemas tool lists carry; a quote is escaped when an odd
+// run of backslashes precedes it, which is what a forward scan pairing each
+// backslash with the byte after it decides too.
 func skipString(data []byte, i int) int {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; j < len(data); {
+		q := bytes.IndexByte(data[j:], '"')
+		if q < 0 {
+			return len(data)
 		}
+		q += j
+		k := q
+		for k > i+1 && data[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return len(data)
 }

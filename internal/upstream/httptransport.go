@@ -362,7 +362,8 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			body.Close()
 		}
 	}()
-	rd := sse.NewReader(br, int(t.env.maxMessage))
+	rd := t.env.sseReader(br)
+	defer t.env.putSSEReader(rd)
 	retry := time.Duration(0)
 	for resumes := 0; ; br.releaseHeld() {
 		ev, err := rd.Next()
@@ -392,7 +393,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				body.Close()
 			}
 			body, br.r = next, next
-			rd = sse.NewReader(br, int(t.env.maxMessage))
+			rd.Reset(br)
 			continue
 		}
 		if ev.Retry > 0 {
