@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 )
 
@@ -132,13 +133,18 @@ func keyIs(rawKey []byte, key string) bool {
 	return ok && k == key
 }
 
-// Member returns the raw value of the top-level member key of a JSON object,
-// or nil when absent. raw must be valid JSON.
+// errFound stops a scan that found what it looked for.
+var errFound = errors.New("found")
+
+// Member returns the raw value of the top-level member key of a JSON object
+// (the first when it is there twice), or nil when absent. The scan stops at
+// the member. raw must be valid JSON.
 func Member(raw []byte, key string) []byte {
 	var out []byte
 	_ = scanRaw(raw, func(k []byte, s, e int) error {
-		if out == nil && keyIs(k, key) {
+		if keyIs(k, key) {
 			out = raw[s:e]
+			return errFound
 		}
 		return nil
 	})
@@ -153,6 +159,20 @@ func Members(obj []byte, keys []string, vals [][]byte) error {
 	return scanRaw(obj, func(k []byte, s, e int) error {
 		for i, key := range keys {
 			if keyIs(k, key) {
+				vals[i] = obj[s:e]
+			}
+		}
+		return nil
+	})
+}
+
+// FirstMembers is Members where the first of duplicate members wins, as with
+// Member.
+func FirstMembers(obj []byte, keys []string, vals [][]byte) error {
+	clear(vals)
+	return scanRaw(obj, func(k []byte, s, e int) error {
+		for i, key := range keys {
+			if vals[i] == nil && keyIs(k, key) {
 				vals[i] = obj[s:e]
 			}
 		}
