@@ -96,6 +96,8 @@ type state struct {
 // listing is one listing's definitions, by each item's JSON as listed and
 // by name (what seen is set to); neither is changed once made.
 type listing struct {
+	items  []string // the items as listed, in order
+	defs   []Definition
 	byItem map[string]Definition
 	byName map[string]Definition
 }
@@ -315,24 +317,26 @@ func (p *Pinner) write(ctx context.Context, server string, first, over []store.T
 // by name (the last of a name wins), reusing the definition of an item listed
 // byte for byte in server's last listing: Define is a function of the item's
 // bytes, and re-digesting every tool of every listing was most of a listing's
-// cost. The same listing again reuses the last one's map by name too. What is
-// kept is the last listing's, so it is bounded by one listing per server.
+// cost. The same listing again, in the same order (the common case), is told by
+// comparing bytes and gets the last one's definitions and map by name as they
+// are. What is kept is the last listing's, so it is bounded by one listing per
+// server. Neither slice nor map is changed once made: callers only read them.
 func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[string]Definition) {
 	p.mu.Lock()
 	known := st.defined
 	p.mu.Unlock()
 	var byItem map[string]Definition
 	if known != nil {
+		if known.same(items) {
+			return known.defs, known.byName
+		}
 		byItem = known.byItem
 	}
 	defs := make([]Definition, 0, len(items))
 	from := make([]int, 0, len(items)) // defs[i] is items[from[i]]'s
-	hits := 0
 	for i, it := range items {
 		d, ok := byItem[string(it)]
-		if ok {
-			hits++
-		} else {
+		if !ok {
 			var err error
 			if d, err = Define(it); err != nil {
 				continue
@@ -341,20 +345,33 @@ func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[s
 		defs = append(defs, d)
 		from = append(from, i)
 	}
-	if hits == len(items) && len(byItem) == len(items) && len(known.byName) == len(byItem) {
-		// The same listing as last time, no name twice (so no order to
-		// decide which counts): keep what is held.
-		return defs, known.byName
+	l := &listing{items: make([]string, len(items)), defs: defs,
+		byItem: make(map[string]Definition, len(defs)), byName: make(map[string]Definition, len(defs))}
+	for i, it := range items {
+		l.items[i] = string(it)
 	}
-	l := &listing{byItem: make(map[string]Definition, len(defs)), byName: make(map[string]Definition, len(defs))}
 	for i, d := range defs {
-		l.byItem[string(items[from[i]])] = d
+		l.byItem[l.items[from[i]]] = d
 		l.byName[d.Name] = d
 	}
 	p.mu.Lock()
 	st.defined = l
 	p.mu.Unlock()
 	return defs, l.byName
+}
+
+// same reports whether items are this listing's, in the same order: then its
+// definitions are theirs, found by comparing bytes, without hashing any.
+func (l *listing) same(items []json.RawMessage) bool {
+	if len(items) != len(l.items) {
+		return false
+	}
+	for i, it := range items {
+		if string(it) != l.items[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeAll asks the listing guardrails about every description whose definition is not
