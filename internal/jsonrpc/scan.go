@@ -103,6 +103,10 @@ func memberName(rawKey []byte) (string, bool) {
 			return "nextCursor", true
 		case "tools":
 			return "tools", true
+		case "ttlMs":
+			return "ttlMs", true
+		case "cacheScope":
+			return "cacheScope", true
 		case "version":
 			return "version", true
 		case "progressToken":
