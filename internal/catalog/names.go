@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,6 +44,7 @@ type names struct {
 }
 
 type shown struct {
+	list  []string // the names as listed (names given to recordNamed)
 	names map[string]struct{}
 	specs map[string][]mcp.ParamSpec // tools with valid annotations
 	at    time.Time
@@ -72,17 +74,28 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
 		return
 	}
-	set := make(map[string]struct{}, len(items))
+	key := seenKey(q, server, method)
 	var specs, parsed map[string][]mcp.ParamSpec
 	n.mu.Lock()
 	last := n.parsed[server]
+	prev, had := n.lists[key]
 	n.mu.Unlock()
+	// The same names as the caller's last listing (the common case) keep
+	// its set: nothing else changes it once made.
+	set := prev.names
+	if !had || !slices.Equal(prev.list, names) {
+		set = make(map[string]struct{}, len(items))
+		for _, name := range names {
+			if name != "" {
+				set[name] = struct{}{}
+			}
+		}
+	}
 	for i, it := range items {
 		name := names[i]
 		if name == "" {
 			continue
 		}
-		set[name] = struct{}{}
 		if !annotations || method != mcp.MethodToolsList || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
 			continue
 		}
@@ -114,7 +127,7 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	if len(n.lists) >= maxSeen {
 		n.lists = map[string]shown{}
 	}
-	n.lists[seenKey(q, server, method)] = shown{names: set, specs: specs, at: now}
+	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
 	if annotations && method == mcp.MethodToolsList {
 		n.learnLocked(server, set, specs)
 	}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -137,6 +138,28 @@ func TestParamSpecsRelisted(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Fatalf("listing %d: %q, want %q", i, got, tc.want)
+		}
+	}
+}
+
+// A caller's listing decides which names it was shown, whether the names
+// are those of its last listing or not.
+func TestListedFollowsEachListing(t *testing.T) {
+	c := &Catalog{now: time.Now}
+	c.seen.lists = map[string]shown{}
+	alice := Query{Binding: "alice"}
+	item := json.RawMessage(`{"name":"x"}`)
+	for i, names := range [][]string{{"a", "b"}, {"a", "b"}, {"a", "c"}, {"a", "a"}, {"", "b"}} {
+		items := make([]json.RawMessage, len(names))
+		for j := range items {
+			items[j] = item
+		}
+		c.seen.recordNamed(alice, "s", mcp.MethodToolsList, items, slices.Clone(names), false, time.Now())
+		for _, n := range []string{"a", "b", "c"} {
+			listed, known := c.Listed(alice, "s", mcp.MethodToolsList, n)
+			if want := slices.Contains(names, n); listed != want || !known {
+				t.Fatalf("listing %d %v: Listed(%q) = %v %v, want %v", i, names, n, listed, known, want)
+			}
 		}
 	}
 }
