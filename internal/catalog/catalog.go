@@ -40,6 +40,7 @@ type Catalog struct {
 	// pageSize is PageSize; tests make it smaller.
 	pageSize int
 	seen     names      // what each caller was last shown
+	spans    nameSpans  // where the names of the items last presented lie
 	snaps    Snapshots  // aggregates being paged through
 	warned   warnedURIs // duplicate resource URIs already warned about
 
@@ -368,11 +369,11 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 		buf = make([]byte, 0, size)
 	}
 	cut := cutter{cuts: cuts}
+	spans := c.spans.of(server, method, items)
 	for i, it := range items {
 		cut.at(i, len(out))
-		raw, start, end, dup := jsonrpc.MemberSpan(it, "name")
-		name, ok := jsonrpc.Unquote(raw)
-		if !ok || dup {
+		name, start, end := spans[i].name, spans[i].start, spans[i].end
+		if !spans[i].ok {
 			// A name listed twice: parsers disagree on which one counts.
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
 			continue

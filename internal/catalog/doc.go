@@ -73,7 +73,14 @@
 //     else of the item is decoded or re-encoded, and one server's renamed items share one
 //     buffer (a listing of 50 servers was dominated by per-tool copies). An item whose name
 //     member appears twice is dropped (parsers disagree on which counts), like one without a
-//     name; the names found are reused for the caller's record (Knows).
+//     name; the names found are reused for the caller's record (Knows). Where each item's
+//     name lies is remembered per server and method with the last list presented (its items
+//     referenced, not copied: one list per server and method); an item at the same place,
+//     byte for byte the same, in the next list is not scanned for its name again (nameSpans).
+//     Comparing bytes costs a fraction of a scan and no copy of the name. Caller and
+//     credentials do not enter into it: what is remembered is a function of the bytes.
+//     Likewise a caller listing the same names again keeps its record's set, and annotations
+//     (x-mcp-header) are parsed again only for an item whose bytes changed.
 //   - Cursors are sealed (SealPurpose, cursorTTL) and carry the method, the caller's binding
 //     (caller and scope), the offset where the next page begins and the walk's snapshot id; a
 //     cursor for another method or binding, tampered, expired or sealed with another key is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,9 +36,15 @@ type names struct {
 	mu      sync.Mutex
 	lists   map[string]shown
 	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
+	// parsed holds, per server, the annotations its last recorded listing's
+	// annotated tools parsed to (nil: none or invalid), by each tool's JSON
+	// as listed: a tool listed again byte for byte is not parsed again.
+	// Each server's holds only one listing's tools.
+	parsed map[string]map[string][]mcp.ParamSpec
 }
 
 type shown struct {
+	list  []string // the names as listed (names given to recordNamed)
 	names map[string]struct{}
 	specs map[string][]mcp.ParamSpec // tools with valid annotations
 	at    time.Time
@@ -67,18 +74,42 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
 		return
 	}
-	set := make(map[string]struct{}, len(items))
-	var specs map[string][]mcp.ParamSpec
+	key := seenKey(q, server, method)
+	var specs, parsed map[string][]mcp.ParamSpec
+	n.mu.Lock()
+	last := n.parsed[server]
+	prev, had := n.lists[key]
+	n.mu.Unlock()
+	// The same names as the caller's last listing (the common case) keep
+	// its set: nothing else changes it once made.
+	set := prev.names
+	if !had || !slices.Equal(prev.list, names) {
+		set = make(map[string]struct{}, len(items))
+		for _, name := range names {
+			if name != "" {
+				set[name] = struct{}{}
+			}
+		}
+	}
 	for i, it := range items {
 		name := names[i]
 		if name == "" {
 			continue
 		}
-		set[name] = struct{}{}
 		if !annotations || method != mcp.MethodToolsList || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
 			continue
 		}
-		if sp, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); err == nil && len(sp) > 0 {
+		sp, ok := last[string(it)]
+		if !ok {
+			if sp, _ = mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); len(sp) == 0 {
+				sp = nil // invalid or none
+			}
+		}
+		if parsed == nil {
+			parsed = map[string][]mcp.ParamSpec{}
+		}
+		parsed[string(it)] = sp
+		if sp != nil {
 			if specs == nil {
 				specs = map[string][]mcp.ParamSpec{}
 			}
@@ -87,10 +118,16 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if parsed != nil || last != nil {
+		if n.parsed == nil || len(n.parsed) >= maxSeen {
+			n.parsed = map[string]map[string][]mcp.ParamSpec{}
+		}
+		n.parsed[server] = parsed
+	}
 	if len(n.lists) >= maxSeen {
 		n.lists = map[string]shown{}
 	}
-	n.lists[seenKey(q, server, method)] = shown{names: set, specs: specs, at: now}
+	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
 	if annotations && method == mcp.MethodToolsList {
 		n.learnLocked(server, set, specs)
 	}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,5 +107,59 @@ func TestParamSpecsFallBackToTheLastListing(t *testing.T) {
 	c.seen.record(alice, "skip", mcp.MethodToolsList, []json.RawMessage{geo("Region")}, false, now)
 	if sp := c.ParamSpecs(carol, "skip", "geo"); sp != nil {
 		t.Fatalf("skip server: %+v", sp)
+	}
+}
+
+// A tool listed again byte for byte keeps its annotations (they are not
+// parsed again), one whose annotation became invalid has none, and one
+// listed as before again has its old ones back.
+func TestParamSpecsRelisted(t *testing.T) {
+	geo := func(header, typ string) json.RawMessage {
+		return json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"` + typ + `","x-mcp-header":"` + header + `"}}}}`)
+	}
+	c := &Catalog{now: time.Now}
+	c.seen.lists = map[string]shown{}
+	alice := Query{Binding: "alice"}
+	now := time.Now()
+	for i, tc := range []struct {
+		item json.RawMessage
+		want string
+	}{
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Region", "number"), ""}, // invalid: a number cannot carry one
+		{geo("Region", "string"), "Mcp-Param-Region"},
+		{geo("Zone", "string"), "Mcp-Param-Zone"},
+	} {
+		c.seen.record(alice, "s", mcp.MethodToolsList, []json.RawMessage{tc.item}, true, now)
+		got := ""
+		if sp := c.ParamSpecs(alice, "s", "geo"); len(sp) == 1 {
+			got = sp[0].Header
+		}
+		if got != tc.want {
+			t.Fatalf("listing %d: %q, want %q", i, got, tc.want)
+		}
+	}
+}
+
+// A caller's listing decides which names it was shown, whether the names
+// are those of its last listing or not.
+func TestListedFollowsEachListing(t *testing.T) {
+	c := &Catalog{now: time.Now}
+	c.seen.lists = map[string]shown{}
+	alice := Query{Binding: "alice"}
+	item := json.RawMessage(`{"name":"x"}`)
+	for i, names := range [][]string{{"a", "b"}, {"a", "b"}, {"a", "c"}, {"a", "a"}, {"", "b"}} {
+		items := make([]json.RawMessage, len(names))
+		for j := range items {
+			items[j] = item
+		}
+		c.seen.recordNamed(alice, "s", mcp.MethodToolsList, items, slices.Clone(names), false, time.Now())
+		for _, n := range []string{"a", "b", "c"} {
+			listed, known := c.Listed(alice, "s", mcp.MethodToolsList, n)
+			if want := slices.Contains(names, n); listed != want || !known {
+				t.Fatalf("listing %d %v: Listed(%q) = %v %v, want %v", i, names, n, listed, known, want)
+			}
+		}
 	}
 }

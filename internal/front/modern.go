@@ -117,12 +117,14 @@ func (h *MCP) answerModern(w http.ResponseWriter, rp *reply, msg *jsonrpc.Messag
 // modernResult stamps what every 2026-07-28 result carries: resultType
 // (absent from legacy upstreams' results) and the gateway's serverInfo.
 func (h *MCP) modernResult(res json.RawMessage) json.RawMessage {
-	if jsonrpc.Member(res, "resultType") == nil {
+	var vals [2][]byte // one pass finds both (the first of a name twice)
+	_ = jsonrpc.FirstMembers(res, []string{"resultType", "_meta"}, vals[:])
+	if vals[0] == nil {
 		if b, err := jsonrpc.SetMember(res, "resultType", []byte(`"complete"`)); err == nil {
 			res = b
 		}
 	}
-	meta := jsonrpc.Member(res, "_meta")
+	meta := vals[1]
 	if len(meta) == 0 || meta[0] != '{' {
 		meta = []byte(`{}`)
 	}

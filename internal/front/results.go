@@ -23,15 +23,20 @@ func withCacheHints(res json.RawMessage) json.RawMessage {
 	if len(res) == 0 || res[0] != '{' {
 		return res
 	}
-	if rt, ok := jsonrpc.StringMember(res, "resultType"); ok && rt != mcp.ResultTypeComplete {
+	// One pass finds the three (the first of a name twice).
+	var vals [3][]byte
+	if jsonrpc.FirstMembers(res, []string{"resultType", "ttlMs", "cacheScope"}, vals[:]) != nil {
 		return res
 	}
-	if !validTTL(jsonrpc.Member(res, "ttlMs")) {
+	if rt, ok := jsonrpc.Unquote(vals[0]); ok && rt != mcp.ResultTypeComplete {
+		return res
+	}
+	if !validTTL(vals[1]) {
 		if b, err := jsonrpc.SetMember(res, "ttlMs", []byte(defaultTTLMs)); err == nil {
 			res = b
 		}
 	}
-	if scope, _ := jsonrpc.StringMember(res, "cacheScope"); !mcp.ValidCacheScope(scope) {
+	if scope, _ := jsonrpc.Unquote(vals[2]); !mcp.ValidCacheScope(scope) {
 		if b, err := jsonrpc.SetMember(res, "cacheScope", []byte(defaultCacheScope)); err == nil {
 			res = b
 		}

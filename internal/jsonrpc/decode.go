@@ -49,6 +49,10 @@ func Decode(data []byte) (*Message, error) {
 // alone lets invalid UTF-8 through inside strings, and a later json.Unmarshal
 // silently turns it into U+FFFD, so a name would not survive a round trip.
 func checkJSON(data []byte) *DecodeError {
+	if validUTF8JSON(data) {
+		return nil
+	}
+	// The slower checks tell which of the two the bytes fail.
 	if !json.Valid(data) {
 		return &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
 	}

@@ -324,8 +324,8 @@ func FuzzMembers(f *testing.F) {
 			return
 		}
 		var m map[string]json.RawMessage
-		if json.Unmarshal(data, &m) != nil {
-			return // not an object
+		if json.Unmarshal(data, &m) != nil || m == nil {
+			return // not an object (null decodes to a nil map)
 		}
 		keys := make([]string, 0, len(m))
 		for k := range m {
@@ -340,7 +340,30 @@ func FuzzMembers(f *testing.F) {
 				t.Fatalf("Members(%q)[%q] = %q, encoding/json %q", data, k, vals[i], m[k])
 			}
 		}
+		// FirstMembers and Member agree on the first of duplicate keys.
+		if err := FirstMembers(bytes.TrimSpace(data), keys, vals); err != nil {
+			t.Fatalf("FirstMembers(%q): %v", data, err)
+		}
+		for i, k := range keys {
+			if first := Member(bytes.TrimSpace(data), k); !bytes.Equal(vals[i], first) || first == nil {
+				t.Fatalf("FirstMembers(%q)[%q] = %q, Member %q", data, k, vals[i], first)
+			}
+		}
 	})
+}
+
+func TestFirstMembers(t *testing.T) {
+	obj := []byte(`{"a":1,"b":{"a":2},"a":3,"c":"x"}`)
+	vals := make([][]byte, 3)
+	if err := FirstMembers(obj, []string{"a", "c", "z"}, vals); err != nil {
+		t.Fatal(err)
+	}
+	if string(vals[0]) != "1" || string(vals[1]) != `"x"` || vals[2] != nil {
+		t.Fatalf("FirstMembers = %q", vals)
+	}
+	if string(Member(obj, "a")) != "1" || Member(obj, "z") != nil {
+		t.Fatalf("Member = %q / %q", Member(obj, "a"), Member(obj, "z"))
+	}
 }
 
 // The members of a modern request's _meta are read without a copy of

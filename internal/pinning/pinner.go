@@ -87,10 +87,19 @@ type state struct {
 	pins   map[string]store.ToolPin // by tool; "" is the server's own row
 	loaded time.Time                // zero: never read (or must be read again)
 	seen   map[string]Definition    // the last listing's definitions
-	// defined holds the last listing's definitions by each item's JSON as
-	// listed: an item listed again byte for byte is not digested again.
-	defined   map[string]Definition
+	// defined is the last listing's definitions: an item listed again byte
+	// for byte is not digested again.
+	defined   *listing
 	unchecked map[string]bool // descriptions no guardrail could judge
+}
+
+// listing is one listing's definitions, by each item's JSON as listed and
+// by name (what seen is set to); neither is changed once made.
+type listing struct {
+	items  []string // the items as listed, in order
+	defs   []Definition
+	byItem map[string]Definition
+	byName map[string]Definition
 }
 
 // New returns a Pinner.
@@ -209,15 +218,14 @@ func (p *Pinner) pinned(st *state, server, tool string) bool {
 // guardrails block quarantines its tool. Unchanged tools cost a digest and a map lookup.
 func (p *Pinner) Vet(ctx context.Context, server string, items []json.RawMessage) {
 	st := p.load(ctx, server)
-	defs := p.define(st, items)
+	defs, byName := p.define(st, items)
 	verdicts, failed := p.judgeAll(ctx, server, st, defs)
 	var first, over []store.ToolPin
 	var events []store.PinEvent
 	now := p.cfg.Now()
 	p.mu.Lock()
-	st.seen = make(map[string]Definition, len(defs))
+	st.seen = byName
 	for _, d := range defs {
-		st.seen[d.Name] = d
 		if failed[d.Name] {
 			st.unchecked[d.Name] = true
 			continue
@@ -305,23 +313,30 @@ func (p *Pinner) write(ctx context.Context, server string, first, over []store.T
 	}
 }
 
-// define returns the definitions of items (those that are tools), reusing the
-// definition of an item listed byte for byte in server's last listing: Define is
-// a function of the item's bytes, and re-digesting every tool of every listing
-// was most of a listing's cost. What is kept is the last listing's, so it is
-// bounded by one listing per server.
-func (p *Pinner) define(st *state, items []json.RawMessage) []Definition {
+// define returns the definitions of items (those that are tools), and the same
+// by name (the last of a name wins), reusing the definition of an item listed
+// byte for byte in server's last listing: Define is a function of the item's
+// bytes, and re-digesting every tool of every listing was most of a listing's
+// cost. The same listing again, in the same order (the common case), is told by
+// comparing bytes and gets the last one's definitions and map by name as they
+// are. What is kept is the last listing's, so it is bounded by one listing per
+// server. Neither slice nor map is changed once made: callers only read them.
+func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[string]Definition) {
 	p.mu.Lock()
 	known := st.defined
 	p.mu.Unlock()
+	var byItem map[string]Definition
+	if known != nil {
+		if known.same(items) {
+			return known.defs, known.byName
+		}
+		byItem = known.byItem
+	}
 	defs := make([]Definition, 0, len(items))
 	from := make([]int, 0, len(items)) // defs[i] is items[from[i]]'s
-	hits := 0
 	for i, it := range items {
-		d, ok := known[string(it)]
-		if ok {
-			hits++
-		} else {
+		d, ok := byItem[string(it)]
+		if !ok {
 			var err error
 			if d, err = Define(it); err != nil {
 				continue
@@ -330,17 +345,33 @@ func (p *Pinner) define(st *state, items []json.RawMessage) []Definition {
 		defs = append(defs, d)
 		from = append(from, i)
 	}
-	if hits == len(items) && len(known) == len(items) {
-		return defs // the same listing as last time: keep what is held
+	l := &listing{items: make([]string, len(items)), defs: defs,
+		byItem: make(map[string]Definition, len(defs)), byName: make(map[string]Definition, len(defs))}
+	for i, it := range items {
+		l.items[i] = string(it)
 	}
-	defined := make(map[string]Definition, len(defs))
 	for i, d := range defs {
-		defined[string(items[from[i]])] = d
+		l.byItem[l.items[from[i]]] = d
+		l.byName[d.Name] = d
 	}
 	p.mu.Lock()
-	st.defined = defined
+	st.defined = l
 	p.mu.Unlock()
-	return defs
+	return defs, l.byName
+}
+
+// same reports whether items are this listing's, in the same order: then its
+// definitions are theirs, found by comparing bytes, without hashing any.
+func (l *listing) same(items []json.RawMessage) bool {
+	if len(items) != len(l.items) {
+		return false
+	}
+	for i, it := range items {
+		if string(it) != l.items[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeAll asks the listing guardrails about every description whose definition is not

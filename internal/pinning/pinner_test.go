@@ -169,3 +169,46 @@ func TestVetReusesUnchangedDefinitions(t *testing.T) {
 		t.Fatal("an unchanged tool was hidden")
 	}
 }
+
+// TestVetSeenFollowsTheListing: what Approve pins as listed is the last listing's: a tool
+// listed under one name twice is pinned as the later of the two even when the same items
+// come back in another order, and a tool no longer listed is not pinned as listed.
+func TestVetSeenFollowsTheListing(t *testing.T) {
+	ctx := context.Background()
+	one := `{"name":"a","description":"one"}`
+	two := `{"name":"a","description":"two"}`
+	for _, tc := range []struct {
+		listings [][]json.RawMessage
+		want     string // the definition of "a" Approve pins; "" for none
+	}{
+		{[][]json.RawMessage{tools(one, two), tools(one, two)}, two},
+		{[][]json.RawMessage{tools(one, two), tools(two, one)}, one},
+		{[][]json.RawMessage{tools(two), tools(two), tools(toolB)}, ""},
+	} {
+		p := New(Config{})
+		for _, l := range tc.listings {
+			p.Vet(ctx, "s", l)
+		}
+		pins, err := p.Approve(ctx, "s", []string{"a"}, "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, pin := range pins {
+			if pin.Tool == "a" {
+				got = pin.Digest
+			}
+		}
+		want := ""
+		if tc.want != "" {
+			d, err := Define(json.RawMessage(tc.want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = d.Digest
+		}
+		if got != want {
+			t.Errorf("after %d listings: a pinned as %q, want %q (%s)", len(tc.listings), got, want, tc.want)
+		}
+	}
+}

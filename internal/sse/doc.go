@@ -66,6 +66,15 @@
 // reused between lines and events (and dropped if they grew past 1 MiB), so
 // a typical event costs one allocation for Data plus one for a changed ID.
 //
+// Reset points a Reader at a new stream, keeping its read buffer and its
+// scratch space (up to 64 KiB): the upstream client reads one short stream
+// per request and keeps its Readers in a sync.Pool, so an answer costs one
+// allocation (its Data) instead of a new buffer and scratch that grow line
+// by line. Handing the scratch itself out as Data (no copy) was rejected:
+// the next stream would then have to grow new scratch, which costs more
+// than the copy. Scratch larger than 64 KiB is dropped at Reset, so a pooled
+// Reader holds at most that plus its read buffer.
+//
 // Exceeding the limit yields ErrEventTooLarge and the Reader stays failed.
 // Resynchronising (skipping to the next blank line) was rejected: the
 // skipped event may be a JSON-RPC response, silently losing it would leave

@@ -76,6 +76,18 @@ func FuzzReader(f *testing.F) {
 				fmtEvents(got), r.LastEventID(), fmtEvents(ref.events), ref.lastID)
 		}
 
+		// A Reader Reset after this stream (ended, failed or not) reads
+		// the same input again exactly as a new one did.
+		var again io.Reader = bytes.NewReader(in)
+		if chunk%8 != 0 {
+			again = &chunkReader{again, int(chunk % 8)}
+		}
+		r.Reset(again)
+		regot, reerr := readAll(r)
+		if (reerr == io.EOF) != (err == io.EOF) || errors.Is(reerr, sse.ErrEventTooLarge) != tooLarge || !eventsEqual(regot, got) || r.LastEventID() != ref.lastID && !tooLarge {
+			t.Fatalf("after Reset: %s err %v, want %s err %v", fmtEvents(regot), reerr, fmtEvents(got), err)
+		}
+
 		// Round trip through the Writer.
 		var buf bytes.Buffer
 		w := sse.NewWriter(&buf)

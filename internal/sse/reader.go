@@ -131,6 +131,28 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	}
 }
 
+// maxKeptScratch bounds the scratch space (the line and data buffers) a
+// Reset keeps for the next stream; larger buffers are dropped.
+const maxKeptScratch = 64 << 10
+
+// Reset makes r read a new stream from src, as a Reader NewReader returned
+// with r's limit would: every event, ID and error state is forgotten. The
+// read buffer and the scratch space (when it is not larger than 64 KiB) are
+// kept, so a caller reading many short streams, one after another, can keep
+// a few Readers and not allocate them again for each stream. Reset(nil)
+// lets go of the old stream.
+func (r *Reader) Reset(src io.Reader) {
+	line, data, typ := r.line[:0], r.data[:0], r.typ[:0]
+	if cap(line) > maxKeptScratch {
+		line = nil
+	}
+	if cap(data) > maxKeptScratch {
+		data = nil
+	}
+	r.br.Reset(src)
+	*r = Reader{br: r.br, max: r.max, maxLine: r.maxLine, line: line, data: data, typ: typ, idBuf: r.idBuf[:0]}
+}
+
 // LastEventID returns the last event ID seen; per the spec it persists across events and is updated when an event block ends.
 func (r *Reader) LastEventID() string { return r.lastID }
 

@@ -447,3 +447,31 @@ func (r *bytesReader) Read(p []byte) (int, error) {
 	r.b = r.b[n:]
 	return n, nil
 }
+
+// TestReaderReset: a Reset Reader forgets the last stream's ID, its
+// unfinished event and its error, and leaves the events it returned alone.
+func TestReaderReset(t *testing.T) {
+	r := sse.NewReader(strings.NewReader("id: 7\ndata: first\n\ndata: unfinished"), 64)
+	first, err := r.Next()
+	if err != nil || string(first.Data) != "first" {
+		t.Fatalf("Next = %+v, %v", first, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("second Next: %v, want EOF", err)
+	}
+	r.Reset(strings.NewReader("data: second\n\n"))
+	if r.LastEventID() != "" {
+		t.Fatalf("LastEventID after Reset = %q", r.LastEventID())
+	}
+	got, err := readAll(r)
+	if err != io.EOF || !eventsEqual(got, []sse.Event{d("second")}) {
+		t.Fatalf("after Reset: %s, %v", fmtEvents(got), err)
+	}
+	if string(first.Data) != "first" {
+		t.Fatalf("an event returned before Reset changed: %q", first.Data)
+	}
+	r.Reset(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
+	if _, err := r.Next(); !errors.Is(err, sse.ErrEventTooLarge) {
+		t.Fatalf("limit after Reset: %v", err)
+	}
+}

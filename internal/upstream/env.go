@@ -3,13 +3,16 @@ package upstream
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/sse"
 )
 
 // env is what every layer below the Client shares: the log and its rate
@@ -34,9 +37,33 @@ type env struct {
 	onLog    func(params json.RawMessage)                         // Config.OnLog
 	onNotify func(session, method string, params json.RawMessage) // Config.OnNotification
 
+	// readers keeps the SSE readers of answers read to their end (see
+	// sseReader): one answer after another reuses their buffers.
+	readers sync.Pool
+
 	// closing is set once the Client starts closing: what ends after it
 	// (a stdio child stopped by Close) is not a failure.
 	closing atomic.Bool
+}
+
+// sseReader returns a reader of an answer's event stream from src: one an
+// earlier answer left (its buffers kept, see sse.Reader.Reset) when there
+// is one. A sync.Pool holds them: as many as answers were read at once at
+// most, and the garbage collector empties it when they stay unused, so
+// what it keeps is bounded by the calls in flight.
+func (e *env) sseReader(src io.Reader) *sse.Reader {
+	if rd, ok := e.readers.Get().(*sse.Reader); ok {
+		rd.Reset(src)
+		return rd
+	}
+	return sse.NewReader(src, int(e.maxMessage))
+}
+
+// putSSEReader gives back a reader sseReader returned, once nothing it
+// returned is read any more (its events' Data are the caller's own).
+func (e *env) putSSEReader(rd *sse.Reader) {
+	rd.Reset(nil)
+	e.readers.Put(rd)
 }
 
 func newEnv(cfg *Config) *env {

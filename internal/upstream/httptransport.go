@@ -351,9 +351,12 @@ func readLimitedSized(r io.Reader, max, size int64) ([]byte, error) {
 // are read through br; those of each message other than the answer are
 // given back once it has been handed on.
 func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http.Response, r outgoing, br *budgetReader) (*jsonrpc.Message, error) {
-	hctx, cancel := context.WithCancel(ctx)
+	// The handlers' context is made when the stream first carries a
+	// request: most answers come alone, and a context per answer was a
+	// handful of allocations.
+	hctx := lazyCancel{parent: ctx}
 	defer func() {
-		cancel()
+		hctx.stop()
 		ex.handlers.Wait()
 	}()
 	body := resp.Body // call closes the first body; resumed ones are closed here
@@ -362,7 +365,8 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			body.Close()
 		}
 	}()
-	rd := sse.NewReader(br, int(t.env.maxMessage))
+	rd := t.env.sseReader(br)
+	defer t.env.putSSEReader(rd)
 	retry := time.Duration(0)
 	for resumes := 0; ; br.releaseHeld() {
 		ev, err := rd.Next()
@@ -392,7 +396,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 				body.Close()
 			}
 			body, br.r = next, next
-			rd = sse.NewReader(br, int(t.env.maxMessage))
+			rd.Reset(br)
 			continue
 		}
 		if ev.Retry > 0 {
@@ -414,8 +418,29 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 		case jsonrpc.KindNotification:
 			ex.notify(m)
 		case jsonrpc.KindRequest:
-			t.serveOnStream(ctx, hctx, ex, m)
+			t.serveOnStream(ctx, hctx.get(), ex, m)
 		}
+	}
+}
+
+// lazyCancel is a context canceled by stop, made (from parent) only when
+// get is first called.
+type lazyCancel struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (l *lazyCancel) get() context.Context {
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancel(l.parent)
+	}
+	return l.ctx
+}
+
+func (l *lazyCancel) stop() {
+	if l.cancel != nil {
+		l.cancel()
 	}
 }
 

@@ -250,17 +250,18 @@ func parsePage(raw json.RawMessage, key string) (page, error) {
 			if string(v) == "null" {
 				return nil
 			}
-			if err := json.Unmarshal(v, &pg.next); err != nil {
+			next, ok := jsonrpc.Unquote(v)
+			if !ok {
 				bad = "nextCursor is not a string"
-				return err
+				return errors.New(bad)
 			}
+			pg.next = next
 		case "ttlMs":
 			if n, err := strconv.ParseInt(string(v), 10, 64); err == nil && n >= 0 {
 				pg.ttl = time.Duration(n) * time.Millisecond
 			}
 		case "cacheScope":
-			var scope string
-			_ = json.Unmarshal(v, &scope)
+			scope, _ := jsonrpc.Unquote(v)
 			pg.private = scope == mcp.CacheScopePrivate
 		}
 		return nil

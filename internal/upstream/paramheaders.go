@@ -15,6 +15,18 @@ import (
 type paramHeaders struct {
 	mu    sync.RWMutex
 	tools map[string][]mcp.ParamSpec
+	// parsed holds what the last listing's annotated tools parsed to, by
+	// each tool's JSON as listed: a tool listed again byte for byte is not
+	// parsed again. It holds only that listing's tools, so it is bounded
+	// as a listing is.
+	parsed map[string]annotated
+}
+
+// annotated is what one annotated tool parsed to.
+type annotated struct {
+	name  string
+	specs []mcp.ParamSpec
+	err   string // why the tool is dropped; "" when it is kept
 }
 
 // learn records the annotations of a tool list and returns the list without
@@ -22,27 +34,58 @@ type paramHeaders struct {
 // those, and keep the rest).
 func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string)) []json.RawMessage {
 	found := map[string][]mcp.ParamSpec{}
-	kept := items[:0:0]
-	for _, it := range items {
+	var parsed map[string]annotated
+	var kept []json.RawMessage // nil while every item is kept
+	p.mu.RLock()
+	last := p.parsed
+	p.mu.RUnlock()
+	for i, it := range items {
 		if !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
-			kept = append(kept, it) // no annotation: nothing to parse
+			if kept != nil {
+				kept = append(kept, it) // no annotation: nothing to parse
+			}
 			continue
 		}
-		name, _ := jsonrpc.StringMember(it, "name")
-		specs, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema"))
-		if err != nil {
-			warn(name, err.Error())
+		a, ok := last[string(it)]
+		if !ok {
+			a = parseAnnotated(it)
+		}
+		if parsed == nil {
+			parsed = map[string]annotated{}
+		}
+		parsed[string(it)] = a
+		if a.err != "" {
+			warn(a.name, a.err)
+			if kept == nil {
+				kept = append(make([]json.RawMessage, 0, len(items)-1), items[:i]...)
+			}
 			continue
 		}
-		if len(specs) > 0 {
-			found[name] = specs
+		if len(a.specs) > 0 {
+			found[a.name] = a.specs
 		}
-		kept = append(kept, it)
+		if kept != nil {
+			kept = append(kept, it)
+		}
 	}
 	p.mu.Lock()
 	p.tools = found
+	p.parsed = parsed
 	p.mu.Unlock()
+	if kept == nil {
+		return items
+	}
 	return kept
+}
+
+// parseAnnotated reads the name and the x-mcp-header annotations of a tool.
+func parseAnnotated(it json.RawMessage) annotated {
+	name, _ := jsonrpc.StringMember(it, "name")
+	specs, err := mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema"))
+	if err != nil {
+		return annotated{name: name, err: err.Error()}
+	}
+	return annotated{name: name, specs: specs}
 }
 
 // headersFor returns the Mcp-Param-* headers of one tools/call.

@@ -85,3 +85,49 @@ func TestHeaderMismatchRefetchesToolsAndRetries(t *testing.T) {
 		t.Fatalf("%d tools/call, want the first and one retry after re-listing", calls)
 	}
 }
+
+// TestLearnRelisted: a tool listed again byte for byte keeps its
+// annotations, an invalid one is dropped (and warned about) again, and a
+// tool whose annotation changed is read anew.
+func TestLearnRelisted(t *testing.T) {
+	geo := func(h string) json.RawMessage {
+		return json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"` + h + `"}}}}`)
+	}
+	bad := json.RawMessage(`{"name":"bad","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}}`)
+	plain := json.RawMessage(`{"name":"plain"}`)
+	var p paramHeaders
+	for round, tc := range []struct {
+		items  []json.RawMessage
+		header string // geo's header after the listing
+		kept   int
+	}{
+		{[]json.RawMessage{plain, geo("Region"), bad}, "Mcp-Param-Region", 2},
+		{[]json.RawMessage{plain, geo("Region"), bad}, "Mcp-Param-Region", 2},
+		{[]json.RawMessage{bad, geo("Zone"), plain}, "Mcp-Param-Zone", 2},
+		{[]json.RawMessage{plain}, "", 1},
+	} {
+		var warned []string
+		kept := p.learn(tc.items, func(tool, _ string) { warned = append(warned, tool) })
+		if len(kept) != tc.kept {
+			t.Fatalf("round %d: kept %d tools, want %d", round, len(kept), tc.kept)
+		}
+		for _, it := range kept {
+			if n, _ := jsonrpc.StringMember(it, "name"); n == "bad" {
+				t.Fatalf("round %d: the invalid tool was kept", round)
+			}
+		}
+		if wantWarn := len(tc.items) - tc.kept; len(warned) != wantWarn {
+			t.Fatalf("round %d: warned about %v, want %d tools", round, warned, wantWarn)
+		}
+		h := p.headersFor("geo", json.RawMessage(`{"r":"x"}`))
+		if tc.header == "" {
+			if len(h) != 0 {
+				t.Fatalf("round %d: headers %v for a tool no longer listed", round, h)
+			}
+			continue
+		}
+		if got := http.Header(h).Get(tc.header); got != "x" || len(h) != 1 {
+			t.Fatalf("round %d: headers %v, want only %s: x", round, h, tc.header)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package jsonrpc
+
+import "testing"
+
+// skipStringRef is the byte-at-a-time scan skipString replaced: each
+// backslash takes the byte after it along.
+func skipStringRef(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+func TestSkipStringEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`"abc"`, 5},
+		{`"a\"b"x`, 6},
+		{`"a\\"x`, 5},
+		{`"a\\\"b"`, 8},
+		{`"\\\\"`, 6},
+		{`"unterminated`, 13},
+		{`"ends in backslash\"`, 20},
+		{`""`, 2},
+		{`"\u0022"`, 8},
+	} {
+		if got := skipString([]byte(tc.in), 0); got != tc.want {
+			t.Errorf("skipString(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzSkipString: the quote-to-quote scan ends every string where the byte
+// loop does, from any start, on any bytes.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"a\\"b"`, `\"\\\"`, `x"\\\\\"\"`, `"\u0022\\"`, `"`, ``} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, start uint8) {
+		i := int(start)
+		if i >= len(data) {
+			i = 0
+		}
+		if got, want := skipString(data, i), skipStringRef(data, i); got != want {
+			t.Fatalf("skipString(%q, %d) = %d, want %d", data, i, got, want)
+		}
+	})
+}
