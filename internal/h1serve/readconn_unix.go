@@ -18,29 +18,35 @@ func (rd *reader) readConn() (int, error) {
 		rd.acquire()
 		return c.nc.Read(rd.buf[rd.w:])
 	}
-	var n int
-	var serr error
-	err := c.raw.Read(func(fd uintptr) bool {
-		rd.acquire()
-		for {
-			n, serr = syscall.Read(int(fd), rd.buf[rd.w:])
-			if serr != syscall.EINTR {
-				break
-			}
-		}
-		if serr == syscall.EAGAIN {
-			rd.release()
-			return false
-		}
-		return true
-	})
+	if rd.rawRead == nil {
+		rd.rawRead = rd.readFD // made once: a method value passed on each read would allocate
+	}
+	rd.n, rd.serr = 0, nil
+	err := c.raw.Read(rd.rawRead)
 	switch {
 	case err != nil:
 		return 0, err
-	case serr != nil:
-		return 0, os.NewSyscallError("read", serr)
-	case n <= 0:
+	case rd.serr != nil:
+		return 0, os.NewSyscallError("read", rd.serr)
+	case rd.n <= 0:
 		return 0, io.EOF
 	}
-	return n, nil
+	return rd.n, nil
+}
+
+// readFD reads from fd into the buffer, taken from the pool for the read;
+// it gives the buffer back and asks to wait when nothing is there.
+func (rd *reader) readFD(fd uintptr) bool {
+	rd.acquire()
+	for {
+		rd.n, rd.serr = syscall.Read(int(fd), rd.buf[rd.w:])
+		if rd.serr != syscall.EINTR {
+			break
+		}
+	}
+	if rd.serr == syscall.EAGAIN {
+		rd.release()
+		return false
+	}
+	return true
 }

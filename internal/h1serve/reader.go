@@ -19,6 +19,11 @@ type reader struct {
 	bp   *[]byte // the pooled buffer, nil while none is held or buf was grown
 	buf  []byte
 	r, w int // buf[r:w] is buffered
+
+	// A raw read's results (readconn_unix.go).
+	rawRead func(fd uintptr) bool
+	n       int
+	serr    error
 }
 
 func (rd *reader) buffered() int { return rd.w - rd.r }
