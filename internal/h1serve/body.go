@@ -194,10 +194,6 @@ func (b *body) discard() bool {
 	if b.eof {
 		return true
 	}
-	if b.err != nil {
-		return false
-	}
-	b.closed = false
 	var buf [512]byte
 	for total := 0; total <= maxDiscard; {
 		n, err := b.Read(buf[:])

@@ -148,8 +148,12 @@ func (c *conn) serveOne() bool {
 	if r.RequestURI == "*" {
 		ex.serveAsterisk()
 	} else {
+		h := c.s.Handler
+		if h == nil {
+			h = http.DefaultServeMux
+		}
 		c.startWatch(cancel, r.Body == http.NoBody)
-		c.s.Handler.ServeHTTP(ex, ex.req)
+		h.ServeHTTP(ex, ex.req)
 		c.endWatch()
 	}
 	ex.finish()

@@ -328,15 +328,22 @@ func (w *response) finish() {
 }
 
 // discardBody reads what the handler left of the request body and reports
-// whether the connection can read a next request.
+// whether the connection can read a next request. As net/http, it reads
+// nothing when the body was closed by the handler or what is left of it is
+// known to exceed maxDiscard: the connection then closes.
 func (w *response) discardBody() bool {
-	if w.reqv.Body == http.NoBody {
+	b := &w.body
+	switch {
+	case w.reqv.Body == http.NoBody || b.eof:
 		return true
+	case w.expectContinue && !w.wroteContinue:
+		return false // the client may not send the body
+	case b.closed || b.err != nil:
+		return false
+	case !b.chunked && b.n >= maxDiscard:
+		return false
 	}
-	if w.expectContinue && !w.wroteContinue {
-		return w.body.eof // the client may not send the body: the connection cannot be reused
-	}
-	return w.body.discard()
+	return b.discard()
 }
 
 func bodyAllowed(code int) bool {

@@ -273,6 +273,14 @@ func TestUnreadBody(t *testing.T) {
 	if resp, _ := readResp(t, br, "POST"); !resp.Close {
 		t.Error("response to a request with a large unread body keeps the connection")
 	}
+	// A large body that does not come is not waited for: the answer is
+	// sent at once and the connection closed.
+	c, br = rawConn(t, addr)
+	_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4000000\r\n\r\nabc")
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	if resp, _ := readResp(t, br, "POST"); !resp.Close {
+		t.Error("response to a request with a large unread body keeps the connection")
+	}
 }
 
 // TestDisconnectCancels checks that a handler's context ends when its
