@@ -33,9 +33,10 @@ const (
 	maxDiscard = 256 << 10
 	// maxChunkLine bounds a chunk-size or trailer line of a chunked body.
 	maxChunkLine = 4096
-	// watchDelay is how long a handler runs before its connection is
-	// watched for the client leaving (see doc.go).
-	watchDelay = 5 * time.Millisecond
+	// watchDelay is the disconnect watcher's scan interval: a handler is
+	// watched for its client leaving once it ran between one and two of
+	// them (see doc.go). Longer than a busy gateway's calls take at C=10.
+	watchDelay = 25 * time.Millisecond
 )
 
 // Server serves an http.Handler over HTTP/1.1 on net.Listeners. Its fields
