@@ -327,6 +327,11 @@ func (c *conn) startBackgroundRead() {
 	}
 	go func() {
 		defer close(bg.done)
+		defer func() {
+			if v := recover(); v != nil {
+				c.s.logf("h1serve: panic in a background read: %v", v)
+			}
+		}()
 		n, err := nc.Read(bg.b[:])
 		if n == 1 {
 			bg.got = true

@@ -265,11 +265,14 @@ func TestUnreadBody(t *testing.T) {
 		t.Fatal(resp.StatusCode)
 	}
 	// A large one closes it.
-	c, br = rawConn(t, addr)
+	big, br := rawConn(t, addr)
+	wrote := make(chan struct{})
 	go func() {
-		_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10000000\r\n\r\n")
-		_, _ = c.Write(make([]byte, 1<<20))
+		defer close(wrote)
+		_, _ = io.WriteString(big, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10000000\r\n\r\n")
+		_, _ = big.Write(make([]byte, 1<<20))
 	}()
+	defer func() { big.Close(); <-wrote }()
 	if resp, _ := readResp(t, br, "POST"); !resp.Close {
 		t.Error("response to a request with a large unread body keeps the connection")
 	}
