@@ -115,6 +115,7 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 	if kind == "" {
 		v, _ := lookupEnv(httpServerEnv)
 		log.Warn("unknown "+httpServerEnv+"; serving with the built-in server", "value", v)
+		kind = "h1serve"
 	}
 	served := make(chan error, 1)
 	panics.Go(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
