@@ -54,30 +54,49 @@ func (ex *response) parseHead(head []byte) *httpError {
 		return badRequest("empty request target")
 	}
 
-	// Header lines: keys validated and canonicalised in place, values
-	// validated; their spans are kept to cut them from one string.
 	var stack [32]span
-	spans := stack[:0]
-	rest := head[nl+1:]
-	base := nl + 1
+	spans, herr := scanHeader(head[nl+1:], nl+1, stack[:0])
+	if herr != nil {
+		return herr
+	}
+
+	s := string(head)
+	r := &ex.reqv
+	r.Method = internMethod(method, s, sp1)
+	r.RequestURI = s[sp1+1 : sp2]
+	if ex.is11 {
+		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
+	} else {
+		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.0", 1, 0
+	}
+	if err := ex.parseTarget(r.RequestURI); err != nil {
+		return err
+	}
+	return ex.parseHeader(s, spans)
+}
+
+// scanHeader validates the header lines in rest (which starts at offset
+// base of the head), canonicalises their keys in place and appends their
+// spans to spans.
+func scanHeader(rest []byte, base int, spans []span) ([]span, *httpError) {
 	for len(rest) > 0 {
 		i := bytes.IndexByte(rest, '\n')
 		l := trimCR(rest[:i])
 		if len(l) == 0 {
-			return badRequest("malformed header")
+			return nil, badRequest("malformed header")
 		}
 		if l[0] == ' ' || l[0] == '\t' {
-			return badRequest("obsolete line folding")
+			return nil, badRequest("obsolete line folding")
 		}
 		colon := bytes.IndexByte(l, ':')
 		if colon <= 0 {
-			return badRequest("malformed header line")
+			return nil, badRequest("malformed header line")
 		}
 		upper := true
 		for j := 0; j < colon; j++ {
 			c := l[j]
 			if !httpguts.IsTokenRune(rune(c)) {
-				return badRequest("invalid header name")
+				return nil, badRequest("invalid header name")
 			}
 			if upper && 'a' <= c && c <= 'z' {
 				l[j] = c - ('a' - 'A')
@@ -95,27 +114,14 @@ func (ex *response) parseHead(head []byte) *httpError {
 		}
 		for _, c := range l[vs:ve] {
 			if c < ' ' && c != '\t' || c == 0x7f {
-				return badRequest("invalid header value")
+				return nil, badRequest("invalid header value")
 			}
 		}
 		spans = append(spans, span{base, base + colon, base + vs, base + ve})
 		base += i + 1
 		rest = rest[i+1:]
 	}
-
-	s := string(head)
-	r := &ex.reqv
-	r.Method = internMethod(method, s, sp1)
-	r.RequestURI = s[sp1+1 : sp2]
-	if ex.is11 {
-		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1
-	} else {
-		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.0", 1, 0
-	}
-	if err := ex.parseTarget(r.RequestURI); err != nil {
-		return err
-	}
-	return ex.parseHeader(s, spans)
+	return spans, nil
 }
 
 // parseHeader builds the request's header map from the spans of s and

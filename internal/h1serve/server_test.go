@@ -118,9 +118,9 @@ func TestKeepAliveReusesConnection(t *testing.T) {
 	}
 }
 
-func TestResponseFraming(t *testing.T) {
-	big := strings.Repeat("x", 3*writeBufSize)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// framingHandler answers each path of TestResponseFraming.
+func framingHandler(big string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/small":
 			_, _ = io.WriteString(w, "<html>hi</html>")
@@ -155,7 +155,11 @@ func TestResponseFraming(t *testing.T) {
 			w.Header()["Bad Key"] = []string{"v"}
 		}
 	})
-	addr := serve(t, &Server{Handler: h}, nil)
+}
+
+func TestResponseFraming(t *testing.T) {
+	big := strings.Repeat("x", 3*writeBufSize)
+	addr := serve(t, &Server{Handler: framingHandler(big)}, nil)
 	cases := []struct {
 		method, path, proto string
 		status              int
