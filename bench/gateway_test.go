@@ -21,7 +21,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -280,21 +281,40 @@ func BenchmarkToolsList(b *testing.B) {
 }
 
 // serveApp builds the gateway for cfg with opts, serves it over HTTP until the benchmark
-// ends, and returns its /mcp URL.
+// ends (with the server serve uses, or net/http's with MCPGW_HTTP_SERVER=stdlib), and
+// returns its /mcp URL.
 func serveApp(tb testing.TB, cfg *config.Config, opts ...app.Option) string {
 	tb.Helper()
 	a, err := app.New(cfg, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(a.Handler())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The server serve uses: the gateway's own, or net/http's with
+	// MCPGW_HTTP_SERVER=stdlib.
+	var srv interface {
+		Serve(net.Listener) error
+		Close() error
+	} = h1serve.FromStd(a.Server())
+	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
+		srv = a.Server()
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
 	a.Start()
 	tb.Cleanup(func() {
 		a.Drain()
-		srv.Close()
+		_ = srv.Close()
+		<-served
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = a.Close(ctx)
 	})
-	return srv.URL + "/mcp"
+	return "http://" + ln.Addr().String() + "/mcp"
 }

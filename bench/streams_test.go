@@ -24,7 +24,9 @@ import (
 // adds no goroutines) and reports the gateway's goroutines and Go memory
 // (heap in use + stacks, after a collection) per held stream. With
 // MCPGW_HELD_STREAMS_PROFILE=FILE it also writes the goroutine profile with
-// the streams held. Skipped unless MCPGW_HELD_STREAMS is set.
+// the streams held. The gateway is served by the server serve uses
+// (internal/h1serve); MCPGW_HTTP_SERVER=stdlib measures net/http's instead.
+// Skipped unless MCPGW_HELD_STREAMS is set.
 func TestHeldStreamCost(t *testing.T) {
 	nStr := os.Getenv("MCPGW_HELD_STREAMS")
 	if nStr == "" {
@@ -69,10 +71,18 @@ func TestHeldStreamCost(t *testing.T) {
 				_ = pprof.Lookup("heap").WriteTo(f, 0)
 				f.Close()
 			}
-			t.Logf("%s: %d held: %.1f goroutines and %.1f KB (heap in use + stacks; stacks %.1f KB) per stream",
-				kind, n, float64(g1-g0)/float64(n), float64(m1-m0)/1024/float64(n), float64(s1-s0)/1024/float64(n))
+			t.Logf("%s server, %s: %d held: %.1f goroutines and %.1f KB (heap in use + stacks; stacks %.1f KB) per stream",
+				serverName(), kind, n, float64(g1-g0)/float64(n), float64(m1-m0)/1024/float64(n), float64(s1-s0)/1024/float64(n))
 		})
 	}
+}
+
+// serverName names the HTTP server serveApp uses.
+func serverName() string {
+	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
+		return "net/http"
+	}
+	return "h1serve"
 }
 
 func goMem() (goroutines int, heapAndStacks, stacks int64) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/admit"
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/panics"
 )
 
@@ -110,13 +112,18 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 		return exitError
 	}
 	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
-	srv := a.Server()
+	srv, kind := httpServer(a.Server(), lookupEnv)
+	if kind == "" {
+		v, _ := lookupEnv(httpServerEnv)
+		log.Warn("unknown "+httpServerEnv+"; serving with the built-in server", "value", v)
+		kind = "h1serve"
+	}
 	served := make(chan error, 1)
 	panics.Go(log, "serving HTTP", func() { served <- srv.Serve(ln) }, func() { served <- errors.New("the HTTP server panicked") })
 	a.Start()
 	stopReload := startReloading(a, f.config, sum, lookupEnv, log, hup)
 	log.Info("listening", "addr", ln.Addr().String(), "version", buildVersion(), "config", f.config,
-		"servers", len(cfg.Servers), "data_dir", f.dataDir)
+		"servers", len(cfg.Servers), "data_dir", f.dataDir, "http_server", kind)
 
 	select {
 	case err := <-served:
@@ -139,6 +146,32 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 	_ = a.Close(sctx)
 	log.Info("stopped")
 	return exitOK
+}
+
+// httpServerEnv picks the downstream HTTP/1.1 server: unset or "h1serve"
+// for the gateway's own (internal/h1serve), "stdlib" for net/http's.
+const httpServerEnv = "MCPGW_HTTP_SERVER"
+
+// server is what serve needs of an HTTP server; *http.Server and
+// *h1serve.Server both have it.
+type server interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+	Close() error
+}
+
+// httpServer returns the server MCPGW_HTTP_SERVER picks for std's handler
+// and settings, and its name ("" for a value it does not know: the
+// built-in server is used).
+func httpServer(std *http.Server, lookupEnv func(string) (string, bool)) (server, string) {
+	v, _ := lookupEnv(httpServerEnv)
+	switch v {
+	case "stdlib":
+		return std, "stdlib"
+	case "", "h1serve":
+		return h1serve.FromStd(std), "h1serve"
+	}
+	return h1serve.FromStd(std), ""
 }
 
 // startReloading reloads a's config file on every signal from hup and on every change the

@@ -1,8 +1,10 @@
 package admit
 
 import (
+	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -57,4 +59,13 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// SyscallConn gives the wrapped connection's file descriptor, so that a
+// server can wait on it (limitConn only counts closes).
+func (c *limitConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.New("admit: connection has no file descriptor")
 }

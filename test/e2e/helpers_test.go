@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/h1serve"
 )
 
 func TestMain(m *testing.M) {
@@ -57,25 +58,40 @@ func startGatewayWith(t *testing.T, yaml string, env map[string]string, opts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The server the app builds, on a test listener.
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Listener = admit.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
-	srv.Start()
+	// The server the app builds, on a test listener: the gateway's own,
+	// as serve's, unless MCPGW_HTTP_SERVER=stdlib picks net/http's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
+	var srv interface {
+		Serve(net.Listener) error
+		Close() error
+	} = h1serve.FromStd(a.Server())
+	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
+		srv = a.Server()
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
 	a.Start()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			a.Drain()
-			srv.CloseClientConnections()
-			srv.Close()
+			_ = srv.Close()
+			<-served
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_ = a.Close(ctx)
 		})
 	}
 	t.Cleanup(stop)
-	return &gatewayUnderTest{url: srv.URL, app: a, stop: stop}
+	return &gatewayUnderTest{url: url, app: a, stop: stop}
 }
 
 // loadConfig loads yaml from a file, as serve does, with lookup for the environment.

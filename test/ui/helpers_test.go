@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/admit"
 	"github.com/mcpgw/mcpgw/internal/app"
 	"github.com/mcpgw/mcpgw/internal/config"
+	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -70,20 +71,35 @@ mcp_servers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = a.Server()
-	srv.Listener = admit.LimitListener(srv.Listener, cfg.General.HTTP.MaxConnections)
-	srv.Start()
+	// The server serve uses (net/http's with MCPGW_HTTP_SERVER=stdlib).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
+	var srv interface {
+		Serve(net.Listener) error
+		Close() error
+	} = h1serve.FromStd(a.Server())
+	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
+		srv = a.Server()
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
 	a.Start()
 	t.Cleanup(func() {
 		a.Drain()
-		srv.CloseClientConnections()
-		srv.Close()
+		_ = srv.Close()
+		<-served
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = a.Close(ctx)
 	})
-	return &gateway{url: srv.URL}, fixture
+	return &gateway{url: base}, fixture
 }
 
 // noRedirect is a client that shows redirects instead of following them.

@@ -1,0 +1,354 @@
+package h1serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Connection states, for Shutdown: an idle connection waits for a
+// request and may be closed; an active one is reading or serving one.
+const (
+	stateActive int32 = iota
+	stateIdle
+	stateClosed
+)
+
+// conn is one client connection, served by one goroutine.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	raw    syscall.RawConn // nil when nc has no file descriptor
+	id     uint32
+	rd     reader
+	state  atomic.Int32
+	remote string
+	ctx    context.Context // the connection's: values only, never cancelled
+	once   sync.Once
+	werr   error // the first write error: the connection is then closed
+	wdl    bool  // a write deadline is set
+	post   bool  // the last request was a POST
+	watch  *watcher
+
+	// The running request's disconnect watch (watch.go), under wmu.
+	wmu        sync.Mutex
+	seq        uint32 // counts requests; a watch names the one it is for
+	cancel     context.CancelFunc
+	registered bool
+	closed     bool
+	bg         *bgRead // the fallback watch, when watch is nil
+}
+
+// serve reads requests and serves them until the connection ends.
+func (c *conn) serve() {
+	defer func() {
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			c.s.logf("h1serve: panic serving %s: %v\n%s", c.remote, v, buf)
+		}
+		c.close()
+		c.rd.release()
+	}()
+	c.remote = c.nc.RemoteAddr().String()
+	c.ctx = context.WithValue(context.Background(), http.LocalAddrContextKey, c.nc.LocalAddr())
+	for first := true; ; first = false {
+		if !c.await(first) {
+			return
+		}
+		if !c.serveOne() {
+			return
+		}
+	}
+}
+
+// await waits for the first bytes of a request, idle (Shutdown may close
+// the connection meanwhile), and reports whether one came.
+func (c *conn) await(first bool) bool {
+	c.state.Store(stateIdle)
+	if c.s.shutting.Load() {
+		return false
+	}
+	if first {
+		if d := c.s.ReadHeaderTimeout; d > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(d))
+		}
+	} else {
+		if d := c.s.IdleTimeout; d > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(d))
+		} else {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
+	if c.rd.buffered() == 0 {
+		if err := c.rd.fill(); err != nil {
+			return false
+		}
+	}
+	if !c.state.CompareAndSwap(stateIdle, stateActive) {
+		return false
+	}
+	if !first {
+		if d := c.s.ReadHeaderTimeout; d > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(d))
+		} else {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
+	return true
+}
+
+// serveOne reads one request, serves it and reports whether the
+// connection may read another.
+func (c *conn) serveOne() bool {
+	if c.post { // an extra CRLF after a POST body is tolerated (RFC 9112 section 2.2), as net/http does
+		c.skipCRLF()
+	}
+	head, err := c.rd.readHead(c.s.headLimit())
+	if err != nil {
+		switch {
+		case err == errHeadTooLarge:
+			c.reject(&httpError{http.StatusRequestHeaderFieldsTooLarge, "request header too large"})
+		case err == io.EOF && c.rd.buffered() > 0:
+			c.reject(badRequest("incomplete request head"))
+		}
+		return false
+	}
+	ex := &response{c: c, hdr: make(http.Header), clen: -1}
+	ex.body.ex = ex
+	if herr := ex.parseHead(head); herr != nil {
+		c.reject(herr)
+		return false
+	}
+	c.rd.release()
+	if c.s.ReadHeaderTimeout > 0 {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	if d := c.s.WriteTimeout; d > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(d))
+		c.wdl = true
+	} else if c.wdl {
+		_ = c.nc.SetWriteDeadline(time.Time{})
+		c.wdl = false
+	}
+	r := &ex.reqv
+	r.RemoteAddr = c.remote
+	ex.isHEAD = r.Method == http.MethodHead
+	c.post = r.Method == http.MethodPost
+	ctx, cancel := context.WithCancel(c.ctx)
+	ex.req = r.WithContext(ctx)
+	if r.RequestURI == "*" {
+		ex.serveAsterisk()
+	} else {
+		h := c.s.Handler
+		if h == nil {
+			h = http.DefaultServeMux
+		}
+		c.startWatch(cancel, r.Body == http.NoBody)
+		h.ServeHTTP(ex, ex.req)
+		c.endWatch()
+	}
+	ex.finish()
+	cancel()
+	return !ex.closeAfter && c.werr == nil && !c.s.shutting.Load()
+}
+
+// serveAsterisk answers "OPTIONS *" (200, as net/http does) and refuses
+// "*" with any other method.
+func (ex *response) serveAsterisk() {
+	if ex.reqv.Method == http.MethodOptions {
+		ex.hdr.Set("Content-Length", "0")
+		ex.WriteHeader(http.StatusOK)
+		return
+	}
+	ex.closeAfter = true
+	ex.WriteHeader(http.StatusBadRequest)
+}
+
+// skipCRLF drops up to 4 CR or LF bytes a client sent after a POST body.
+func (c *conn) skipCRLF() {
+	rd := &c.rd
+	for i := 0; i < 4 && rd.r < rd.w && (rd.buf[rd.r] == '\r' || rd.buf[rd.r] == '\n'); i++ {
+		rd.r++
+	}
+	if rd.r == rd.w {
+		rd.release()
+	}
+}
+
+// write writes b unless an earlier write failed; its error is kept.
+func (c *conn) write(b []byte) {
+	if c.werr != nil || len(b) == 0 {
+		return
+	}
+	if _, err := c.nc.Write(b); err != nil {
+		c.werr = err
+	}
+}
+
+// reject answers a request the server refuses and lets the client read
+// the answer before the connection closes.
+func (c *conn) reject(e *httpError) {
+	text := http.StatusText(e.code)
+	msg := text
+	if e.msg != "" {
+		msg += ": " + e.msg
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.write([]byte("HTTP/1.1 " + itoa(e.code) + " " + text +
+		"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + itoa(e.code) + " " + msg))
+	type closeWriter interface{ CloseWrite() error }
+	if cw, ok := c.nc.(closeWriter); ok {
+		_ = cw.CloseWrite()
+	}
+	// What the client sent after the bad request is read and dropped for a
+	// moment, so that closing does not reset the connection before the
+	// answer is read.
+	_ = c.nc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	var buf [512]byte
+	for total := 0; total < 64<<10; {
+		n, err := c.nc.Read(buf[:])
+		total += n
+		if err != nil {
+			break
+		}
+	}
+}
+
+func itoa(n int) string {
+	var b [8]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// close closes the connection once, after ending its disconnect watch
+// (its file descriptor must leave the watcher before it can be reused).
+func (c *conn) close() {
+	c.once.Do(func() {
+		c.state.Store(stateClosed)
+		c.wmu.Lock()
+		c.closed = true
+		if c.registered {
+			c.watch.unregister(c)
+		}
+		if c.cancel != nil {
+			c.cancel()
+		}
+		c.wmu.Unlock()
+		c.nc.Close()
+		c.s.forget(c)
+	})
+}
+
+// startWatch begins watching for the client leaving while the handler
+// runs: through the server's watcher, or else a goroutine reading the
+// connection once the request body is read.
+func (c *conn) startWatch(cancel context.CancelFunc, noBody bool) {
+	c.wmu.Lock()
+	c.seq++
+	c.cancel = cancel
+	seq := c.seq
+	c.wmu.Unlock()
+	if c.watch != nil {
+		c.watch.add(c, seq)
+		return
+	}
+	if noBody {
+		c.startBackgroundRead()
+	}
+}
+
+// bodyDone is called when the request body was read to its end.
+func (c *conn) bodyDone() {
+	if c.watch == nil {
+		c.wmu.Lock()
+		running := c.cancel != nil
+		c.wmu.Unlock()
+		if running {
+			c.startBackgroundRead()
+		}
+	}
+}
+
+// endWatch stops the watch when the handler returned.
+func (c *conn) endWatch() {
+	c.wmu.Lock()
+	c.seq++
+	c.cancel = nil
+	if c.registered {
+		c.watch.unregister(c)
+	}
+	bg := c.bg
+	c.bg = nil
+	c.wmu.Unlock()
+	if bg != nil {
+		bg.stop(c)
+	}
+}
+
+// bgRead is the portable disconnect watch: a goroutine blocked in a
+// one-byte read while the handler runs, as net/http's.
+type bgRead struct {
+	done chan struct{}
+	got  bool
+	b    [1]byte
+}
+
+func (c *conn) startBackgroundRead() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.bg != nil || c.cancel == nil || c.closed {
+		return
+	}
+	bg := &bgRead{done: make(chan struct{})}
+	c.bg = bg
+	cancel := c.cancel
+	c.rd.release()
+	nc := c.nc
+	buffered := c.rd.buffered() > 0
+	if buffered {
+		close(bg.done) // a pipelined request is already read: nothing to watch
+		return
+	}
+	go func() {
+		defer close(bg.done)
+		defer func() {
+			if v := recover(); v != nil {
+				c.s.logf("h1serve: panic in a background read: %v", v)
+			}
+		}()
+		n, err := nc.Read(bg.b[:])
+		if n == 1 {
+			bg.got = true
+			return
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			cancel()
+		}
+	}()
+}
+
+// stop ends the background read and puts back a byte it read.
+func (bg *bgRead) stop(c *conn) {
+	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+	<-bg.done
+	_ = c.nc.SetReadDeadline(time.Time{})
+	if bg.got {
+		c.rd.unread(bg.b[0])
+	}
+}
