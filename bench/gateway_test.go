@@ -295,13 +295,7 @@ func serveApp(tb testing.TB, cfg *config.Config, opts ...app.Option) string {
 	}
 	// The server serve uses: the gateway's own, or net/http's with
 	// MCPGW_HTTP_SERVER=stdlib.
-	var srv interface {
-		Serve(net.Listener) error
-		Close() error
-	} = h1serve.FromStd(a.Server())
-	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
-		srv = a.Server()
-	}
+	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

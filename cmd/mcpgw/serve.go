@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -112,10 +111,10 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 		return exitError
 	}
 	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
-	srv, kind := httpServer(a.Server(), lookupEnv)
+	choice, _ := lookupEnv(h1serve.Env)
+	srv, kind := h1serve.Pick(a.Server(), choice)
 	if kind == "" {
-		v, _ := lookupEnv(httpServerEnv)
-		log.Warn("unknown "+httpServerEnv+"; serving with the built-in server", "value", v)
+		log.Warn("unknown "+h1serve.Env+"; serving with the built-in server", "value", choice)
 		kind = "h1serve"
 	}
 	served := make(chan error, 1)
@@ -146,32 +145,6 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 	_ = a.Close(sctx)
 	log.Info("stopped")
 	return exitOK
-}
-
-// httpServerEnv picks the downstream HTTP/1.1 server: unset or "h1serve"
-// for the gateway's own (internal/h1serve), "stdlib" for net/http's.
-const httpServerEnv = "MCPGW_HTTP_SERVER"
-
-// server is what serve needs of an HTTP server; *http.Server and
-// *h1serve.Server both have it.
-type server interface {
-	Serve(net.Listener) error
-	Shutdown(context.Context) error
-	Close() error
-}
-
-// httpServer returns the server MCPGW_HTTP_SERVER picks for std's handler
-// and settings, and its name ("" for a value it does not know: the
-// built-in server is used).
-func httpServer(std *http.Server, lookupEnv func(string) (string, bool)) (server, string) {
-	v, _ := lookupEnv(httpServerEnv)
-	switch v {
-	case "stdlib":
-		return std, "stdlib"
-	case "", "h1serve":
-		return h1serve.FromStd(std), "h1serve"
-	}
-	return h1serve.FromStd(std), ""
 }
 
 // startReloading reloads a's config file on every signal from hup and on every change the

@@ -78,13 +78,7 @@ mcp_servers:
 	}
 	base := "http://" + ln.Addr().String()
 	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
-	var srv interface {
-		Serve(net.Listener) error
-		Close() error
-	} = h1serve.FromStd(a.Server())
-	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
-		srv = a.Server()
-	}
+	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
