@@ -34,10 +34,13 @@
 // HTTP/1.2 and such are 400); token methods and header names; no
 // whitespace before a colon; header values without control bytes; obs-fold
 // (stricter: 400); bare LF line ends accepted in the head as net/http
-// does, CRLF required in chunked framing; Host required for HTTP/1.1,
+// does, CRLF required in chunked framing and no other control byte but
+// HTAB in its lines (a bare CR in a chunk extension or trailer: refused,
+// as net/http does); Host required for HTTP/1.1,
 // once, valid; Content-Length digits only, duplicates equal; both
 // Content-Length and Transfer-Encoding (stricter: 400), Transfer-Encoding
-// other than exactly "chunked" (501), Transfer-Encoding on HTTP/1.0
+// other than exactly "chunked", ASCII case folded only (a Kelvin sign
+// "\u212a" is not a "k": 501), Transfer-Encoding on HTTP/1.0
 // (stricter: 400); chunk sizes of at most 16 hex digits, and net/http's
 // bound on framing bytes against data; a head longer than MaxHeaderBytes +
 // 4 KB: 431. A refused request gets its status and a short text, then the
