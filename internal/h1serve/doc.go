@@ -25,7 +25,11 @@
 // Content-Type is sniffed when unset and a Date added, as net/http does.
 // Header values have CR and LF turned to spaces; invalid field names are
 // dropped. The response supports http.ResponseController's Flush,
-// SetReadDeadline and SetWriteDeadline. Not supported, because nothing in
+// SetReadDeadline and SetWriteDeadline; after the handler returned, a
+// goroutine it left gets errors from all of them and from Write, and
+// touches nothing the connection's next request uses (calls racing with
+// the handler itself or with each other are, as with net/http, the
+// handler's to serialise: internal/sse does). Not supported, because nothing in
 // the gateway uses them: Hijack, trailers (request trailers are read and
 // dropped; response trailers are not sent), EnableFullDuplex, HTTP/2, TLS.
 //

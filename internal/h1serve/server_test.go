@@ -522,3 +522,40 @@ func TestStreamHoldsNoBuffers(t *testing.T) {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 }
+
+// TestWriteAfterHandler checks that a goroutine the handler started, using
+// the ResponseWriter after the handler returned (a misuse net/http
+// forbids), gets errors and writes nothing into the connection's next
+// response; run with -race.
+func TestWriteAfterHandler(t *testing.T) {
+	release := make(chan struct{})
+	lateErr := make(chan error, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/1" {
+			go func() {
+				<-release
+				w.WriteHeader(http.StatusTeapot)
+				_, err := io.WriteString(w, "LATE")
+				_, err2 := w.Write([]byte("LATE"))
+				w.(http.Flusher).Flush()
+				lateErr <- errors.Join(err, err2)
+			}()
+		}
+		_, _ = io.WriteString(w, r.URL.Path)
+	})}, nil)
+	c, br := rawConn(t, addr)
+	_, _ = io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "/1" {
+		t.Fatalf("first body %q", body)
+	}
+	close(release) // the test saw the response on the wire: no happens-before with the server's goroutine
+	err := <-lateErr
+	if err == nil {
+		t.Error("a write after the handler returned succeeded")
+	}
+	_, _ = io.WriteString(c, "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+	resp, body := readResp(t, br, "GET")
+	if resp.StatusCode != 200 || body != "/2" {
+		t.Errorf("second response: %d %q", resp.StatusCode, body)
+	}
+}
