@@ -36,6 +36,7 @@ type response struct {
 	written     int64 // body bytes the handler wrote
 	out         *[]byte
 	closeAfter  bool
+	bodyLeft    bool // the request body was not read to its end: the connection lingers, then closes
 	isHEAD      bool
 	is11        bool
 
@@ -334,6 +335,7 @@ func (w *response) finish() {
 	if w.committed && bodyRead {
 		bodyRead = w.discardBody()
 	}
+	w.bodyLeft = !bodyRead
 	if !bodyRead || w.clen >= 0 && bodyAllowed(w.status) && !w.isHEAD && w.written != w.clen {
 		w.closeAfter = true
 	}

@@ -559,3 +559,25 @@ func TestWriteAfterHandler(t *testing.T) {
 		t.Errorf("second response: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestRefusedUploadAnswered checks that a client still uploading a body
+// the handler refused without reading it gets the answer, not a reset:
+// the server lingers before it closes, as net/http does.
+func TestRefusedUploadAnswered(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	})}, nil)
+	body := bytes.Repeat([]byte("x"), 8<<20)
+	for i := 0; i < 10; i++ {
+		client := &http.Client{Transport: &http.Transport{}}
+		resp, err := client.Post("http://"+addr+"/", "text/plain", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		resp.Body.Close()
+		client.CloseIdleConnections()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("attempt %d: %d", i, resp.StatusCode)
+		}
+	}
+}
