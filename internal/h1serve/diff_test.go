@@ -204,6 +204,11 @@ var diffCases = []struct {
 	{"nul in value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\x00b\r\n\r\n", 0},
 	{"absolute other host", "GET http://b.example/x HTTP/1.1\r\nHost: a.example\r\n\r\n", 0},
 	{"connect path", "CONNECT /x HTTP/1.1\r\nHost: a\r\n\r\n", 0},
+	{"expect empty", "POST /x HTTP/1.1\r\nHost: a\r\nExpect:\r\nContent-Length: 2\r\n\r\nhi", 0},
+	{"expect twice", "POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi", 0},
+	{"expect continue get", "GET /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", 0},
+	{"expect http10", "POST /x HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi", 0},
+	{"expect list", "POST /x HTTP/1.1\r\nHost: a\r\nExpect: 100-continue, x\r\nContent-Length: 2\r\n\r\nhi", 417},
 	{"lowercase proto", "GET / http/1.1\r\nHost: a\r\n\r\n", 0},
 }
 

@@ -190,11 +190,13 @@ func (ex *response) parseHeader(s string, spans []span) *httpError {
 			h["Cache-Control"] = []string{"no-cache"}
 		}
 	}
-	if e, ok := h["Expect"]; ok {
-		if len(e) != 1 || !asciiEqualFold(e[0], "100-continue") || !ex.is11 {
+	// As net/http: the first Expect value counts, an empty one is none,
+	// and HTTP/1.0 gets no 100 Continue (stricter: a list is refused).
+	if e := h["Expect"]; len(e) > 0 && e[0] != "" {
+		if !asciiEqualFold(e[0], "100-continue") {
 			return &httpError{http.StatusExpectationFailed, "unsupported Expect"}
 		}
-		ex.expectContinue = r.ContentLength != 0
+		ex.expectContinue = ex.is11 && r.ContentLength != 0
 	}
 	return nil
 }

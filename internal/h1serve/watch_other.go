@@ -6,6 +6,9 @@ import "errors"
 
 // watcher has no implementation here: connections fall back to a
 // background read per request (conn.startBackgroundRead).
+// evfdID is the id the Linux watcher gives its eventfd; connection ids skip it.
+const evfdID = 0
+
 type watcher struct{}
 
 func newWatcher(*Server) (*watcher, error) {
