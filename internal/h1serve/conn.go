@@ -44,7 +44,8 @@ type conn struct {
 	cancel     context.CancelFunc
 	registered bool
 	closed     bool
-	bg         *bgRead // the fallback watch, when watch is nil
+	bgWatch    bool    // the running request is watched by the fallback
+	bg         *bgRead // the fallback watch, when watch is nil or failed
 }
 
 // serve reads requests and serves them until the connection ends.
@@ -275,11 +276,14 @@ func (c *conn) startWatch(cancel context.CancelFunc, noBody bool) {
 	c.seq++
 	c.cancel = cancel
 	seq := c.seq
+	c.bgWatch = false
 	c.wmu.Unlock()
-	if c.watch != nil {
-		c.watch.add(c, seq)
+	if c.watch != nil && c.watch.add(c, seq) {
 		return
 	}
+	c.wmu.Lock()
+	c.bgWatch = true
+	c.wmu.Unlock()
 	if noBody {
 		c.startBackgroundRead()
 	}
@@ -287,13 +291,11 @@ func (c *conn) startWatch(cancel context.CancelFunc, noBody bool) {
 
 // bodyDone is called when the request body was read to its end.
 func (c *conn) bodyDone() {
-	if c.watch == nil {
-		c.wmu.Lock()
-		running := c.cancel != nil
-		c.wmu.Unlock()
-		if running {
-			c.startBackgroundRead()
-		}
+	c.wmu.Lock()
+	fallback := c.cancel != nil && c.bgWatch
+	c.wmu.Unlock()
+	if fallback {
+		c.startBackgroundRead()
 	}
 }
 

@@ -106,8 +106,9 @@
 //     calls per request), a timer per request (an allocation and a
 //     goroutine when it fires), and a goroutine per request (net/http's
 //     way: the cost this package removes).
-//   - Elsewhere (no Linux, or a connection without a descriptor: a wrapper
-//     that hides it) the portable fallback is net/http's: a goroutine
+//   - Elsewhere (no Linux, a connection without a descriptor: a wrapper
+//     that hides it, or a watcher whose loop failed: an epoll_wait error
+//     or a panic, logged) the portable fallback is net/http's: a goroutine
 //     blocked in a one-byte read from the moment the body is read to the
 //     handler's return; a byte it reads is put back in front of the buffer.
 //   - net/http's own parsing helpers (textproto, http.ReadRequest) are not

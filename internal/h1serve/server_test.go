@@ -295,14 +295,15 @@ func TestUnreadBody(t *testing.T) {
 // portable fallback, and that a pipelined request is not taken for a
 // disconnect.
 func TestDisconnectCancels(t *testing.T) {
-	for _, mode := range []string{"watcher", "fallback"} {
+	for _, mode := range []string{"watcher", "fallback", "watcher failed"} {
 		t.Run(mode, func(t *testing.T) {
 			var wrap func(net.Listener) net.Listener
 			if mode == "fallback" {
 				wrap = func(l net.Listener) net.Listener { return plainListener{l} }
 			}
 			cancelled := make(chan string, 4)
-			addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := &Server{}
+			srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.ReadAll(r.Body)
 				if r.URL.Path == "/pipelined" {
 					select {
@@ -320,7 +321,11 @@ func TestDisconnectCancels(t *testing.T) {
 					cancelled <- r.URL.Path
 				case <-time.After(5 * time.Second):
 				}
-			})}, wrap)
+			})
+			addr := serve(t, srv, wrap)
+			if mode == "watcher failed" {
+				failWatcher(t, srv, addr)
+			}
 			for _, tc := range []struct{ path, body string }{{"/reset", ""}, {"/fin", ""}, {"/stream", ""}, {"/withbody", "abc"}} {
 				c, err := net.Dial("tcp", addr)
 				if err != nil {

@@ -15,6 +15,6 @@ func newWatcher(*Server) (*watcher, error) {
 	return nil, errors.New("no shared disconnect watcher on this system")
 }
 
-func (*watcher) add(*conn, uint32) {}
-func (*watcher) unregister(*conn)  {}
-func (*watcher) stop()             {}
+func (*watcher) add(*conn, uint32) bool { return false }
+func (*watcher) unregister(*conn)       {}
+func (*watcher) stop()                  {}
