@@ -599,3 +599,85 @@ func TestConnIDSkipsWatcherID(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelinedAfterOddResponses checks that after a response that went
+// wrong or had a body it must not carry, a pipelined request is either
+// answered intact or the connection closes: it is never read from bytes
+// of the previous exchange, nor its response from stray bytes.
+func TestPipelinedAfterOddResponses(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/next":
+			_, _ = io.WriteString(w, "next")
+		case "/over":
+			w.Header().Set("Content-Length", "3")
+			_, _ = io.WriteString(w, "abcdef")
+		case "/short":
+			w.Header().Set("Content-Length", "10")
+			_, _ = io.WriteString(w, "abc")
+		case "/head":
+			_, _ = w.Write(bytes.Repeat([]byte("h"), 20000))
+		case "/nocontent":
+			w.WriteHeader(http.StatusNoContent)
+			_, _ = io.WriteString(w, "body")
+		case "/panic":
+			_, _ = io.WriteString(w, "partial")
+			panic("boom")
+		case "/abort":
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	})}, nil)
+	next := "GET /next HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+	for _, tc := range []struct {
+		name, req, method string
+		closes            bool // after the first response (none for a panic)
+	}{
+		{"over content length", "GET /over HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true},
+		{"short content length", "GET /short HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true},
+		{"head with body", "HEAD /head HTTP/1.1\r\nHost: a\r\n\r\n", "HEAD", false},
+		{"204 with body", "GET /nocontent HTTP/1.1\r\nHost: a\r\n\r\n", "GET", false},
+		{"unread chunked body", "POST /next HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nGET\r\n0\r\n\r\n", "POST", false},
+		{"bad chunked body", "POST /next HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nGETxx0\r\n\r\n", "POST", true},
+		{"continue not sent", "POST /next HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc", "POST", true},
+		{"panic", "GET /panic HTTP/1.1\r\nHost: a\r\n\r\n", "", true},
+		{"abort", "GET /abort HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true}, // a truncated chunked body
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			_, _ = io.WriteString(c, tc.req+next)
+			all, _ := io.ReadAll(c)
+			br := bufio.NewReader(bytes.NewReader(all))
+			if tc.method != "" {
+				resp, err := http.ReadResponse(br, &http.Request{Method: tc.method})
+				if err != nil {
+					t.Fatalf("first response: %v (%q)", err, all)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+			}
+			nexts := 0
+			for {
+				resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					break
+				}
+				b, err := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 || string(b) != "next" || err != nil {
+					t.Fatalf("a pipelined response: %d %q %v (all: %q)", resp.StatusCode, b, err, all)
+				}
+				nexts++
+			}
+			if rest, _ := io.ReadAll(br); len(rest) != 0 {
+				t.Errorf("stray bytes: %q", rest)
+			}
+			if want := map[bool]int{true: 0, false: 2}[tc.closes]; nexts != want {
+				t.Errorf("%d pipelined responses, want %d (all: %q)", nexts, want, all)
+			}
+		})
+	}
+}
