@@ -27,9 +27,11 @@
 // dropped. The response supports http.ResponseController's Flush,
 // SetReadDeadline and SetWriteDeadline; after the handler returned, a
 // goroutine it left gets errors from all of them and from Write, and
-// touches nothing the connection's next request uses (calls racing with
-// the handler itself or with each other are, as with net/http, the
-// handler's to serialise: internal/sse does). Not supported, because nothing in
+// touches nothing the connection's next request uses. Calls racing with
+// the handler itself or with each other (a Flush from a ticker while the
+// handler writes) are the handler's to serialise, as net/http requires:
+// here they could put one pooled buffer back twice, so two responses
+// share it (internal/sse serialises). Not supported, because nothing in
 // the gateway uses them: Hijack, trailers (request trailers are read and
 // dropped; response trailers are not sent), EnableFullDuplex, HTTP/2, TLS.
 //
@@ -49,8 +51,8 @@
 // bound on framing bytes against data; a head longer than MaxHeaderBytes +
 // 4 KB: 431. A refused request gets its status and a short text, then the
 // connection closes (after a linger of at most 500 ms so the client
-// reads the answer); other connections are not affected. FuzzRequest checks that
-// nothing the server hands a handler is read differently by net/http.
+// reads the answer); other connections are not affected. FuzzRequest
+// checks that nothing the server hands a handler is read differently by net/http.
 //
 // Timeouts mean what http.Server's do: ReadHeaderTimeout bounds reading a
 // head (from the connection's accept, or the first byte of a keep-alive
