@@ -139,7 +139,7 @@ func (b *body) readTrailer() error {
 			return io.EOF
 		}
 		total += len(line)
-		if total > b.ex.c.s.headLimit() || bytes.IndexByte(line, ':') <= 0 {
+		if total > b.ex.c.s.headLimit() || bytes.IndexByte(line, ':') <= 0 || !plainLine(line) {
 			return errChunked
 		}
 	}
@@ -148,7 +148,7 @@ func (b *body) readTrailer() error {
 // chunkSize parses a chunk-size line: hex digits, optional extensions
 // after ";", "\r\n".
 func chunkSize(line []byte) (uint64, error) {
-	if len(line) < 3 || line[len(line)-2] != '\r' {
+	if len(line) < 3 || !plainLine(line) {
 		return 0, errChunked
 	}
 	line = line[:len(line)-2]
@@ -179,6 +179,23 @@ func chunkSize(line []byte) (uint64, error) {
 		return 0, errChunkSize
 	}
 	return n, nil
+}
+
+// plainLine reports whether a chunked framing line (a chunk-size line or
+// a trailer) ends in CRLF and holds no other control byte but HTAB: a bare
+// CR, which a front proxy may read as a line end, is refused as net/http
+// refuses it.
+func plainLine(line []byte) bool {
+	n := len(line)
+	if n < 2 || line[n-2] != '\r' {
+		return false
+	}
+	for _, c := range line[:n-2] {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func eofUnexpected(err error) error {

@@ -44,7 +44,8 @@ type conn struct {
 	cancel     context.CancelFunc
 	registered bool
 	closed     bool
-	bg         *bgRead // the fallback watch, when watch is nil
+	bgWatch    bool    // the running request is watched by the fallback
+	bg         *bgRead // the fallback watch, when watch is nil or failed
 }
 
 // serve reads requests and serves them until the connection ends.
@@ -158,6 +159,10 @@ func (c *conn) serveOne() bool {
 	}
 	ex.finish()
 	cancel()
+	if ex.bodyLeft && c.werr == nil {
+		c.linger()
+		return false
+	}
 	return !ex.closeAfter && c.werr == nil && !c.s.shutting.Load()
 }
 
@@ -205,20 +210,28 @@ func (c *conn) reject(e *httpError) {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	c.write([]byte("HTTP/1.1 " + itoa(e.code) + " " + text +
 		"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + itoa(e.code) + " " + msg))
+	c.linger()
+}
+
+// lingerTime bounds how long a connection closing with request bytes
+// still coming reads and drops them (net/http waits as long).
+const lingerTime = 500 * time.Millisecond
+
+// linger ends the connection's sending side, then reads and drops what
+// the client still sends, for at most lingerTime or until it closes: a
+// close with unread bytes resets the connection, and a reset arriving
+// before the client read the answer (a 413 to a body it is still
+// uploading) loses that answer. Only time bounds it: nothing is kept.
+func (c *conn) linger() {
 	type closeWriter interface{ CloseWrite() error }
 	if cw, ok := c.nc.(closeWriter); ok {
 		_ = cw.CloseWrite()
 	}
-	// What the client sent after the bad request is read and dropped for a
-	// moment, so that closing does not reset the connection before the
-	// answer is read.
-	_ = c.nc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
 	var buf [512]byte
-	for total := 0; total < 64<<10; {
-		n, err := c.nc.Read(buf[:])
-		total += n
-		if err != nil {
-			break
+	for {
+		if _, err := c.nc.Read(buf[:]); err != nil {
+			return
 		}
 	}
 }
@@ -263,11 +276,14 @@ func (c *conn) startWatch(cancel context.CancelFunc, noBody bool) {
 	c.seq++
 	c.cancel = cancel
 	seq := c.seq
+	c.bgWatch = false
 	c.wmu.Unlock()
-	if c.watch != nil {
-		c.watch.add(c, seq)
+	if c.watch != nil && c.watch.add(c, seq) {
 		return
 	}
+	c.wmu.Lock()
+	c.bgWatch = true
+	c.wmu.Unlock()
 	if noBody {
 		c.startBackgroundRead()
 	}
@@ -275,13 +291,11 @@ func (c *conn) startWatch(cancel context.CancelFunc, noBody bool) {
 
 // bodyDone is called when the request body was read to its end.
 func (c *conn) bodyDone() {
-	if c.watch == nil {
-		c.wmu.Lock()
-		running := c.cancel != nil
-		c.wmu.Unlock()
-		if running {
-			c.startBackgroundRead()
-		}
+	c.wmu.Lock()
+	fallback := c.cancel != nil && c.bgWatch
+	c.wmu.Unlock()
+	if fallback {
+		c.startBackgroundRead()
 	}
 }
 

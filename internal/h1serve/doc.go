@@ -25,7 +25,13 @@
 // Content-Type is sniffed when unset and a Date added, as net/http does.
 // Header values have CR and LF turned to spaces; invalid field names are
 // dropped. The response supports http.ResponseController's Flush,
-// SetReadDeadline and SetWriteDeadline. Not supported, because nothing in
+// SetReadDeadline and SetWriteDeadline; after the handler returned, a
+// goroutine it left gets errors from all of them and from Write, and
+// touches nothing the connection's next request uses. Calls racing with
+// the handler itself or with each other (a Flush from a ticker while the
+// handler writes) are the handler's to serialise, as net/http requires:
+// here they could put one pooled buffer back twice, so two responses
+// share it (internal/sse serialises). Not supported, because nothing in
 // the gateway uses them: Hijack, trailers (request trailers are read and
 // dropped; response trailers are not sent), EnableFullDuplex, HTTP/2, TLS.
 //
@@ -34,16 +40,19 @@
 // HTTP/1.2 and such are 400); token methods and header names; no
 // whitespace before a colon; header values without control bytes; obs-fold
 // (stricter: 400); bare LF line ends accepted in the head as net/http
-// does, CRLF required in chunked framing; Host required for HTTP/1.1,
+// does, CRLF required in chunked framing and no other control byte but
+// HTAB in its lines (a bare CR in a chunk extension or trailer: refused,
+// as net/http does); Host required for HTTP/1.1,
 // once, valid; Content-Length digits only, duplicates equal; both
 // Content-Length and Transfer-Encoding (stricter: 400), Transfer-Encoding
-// other than exactly "chunked" (501), Transfer-Encoding on HTTP/1.0
+// other than exactly "chunked", ASCII case folded only (a Kelvin sign
+// "\u212a" is not a "k": 501), Transfer-Encoding on HTTP/1.0
 // (stricter: 400); chunk sizes of at most 16 hex digits, and net/http's
 // bound on framing bytes against data; a head longer than MaxHeaderBytes +
 // 4 KB: 431. A refused request gets its status and a short text, then the
-// connection closes (after a bounded linger so the client reads the
-// answer); other connections are not affected. FuzzRequest checks that
-// nothing the server hands a handler is read differently by net/http.
+// connection closes (after a linger of at most 500 ms so the client
+// reads the answer); other connections are not affected. FuzzRequest
+// checks that nothing the server hands a handler is read differently by net/http.
 //
 // Timeouts mean what http.Server's do: ReadHeaderTimeout bounds reading a
 // head (from the connection's accept, or the first byte of a keep-alive
@@ -61,7 +70,10 @@
 //     for that request only;
 //   - write buffer 8 KB, held only while a handler has unflushed bytes;
 //   - an unread request body is read past up to 256 KB to keep the
-//     connection, else the connection closes;
+//     connection, else the connection closes, after the same linger as a
+//     refused request (at most 500 ms, reading and dropping: a close with
+//     unread bytes resets the connection, and the client still uploading
+//     would lose the answer, as Go's client did 18 times in 20);
 //   - chunked framing lines 4 KB; trailers MaxHeaderBytes + 4 KB.
 //
 // Design decisions:
@@ -96,8 +108,9 @@
 //     calls per request), a timer per request (an allocation and a
 //     goroutine when it fires), and a goroutine per request (net/http's
 //     way: the cost this package removes).
-//   - Elsewhere (no Linux, or a connection without a descriptor: a wrapper
-//     that hides it) the portable fallback is net/http's: a goroutine
+//   - Elsewhere (no Linux, a connection without a descriptor: a wrapper
+//     that hides it, or a watcher whose loop failed: an epoll_wait error
+//     or a panic, logged) the portable fallback is net/http's: a goroutine
 //     blocked in a one-byte read from the moment the body is read to the
 //     handler's return; a byte it reads is put back in front of the buffer.
 //   - net/http's own parsing helpers (textproto, http.ReadRequest) are not

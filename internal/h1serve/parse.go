@@ -190,11 +190,13 @@ func (ex *response) parseHeader(s string, spans []span) *httpError {
 			h["Cache-Control"] = []string{"no-cache"}
 		}
 	}
-	if e, ok := h["Expect"]; ok {
-		if len(e) != 1 || !strings.EqualFold(e[0], "100-continue") || !ex.is11 {
+	// As net/http: the first Expect value counts, an empty one is none,
+	// and HTTP/1.0 gets no 100 Continue (stricter: a list is refused).
+	if e := h["Expect"]; len(e) > 0 && e[0] != "" {
+		if !asciiEqualFold(e[0], "100-continue") {
 			return &httpError{http.StatusExpectationFailed, "unsupported Expect"}
 		}
-		ex.expectContinue = r.ContentLength != 0
+		ex.expectContinue = ex.is11 && r.ContentLength != 0
 	}
 	return nil
 }
@@ -211,7 +213,7 @@ func (ex *response) framing(cl string, hasCL bool, te []string) *httpError {
 		if hasCL {
 			return badRequest("both Transfer-Encoding and Content-Length")
 		}
-		if len(te) != 1 || !strings.EqualFold(te[0], "chunked") {
+		if len(te) != 1 || !asciiEqualFold(te[0], "chunked") { // not strings.EqualFold: "\u212a" (Kelvin) folds to "k"
 			return &httpError{http.StatusNotImplemented, "unsupported transfer encoding"}
 		}
 		r.TransferEncoding = []string{"chunked"}
@@ -295,6 +297,28 @@ func fastPath(t string) bool {
 	}
 	for ; i < len(t); i++ {
 		if c := t[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiEqualFold reports whether s and t are equal under ASCII case
+// folding only (strings.EqualFold also folds non-ASCII runes to ASCII
+// letters, which a front proxy would not: a smuggling risk).
+func asciiEqualFold(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		a, b := s[i], t[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -28,13 +29,14 @@ type response struct {
 
 	status      int
 	wroteHeader bool
-	committed   bool // the header is in out or on the wire
-	handlerDone bool
+	committed   bool        // the header is in out or on the wire
+	handlerDone atomic.Bool // set when the handler returned; a goroutine it left may still call in
 	chunked     bool
 	clen        int64 // the body's declared or computed length, -1 unknown
 	written     int64 // body bytes the handler wrote
 	out         *[]byte
 	closeAfter  bool
+	bodyLeft    bool // the request body was not read to its end: the connection lingers, then closes
 	isHEAD      bool
 	is11        bool
 
@@ -48,7 +50,7 @@ func (w *response) Header() http.Header { return w.hdr }
 
 // WriteHeader implements http.ResponseWriter.
 func (w *response) WriteHeader(code int) {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return
 	}
 	if code < 100 || code > 999 {
@@ -112,7 +114,7 @@ func (w *response) writeContinue() {
 
 // Write implements http.ResponseWriter.
 func (w *response) Write(p []byte) (int, error) {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return 0, errAfterHandler
 	}
 	if !w.wroteHeader {
@@ -170,8 +172,11 @@ func (w *response) Write(p []byte) (int, error) {
 
 // WriteString implements io.StringWriter.
 func (w *response) WriteString(s string) (int, error) {
+	if w.handlerDone.Load() {
+		return 0, errAfterHandler
+	}
 	if w.out != nil && !w.committed && len(*w.out)+len(s) <= cap(*w.out) && w.wroteHeader &&
-		bodyAllowed(w.status) && !w.handlerDone && (w.clen < 0 || w.written+int64(len(s)) <= w.clen) {
+		bodyAllowed(w.status) && (w.clen < 0 || w.written+int64(len(s)) <= w.clen) {
 		*w.out = append(*w.out, s...)
 		w.written += int64(len(s))
 		return len(s), nil
@@ -185,7 +190,7 @@ func (w *response) Flush() { _ = w.FlushError() }
 // FlushError is Flush, with the error of the write (http.ResponseController
 // uses it).
 func (w *response) FlushError() error {
-	if w.handlerDone {
+	if w.handlerDone.Load() {
 		return errAfterHandler
 	}
 	if !w.wroteHeader {
@@ -215,10 +220,18 @@ func (w *response) flushOut() {
 }
 
 // SetReadDeadline sets the connection's read deadline.
-func (w *response) SetReadDeadline(t time.Time) error { return w.c.nc.SetReadDeadline(t) }
+func (w *response) SetReadDeadline(t time.Time) error {
+	if w.handlerDone.Load() {
+		return errAfterHandler // it would bound the connection's next request
+	}
+	return w.c.nc.SetReadDeadline(t)
+}
 
 // SetWriteDeadline sets the connection's write deadline.
 func (w *response) SetWriteDeadline(t time.Time) error {
+	if w.handlerDone.Load() {
+		return errAfterHandler
+	}
 	w.c.wdl = true
 	return w.c.nc.SetWriteDeadline(t)
 }
@@ -300,7 +313,7 @@ func (w *response) finish() {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	w.handlerDone = true
+	w.handlerDone.Store(true)
 	bodyRead := true
 	if !w.committed {
 		bodyRead = w.discardBody()
@@ -322,6 +335,7 @@ func (w *response) finish() {
 	if w.committed && bodyRead {
 		bodyRead = w.discardBody()
 	}
+	w.bodyLeft = !bodyRead
 	if !bodyRead || w.clen >= 0 && bodyAllowed(w.status) && !w.isHEAD && w.written != w.clen {
 		w.closeAfter = true
 	}

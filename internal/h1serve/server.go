@@ -177,6 +177,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		s.conns = map[*conn]struct{}{}
 	}
 	s.nextID++
+	if s.nextID == evfdID { // wrapped: 0 names the watcher's eventfd
+		s.nextID++
+	}
 	c.id = s.nextID
 	s.conns[c] = struct{}{}
 	if c.raw != nil && s.watch == nil && !s.watchErr {

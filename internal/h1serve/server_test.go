@@ -295,14 +295,15 @@ func TestUnreadBody(t *testing.T) {
 // portable fallback, and that a pipelined request is not taken for a
 // disconnect.
 func TestDisconnectCancels(t *testing.T) {
-	for _, mode := range []string{"watcher", "fallback"} {
+	for _, mode := range []string{"watcher", "fallback", "watcher failed"} {
 		t.Run(mode, func(t *testing.T) {
 			var wrap func(net.Listener) net.Listener
 			if mode == "fallback" {
 				wrap = func(l net.Listener) net.Listener { return plainListener{l} }
 			}
 			cancelled := make(chan string, 4)
-			addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := &Server{}
+			srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.ReadAll(r.Body)
 				if r.URL.Path == "/pipelined" {
 					select {
@@ -320,7 +321,11 @@ func TestDisconnectCancels(t *testing.T) {
 					cancelled <- r.URL.Path
 				case <-time.After(5 * time.Second):
 				}
-			})}, wrap)
+			})
+			addr := serve(t, srv, wrap)
+			if mode == "watcher failed" {
+				failWatcher(t, srv, addr)
+			}
 			for _, tc := range []struct{ path, body string }{{"/reset", ""}, {"/fin", ""}, {"/stream", ""}, {"/withbody", "abc"}} {
 				c, err := net.Dial("tcp", addr)
 				if err != nil {
@@ -520,5 +525,159 @@ func TestStreamHoldsNoBuffers(t *testing.T) {
 	}
 	if resp, body := readResp(t, br, "POST"); body != "event\n\n" {
 		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+}
+
+// TestWriteAfterHandler checks that a goroutine the handler started, using
+// the ResponseWriter after the handler returned (a misuse net/http
+// forbids), gets errors and writes nothing into the connection's next
+// response; run with -race.
+func TestWriteAfterHandler(t *testing.T) {
+	release := make(chan struct{})
+	lateErr := make(chan error, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/1" {
+			go func() {
+				<-release
+				w.WriteHeader(http.StatusTeapot)
+				_, err := io.WriteString(w, "LATE")
+				_, err2 := w.Write([]byte("LATE"))
+				w.(http.Flusher).Flush()
+				lateErr <- errors.Join(err, err2)
+			}()
+		}
+		_, _ = io.WriteString(w, r.URL.Path)
+	})}, nil)
+	c, br := rawConn(t, addr)
+	_, _ = io.WriteString(c, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n")
+	if _, body := readResp(t, br, "GET"); body != "/1" {
+		t.Fatalf("first body %q", body)
+	}
+	close(release) // the test saw the response on the wire: no happens-before with the server's goroutine
+	err := <-lateErr
+	if err == nil {
+		t.Error("a write after the handler returned succeeded")
+	}
+	_, _ = io.WriteString(c, "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+	resp, body := readResp(t, br, "GET")
+	if resp.StatusCode != 200 || body != "/2" {
+		t.Errorf("second response: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestRefusedUploadAnswered checks that a client still uploading a body
+// the handler refused without reading it gets the answer, not a reset:
+// the server lingers before it closes, as net/http does.
+func TestRefusedUploadAnswered(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+	})}, nil)
+	body := bytes.Repeat([]byte("x"), 8<<20)
+	for i := 0; i < 10; i++ {
+		client := &http.Client{Transport: &http.Transport{}}
+		resp, err := client.Post("http://"+addr+"/", "text/plain", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		resp.Body.Close()
+		client.CloseIdleConnections()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("attempt %d: %d", i, resp.StatusCode)
+		}
+	}
+}
+
+// TestConnIDSkipsWatcherID checks that connection ids, which name a
+// connection in the watcher's events, never take the eventfd's id when
+// they wrap.
+func TestConnIDSkipsWatcherID(t *testing.T) {
+	s := &Server{nextID: 1<<32 - 1, watchErr: true}
+	for i := 0; i < 3; i++ {
+		c := s.newConn(&byteConn{r: bytes.NewReader(nil)})
+		if c.id == evfdID {
+			t.Fatalf("connection %d got the watcher's eventfd id %d", i, c.id)
+		}
+	}
+}
+
+// TestPipelinedAfterOddResponses checks that after a response that went
+// wrong or had a body it must not carry, a pipelined request is either
+// answered intact or the connection closes: it is never read from bytes
+// of the previous exchange, nor its response from stray bytes.
+func TestPipelinedAfterOddResponses(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/next":
+			_, _ = io.WriteString(w, "next")
+		case "/over":
+			w.Header().Set("Content-Length", "3")
+			_, _ = io.WriteString(w, "abcdef")
+		case "/short":
+			w.Header().Set("Content-Length", "10")
+			_, _ = io.WriteString(w, "abc")
+		case "/head":
+			_, _ = w.Write(bytes.Repeat([]byte("h"), 20000))
+		case "/nocontent":
+			w.WriteHeader(http.StatusNoContent)
+			_, _ = io.WriteString(w, "body")
+		case "/panic":
+			_, _ = io.WriteString(w, "partial")
+			panic("boom")
+		case "/abort":
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	})}, nil)
+	next := "GET /next HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+	for _, tc := range []struct {
+		name, req, method string
+		closes            bool // after the first response (none for a panic)
+	}{
+		{"over content length", "GET /over HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true},
+		{"short content length", "GET /short HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true},
+		{"head with body", "HEAD /head HTTP/1.1\r\nHost: a\r\n\r\n", "HEAD", false},
+		{"204 with body", "GET /nocontent HTTP/1.1\r\nHost: a\r\n\r\n", "GET", false},
+		{"unread chunked body", "POST /next HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nGET\r\n0\r\n\r\n", "POST", false},
+		{"bad chunked body", "POST /next HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nGETxx0\r\n\r\n", "POST", true},
+		{"continue not sent", "POST /next HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc", "POST", true},
+		{"panic", "GET /panic HTTP/1.1\r\nHost: a\r\n\r\n", "", true},
+		{"abort", "GET /abort HTTP/1.1\r\nHost: a\r\n\r\n", "GET", true}, // a truncated chunked body
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			_, _ = io.WriteString(c, tc.req+next)
+			all, _ := io.ReadAll(c)
+			br := bufio.NewReader(bytes.NewReader(all))
+			if tc.method != "" {
+				resp, err := http.ReadResponse(br, &http.Request{Method: tc.method})
+				if err != nil {
+					t.Fatalf("first response: %v (%q)", err, all)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+			}
+			nexts := 0
+			for {
+				resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					break
+				}
+				b, err := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 || string(b) != "next" || err != nil {
+					t.Fatalf("a pipelined response: %d %q %v (all: %q)", resp.StatusCode, b, err, all)
+				}
+				nexts++
+			}
+			if rest, _ := io.ReadAll(br); len(rest) != 0 {
+				t.Errorf("stray bytes: %q", rest)
+			}
+			if want := map[bool]int{true: 0, false: 2}[tc.closes]; nexts != want {
+				t.Errorf("%d pipelined responses, want %d (all: %q)", nexts, want, all)
+			}
+		})
 	}
 }

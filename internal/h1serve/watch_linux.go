@@ -58,12 +58,14 @@ func newWatcher(s *Server) (*watcher, error) {
 	return w, nil
 }
 
-// add notes that c's request seq started.
-func (w *watcher) add(c *conn, seq uint32) {
+// add notes that c's request seq started; it reports false when the
+// watcher has stopped (shut down, or its loop failed): the request is
+// then watched by the fallback.
+func (w *watcher) add(c *conn, seq uint32) bool {
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.pending = append(w.pending, pending{c: c, seq: seq})
 	wake := w.sleeping
@@ -72,6 +74,7 @@ func (w *watcher) add(c *conn, seq uint32) {
 	if wake {
 		w.wake()
 	}
+	return true
 }
 
 func (w *watcher) wake() {
