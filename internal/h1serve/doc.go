@@ -104,7 +104,11 @@
 //     descriptor leaves the epoll set under the connection's lock before
 //     the connection closes, and events carry the connection's id and
 //     request number, so a reused descriptor number is never mistaken for
-//     an old connection. Rejected: registering every request (two epoll_ctl
+//     an old connection. A registration the kernel refuses (ENOSPC at
+//     fs.epoll.max_user_watches, ENOMEM) is logged and that request goes
+//     unwatched: its client's leaving is seen at the next write (a held
+//     stream's keepalive); falling back to a background read there would
+//     race the handler's body read. Rejected: registering every request (two epoll_ctl
 //     calls per request), a timer per request (an allocation and a
 //     goroutine when it fires), and a goroutine per request (net/http's
 //     way: the cost this package removes).

@@ -188,10 +188,14 @@ func (w *watcher) register(c *conn, seq uint32) {
 	if cerr := c.raw.Control(func(fd uintptr) { err = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev) }); cerr != nil {
 		return
 	}
-	if err == nil {
-		c.registered = true
-		w.conns[c.id] = c
+	if err != nil {
+		// ENOSPC (fs.epoll.max_user_watches) or ENOMEM: this request is not
+		// watched, so a client that leaves is noticed at the next write.
+		c.s.logf("h1serve: cannot watch a request for its client leaving: %v", err)
+		return
 	}
+	c.registered = true
+	w.conns[c.id] = c
 }
 
 // unregister removes c's descriptor from the epoll set; c.wmu is held.
