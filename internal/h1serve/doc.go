@@ -27,11 +27,14 @@
 // dropped. The response supports http.ResponseController's Flush,
 // SetReadDeadline and SetWriteDeadline; after the handler returned, a
 // goroutine it left gets errors from all of them and from Write, and
-// touches nothing the connection's next request uses. Calls racing with
-// the handler itself or with each other (a Flush from a ticker while the
-// handler writes) are the handler's to serialise, as net/http requires:
-// here they could put one pooled buffer back twice, so two responses
-// share it (internal/sse serialises). Not supported, because nothing in
+// touches nothing the connection's next request uses. The writing
+// methods and the response's end take one mutex per response, so calls
+// racing with the handler or with each other (a Flush from a ticker while
+// the handler writes, which net/http leaves undefined) cannot put a
+// pooled buffer back twice and make two responses share it: the leak of
+// one caller's bytes to another is ruled out here, not left to handlers
+// (an uncontended lock per write; TestWritersRacingKeepResponsesApart).
+// Not supported, because nothing in
 // the gateway uses them: Hijack, trailers (request trailers are read and
 // dropped; response trailers are not sent), EnableFullDuplex, HTTP/2, TLS.
 //

@@ -31,14 +31,19 @@ type response struct {
 	wroteHeader bool
 	committed   bool        // the header is in out or on the wire
 	handlerDone atomic.Bool // set when the handler returned; a goroutine it left may still call in
-	chunked     bool
-	clen        int64 // the body's declared or computed length, -1 unknown
-	written     int64 // body bytes the handler wrote
-	out         *[]byte
-	closeAfter  bool
-	bodyLeft    bool // the request body was not read to its end: the connection lingers, then closes
-	isHEAD      bool
-	is11        bool
+	// wmu serialises the writing methods and finish: a goroutine the
+	// handler left behind, or two goroutines writing at once (which
+	// http.ResponseWriter does not allow), cannot make two responses share
+	// a pooled buffer, nor write once the handler returned.
+	wmu        sync.Mutex
+	chunked    bool
+	clen       int64 // the body's declared or computed length, -1 unknown
+	written    int64 // body bytes the handler wrote
+	out        *[]byte
+	closeAfter bool
+	bodyLeft   bool // the request body was not read to its end: the connection lingers, then closes
+	isHEAD     bool
+	is11       bool
 
 	mu             sync.Mutex // the 100 Continue (written on a body read) against the header
 	expectContinue bool
@@ -50,9 +55,16 @@ func (w *response) Header() http.Header { return w.hdr }
 
 // WriteHeader implements http.ResponseWriter.
 func (w *response) WriteHeader(code int) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return
 	}
+	w.writeHeader(code)
+}
+
+// writeHeader is WriteHeader; w.wmu is held.
+func (w *response) writeHeader(code int) {
 	if code < 100 || code > 999 {
 		panic("invalid WriteHeader code " + strconv.Itoa(code))
 	}
@@ -114,11 +126,18 @@ func (w *response) writeContinue() {
 
 // Write implements http.ResponseWriter.
 func (w *response) Write(p []byte) (int, error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return 0, errAfterHandler
 	}
+	return w.write(p)
+}
+
+// write is Write; w.wmu is held.
+func (w *response) write(p []byte) (int, error) {
 	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
+		w.writeHeader(http.StatusOK)
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -172,6 +191,8 @@ func (w *response) Write(p []byte) (int, error) {
 
 // WriteString implements io.StringWriter.
 func (w *response) WriteString(s string) (int, error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return 0, errAfterHandler
 	}
@@ -181,7 +202,7 @@ func (w *response) WriteString(s string) (int, error) {
 		w.written += int64(len(s))
 		return len(s), nil
 	}
-	return w.Write([]byte(s))
+	return w.write([]byte(s))
 }
 
 // Flush sends the header and what was written so far.
@@ -190,11 +211,13 @@ func (w *response) Flush() { _ = w.FlushError() }
 // FlushError is Flush, with the error of the write (http.ResponseController
 // uses it).
 func (w *response) FlushError() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return errAfterHandler
 	}
 	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
+		w.writeHeader(http.StatusOK)
 	}
 	if !w.committed {
 		if w.out == nil {
@@ -221,6 +244,8 @@ func (w *response) flushOut() {
 
 // SetReadDeadline sets the connection's read deadline.
 func (w *response) SetReadDeadline(t time.Time) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return errAfterHandler // it would bound the connection's next request
 	}
@@ -229,6 +254,8 @@ func (w *response) SetReadDeadline(t time.Time) error {
 
 // SetWriteDeadline sets the connection's write deadline.
 func (w *response) SetWriteDeadline(t time.Time) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if w.handlerDone.Load() {
 		return errAfterHandler
 	}
@@ -310,8 +337,10 @@ func (w *response) commit(final bool) {
 
 // finish ends the response after its handler returned.
 func (w *response) finish() {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
+		w.writeHeader(http.StatusOK)
 	}
 	w.handlerDone.Store(true)
 	bodyRead := true
