@@ -122,18 +122,29 @@ func (h *MCP) legacyNotification(sess *live, msg *jsonrpc.Message) {
 	}
 }
 
-// dispatchLegacy answers one request of a legacy session.
+// dispatchLegacy answers one request of a legacy session: the session's
+// own methods here, the others through the gateway.
 func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out sink) {
+	if h.answerSessionMethod(ctx, req, sess, out) {
+		return
+	}
+	h.forwardLegacy(ctx, req, sess, out)
+}
+
+// answerSessionMethod answers the methods that act on the session itself
+// (ping, logging/setLevel, a second initialize, resources/subscribe and
+// unsubscribe) and reports whether req was one.
+func (h *MCP) answerSessionMethod(ctx context.Context, req *request, sess *live, out sink) bool {
 	msg := req.msg
 	switch msg.Method {
 	case mcp.MethodPing:
 		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
-		return
+		return true
 	case mcp.MethodLoggingSetLevel:
 		level, _ := stringMember(msg.Params, "level")
 		if !mcp.ValidLogLevel(level) {
 			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid log level %q", clip(level))))
-			return
+			return true
 		}
 		sess.logLevel.Store(&level)
 		sess.ownState.Store(true) // the level goes to the caller's own upstream sessions
@@ -142,28 +153,36 @@ func (h *MCP) dispatchLegacy(ctx context.Context, req *request, sess *live, out 
 			res.Result = json.RawMessage(`{}`)
 		}
 		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, res.Result))
-		return
+		return true
 	case mcp.MethodInitialize:
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session already initialized")))
-		return
+		return true
 	case mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
 		uri, ok := stringMember(msg.Params, "uri")
 		if !ok || uri == "" {
 			out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.uri is required")))
-			return
+			return true
 		}
 		if msg.Method == mcp.MethodResourcesSubscribe {
 			watch := h.watchAuth(req.r.Clone(context.WithoutCancel(req.r.Context())), req.caller) // outlives this request
 			if ok, why := h.subscribe(sess, h.legacyOperation(req, sess, nopSink{}), watch, uri); !ok {
 				out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "cannot subscribe to %s: %s", clip(uri), why)))
-				return
+				return true
 			}
 		} else {
 			h.unsubscribe(sess, uri)
 		}
 		out.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, json.RawMessage(`{}`)))
-		return
+		return true
 	}
+	return false
+}
+
+// forwardLegacy answers a legacy session's request through the gateway:
+// cancellable by the caller (notifications/cancelled), with its progress
+// on out, and answered on the surface out is.
+func (h *MCP) forwardLegacy(ctx context.Context, req *request, sess *live, out sink) {
+	msg := req.msg
 	if !mcp.MethodInEra(msg.Method, mcp.EraLegacy) {
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", msg.Method)))
 		return
