@@ -21,7 +21,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -29,8 +28,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/app"
+	"github.com/mcpgw/mcpgw/internal/app/apptest"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -289,26 +288,6 @@ func serveApp(tb testing.TB, cfg *config.Config, opts ...app.Option) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// The server serve uses: the gateway's own, or net/http's with
-	// MCPGW_HTTP_SERVER=stdlib.
-	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	a.Start()
-	tb.Cleanup(func() {
-		a.Drain()
-		_ = srv.Close()
-		<-served
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	url, _ := apptest.Serve(tb, a, cfg.General.HTTP.MaxConnections)
+	return url + "/mcp"
 }

@@ -1,24 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/mcpgw/mcpgw/internal/admit"
 
 	"go.uber.org/goleak"
 
 	"github.com/mcpgw/mcpgw/internal/app"
+	"github.com/mcpgw/mcpgw/internal/app/apptest"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/h1serve"
 )
 
 func TestMain(m *testing.M) {
@@ -58,33 +52,7 @@ func startGatewayWith(t *testing.T, yaml string, env map[string]string, opts ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The server the app builds, on a test listener: the gateway's own,
-	// as serve's, unless MCPGW_HTTP_SERVER=stdlib picks net/http's.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
-	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	a.Start()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			a.Drain()
-			_ = srv.Close()
-			<-served
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = a.Close(ctx)
-		})
-	}
-	t.Cleanup(stop)
+	url, stop := apptest.Serve(t, a, cfg.General.HTTP.MaxConnections)
 	return &gatewayUnderTest{url: url, app: a, stop: stop}
 }
 

@@ -1,12 +1,10 @@
 package ui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/admit"
 	"github.com/mcpgw/mcpgw/internal/app"
+	"github.com/mcpgw/mcpgw/internal/app/apptest"
 	"github.com/mcpgw/mcpgw/internal/config"
-	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -71,28 +68,7 @@ mcp_servers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The server serve uses (net/http's with MCPGW_HTTP_SERVER=stdlib).
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
-	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	a.Start()
-	t.Cleanup(func() {
-		a.Drain()
-		_ = srv.Close()
-		<-served
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
+	base, _ := apptest.Serve(t, a, cfg.General.HTTP.MaxConnections)
 	return &gateway{url: base}, fixture
 }
 
