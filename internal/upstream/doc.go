@@ -120,7 +120,14 @@
 //     protocol says which request they belong to: they go to the single
 //     pending request whose caller can answer them and are refused when that
 //     is ambiguous, because showing one caller's elicitation to another caller
-//     would be a leak. Progress tokens are rewritten per request on shared
+//     would be a leak. roots/list from outside a request's own stream (a
+//     shared stream, or a streamable HTTP GET stream) goes only to a caller
+//     whose session is its own (Interactions.Owner): servers send it on their
+//     own timers and cache the answer for the session, so on a session
+//     shared by several callers one caller's roots would become all of
+//     theirs, and a modern caller's unrelated call would be cancelled for a
+//     question it was never asked; it is refused there (canServeStray).
+//     Progress tokens are rewritten per request on shared
 //     streams for the same reason, and restored before delivery.
 //   - ping is answered by the client itself; a request with no handler gets a
 //     JSON-RPC error, never silence.

@@ -143,6 +143,32 @@ func (ex *exchange) canServe(method string) bool {
 	return false
 }
 
+// canServeStray reports whether this exchange may answer a server→client
+// request that arrived outside any call's own stream (a shared stdio or
+// HTTP+SSE stream, a streamable HTTP GET stream), where nothing ties it to
+// this call. roots/list is one a server sends on its own timer (after
+// initialize, on roots/list_changed) and caches for its session: only a
+// caller whose session is its own (Interactions.Owner) may answer it, since
+// on a session shared by several callers their answer would become every
+// caller's roots, and a modern caller's unrelated call would be cancelled
+// for a question it was never asked.
+func (ex *exchange) canServeStray(method string) bool {
+	if method == mcp.MethodRootsList && (ex.in == nil || ex.in.Owner == "") {
+		return false
+	}
+	return ex.canServe(method)
+}
+
+// strayRefusal is the reply to a server→client request from outside any
+// call's stream that no call in flight may answer.
+func strayRefusal(m *jsonrpc.Message) []byte {
+	if m.Method == mcp.MethodRootsList {
+		return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
+			"%s is not answered on a session shared by several callers", m.Method))
+	}
+	return jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the client does not support %s", m.Method))
+}
+
 // serveRequest answers a server→client request and returns the encoded reply.
 func (ex *exchange) serveRequest(ctx context.Context, m *jsonrpc.Message) []byte {
 	var h Handler

@@ -231,7 +231,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 	started := false
 	m.mu.Lock()
 	for _, p := range m.pending {
-		if p.ex.canServe(msg.Method) {
+		if p.ex.canServeStray(msg.Method) {
 			candidates++
 			target = p
 		}
@@ -246,8 +246,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 			"%s cannot be attributed to one request on this connection", msg.Method)))
 		return
 	case target == nil:
-		m.reply(jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
-			"the client does not support %s", msg.Method)))
+		m.reply(strayRefusal(msg))
 		return
 	case !started:
 		m.reply(busyReply(msg))

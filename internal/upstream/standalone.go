@@ -333,7 +333,7 @@ func (t *httpTransport) routeStandalone(m *jsonrpc.Message) (*exchange, context.
 	t.side.mu.Lock()
 	defer t.side.mu.Unlock()
 	for ex, c := range t.side.active {
-		if ex.canServe(m.Method) {
+		if ex.canServeStray(m.Method) {
 			n++
 			target, tctx = ex, c
 		}
@@ -342,7 +342,7 @@ func (t *httpTransport) routeStandalone(m *jsonrpc.Message) (*exchange, context.
 	case n > 1:
 		return nil, nil, jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s cannot be attributed to one request on this session", m.Method))
 	case n == 0:
-		return nil, nil, jsonrpc.EncodeError(m.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the client does not support %s", m.Method))
+		return nil, nil, strayRefusal(m)
 	case !target.startHandler(): // the call waits for this answer before it returns
 		return nil, nil, busyReply(m)
 	}

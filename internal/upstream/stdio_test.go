@@ -29,6 +29,7 @@ import (
 //	flood:        sends floodRequests elicitation/create requests before answering tools/call
 //	big:          answers tools/call with a 500 KiB result
 //	env:          a plain server whose tools/call result lists its environment
+//	roots:        asks its client roots/list when a tool is called, and answers the call with that answer
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
@@ -87,6 +88,14 @@ func fakeStdioServer(mode string) int {
 			}
 			if mode == "big" {
 				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"pad":"`+strings.Repeat("x", 500<<10)+`"}`)))
+				continue
+			}
+			if mode == "roots" {
+				reply(jsonrpc.EncodeRequest(jsonrpc.IntID(900), "roots/list", json.RawMessage(`{}`)))
+				if !in.Scan() {
+					return 5
+				}
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"rootsAnswer":`+string(in.Bytes())+`}`)))
 				continue
 			}
 			if mode == "env" {

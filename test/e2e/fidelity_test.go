@@ -71,9 +71,15 @@ func fidelityExceptions() map[fidelityCase]string {
 		execution = "by the 2026-07-28 schema: Tool.execution (taskSupport) was removed; the direct run " +
 			"negotiated 2025-11-25, where it exists"
 		acrossRequests = "by design: a 2025-era upstream asks for input " +
-			"(roots, elicitation) in the middle of a call, and a 2026-07-28 caller can only answer across " +
+			"(elicitation) in the middle of a call, and a 2026-07-28 caller can only answer across " +
 			"requests, which a legacy upstream cannot resume; the caller gets the isError that says so " +
 			"(\"cannot resume input … partially completed\")"
+		sharedRoots = "by design: server-everything asks for roots outside any call (on a timer after " +
+			"initialize, and from get-roots-list without naming the call: on stdio and HTTP+SSE one shared " +
+			"stream, on streamable HTTP its GET stream), and the upstream session the gateway keeps for " +
+			"2026-07-28 callers is shared by all of them, so an answer would become every caller's roots: " +
+			"the gateway refuses such a roots/list and leaves the call in flight alone (the server then " +
+			"reports no roots)"
 		modernLogs = "by the 2026-07-28 spec: log notifications reach a modern caller only within a " +
 			"request it asked them for (_meta log level); a subscriptions/listen never carries them"
 	)
@@ -92,7 +98,8 @@ func fidelityExceptions() map[fidelityCase]string {
 	modern := []string{"v2-modern"}
 	add(tasks, everything, fidelityClients(), "initialize")
 	add(execution, append(slices.Clone(everything), others...), modern, "tools/list")
-	add(acrossRequests, everything, modern, "roots", "elicitation/form", "elicitation/url")
+	add(acrossRequests, everything, modern, "elicitation/form", "elicitation/url")
+	add(sharedRoots, everything, modern, "roots")
 	add(modernLogs, everything, modern, "logging")
 	return m
 }
