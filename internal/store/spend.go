@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"math/rand/v2"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
