@@ -1,12 +1,19 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,25 +31,35 @@ import (
 // ctlVariant is one gateway the control plane measurement compares.
 type ctlVariant struct {
 	name     string
-	store    bool // a SQLite store in a temp data dir (spend log, budgets, store keys)
-	storeKey bool // called with a store key (else the master key)
-	observe  bool // metrics (else app.WithoutObservation)
-	traces   bool // tracing on, 5 % of traces sampled
+	store    bool   // a SQLite store in a temp data dir (spend log, budgets, store keys)
+	storeKey bool   // called with a store key (else the master key)
+	observe  bool   // metrics (else app.WithoutObservation)
+	traces   bool   // tracing on, 5 % of traces sampled
+	bin      string // TestControlPlaneCost: the test binary serving it ("": this one)
+	ref      int    // TestControlPlaneCost: the index of the variant its ratio is to
 	url      string
 	body     []byte
 	h        http.Header
 }
 
-// TestControlPlaneCost measures the gateway's own CPU per modern tools/call (this process's
-// CPU per call, the gateway's and the client's, minus a direct call's: the client's alone;
-// the go-sdk fixture runs in its own process) on the bare path (no store, no observation,
-// the master key) and with the control plane on: metrics; metrics and traces (5 % sampled,
-// exported over OTLP/HTTP to an in-process receiver that discards them); and a SQLite store
-// with a store key, metrics and traces. Rounds of MCPGW_CTLCOST_CALLS calls (default 500)
-// per variant, every variant in each round in a rotating order, so the machine's changing
-// load falls on all alike; the paired figure is the median over rounds of each round's
-// ratio to the bare path. Rounds of many calls (not call by call) keep the spend writer's
-// batched commits inside the round that queued them. A measurement, not a check: it runs only
+// TestControlPlaneCost measures the gateway's own CPU per modern tools/call on the bare path
+// (no store, no observation, the master key) and with the control plane on: metrics; metrics
+// and traces (5 % sampled, exported over OTLP/HTTP to a receiver in this process that discards
+// them); a SQLite store with a store key, metrics and traces. Each gateway runs in a process of
+// its own (this test binary re-run as TestControlPlaneGateway), so its CPU is read exactly
+// (getrusage in that process, on request over a pipe) with nothing else in it: no load
+// generator, no fixture (the go-sdk fixture has its own process), no OTLP receiver. This process
+// is the load generator: one pooled client, the same for every gateway.
+//
+// Rounds: in each round every gateway serves MCPGW_CTLCOST_CALLS calls (default 200), in an
+// order shuffled per round; a gateway's CPU for round r is what its process spent from the
+// start of its calls in round r to the start of its calls in round r+1 (the last round ends
+// with a reading after a 1.5 s pause), so work a call leaves behind (the spend writer's
+// batched commit, the span batch, GC of its garbage) falls to the gateway that made it. Each
+// reading forces a GC in the gateway first. The figure is, per variant, the median over
+// rounds of the round's ratio to the bare gateway, with a bootstrap 95 % interval (rounds
+// resampled). Two bare gateways run: "bare-AA" against "bare" is the A/A comparison, which
+// must come out ≈ 0 % and shows the run's noise. A measurement, not a check: it runs only
 // with MCPGW_CTLCOST_ROUNDS set, see docs/benchmarks.md.
 func TestControlPlaneCost(t *testing.T) {
 	rounds, _ := strconv.Atoi(os.Getenv("MCPGW_CTLCOST_ROUNDS"))
@@ -52,7 +69,7 @@ func TestControlPlaneCost(t *testing.T) {
 	if processCPU() < 0 {
 		t.Skip("process CPU time cannot be read here")
 	}
-	calls := 500
+	calls := 200
 	if n, err := strconv.Atoi(os.Getenv("MCPGW_CTLCOST_CALLS")); err == nil && n > 0 {
 		calls = n
 	}
@@ -63,8 +80,8 @@ func TestControlPlaneCost(t *testing.T) {
 	}))
 	t.Cleanup(otlp.Close)
 	variants := []*ctlVariant{
-		{name: "direct"},
 		{name: "bare"},
+		{name: "bare-AA"},
 		{name: "metrics", observe: true},
 		{name: "metrics+traces", observe: true, traces: true},
 		{name: "store-key+metrics+traces", store: true, storeKey: true, observe: true, traces: true},
@@ -73,68 +90,205 @@ func TestControlPlaneCost(t *testing.T) {
 		variants = []*ctlVariant{variants[0], variants[1],
 			{name: "store", store: true, observe: true}, {name: "store-key", store: true, storeKey: true, observe: true}, variants[4]}
 	}
-	var dials, clientDials atomic.Int64
+	if base := os.Getenv("MCPGW_CTLCOST_BASE"); base != "" {
+		variants = append(variants, &ctlVariant{name: "base:bare", bin: base, ref: len(variants)},
+			&ctlVariant{name: "base:" + variants[4].name, bin: base, ref: len(variants),
+				store: variants[4].store, storeKey: variants[4].storeKey, observe: variants[4].observe, traces: variants[4].traces})
+	}
+	var clientDials atomic.Int64
 	client := countingClient(&clientDials)
 	var buf bytes.Buffer
-	for _, v := range variants {
-		tool, key := "fx-test_simple_text", benchKey
-		if v.name == "direct" {
-			v.url, tool, key = fixture, "test_simple_text", ""
-		} else {
-			v.url = ctlGateway(t, fixture, v, otlp.URL, &dials)
-			if v.storeKey {
-				key = storeKey(t, v.url)
-			}
+	procs := make([]*ctlProcess, len(variants))
+	for i, v := range variants {
+		procs[i] = startCtlProcess(t, v, fixture, otlp.URL)
+		v.url = procs[i].url
+		key := benchKey
+		if v.storeKey {
+			key = storeKey(t, v.url)
 		}
-		v.body, v.h = modernCall(tool)
-		if key != "" {
-			v.h.Set("Authorization", "Bearer "+key)
-		}
-		for range 50 { // warm: listings, pooled connections, caches
+		v.body, v.h = modernCall("fx-test_simple_text")
+		v.h.Set("Authorization", "Bearer "+key)
+		for range 200 { // warm: listings, pooled connections, caches, the key's cache entry
 			if err := post(client, v.url, v.body, v.h, &buf); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	load0 := benchfig.LoadAverage()
-	cpu := make([][]float64, len(variants)) // this process's µs per call, per variant and round
-	for r := range rounds {
-		for k := range variants {
-			i := (r + k) % len(variants)
-			v := variants[i]
-			c0 := processCPU()
-			for range calls {
-				if err := post(client, v.url, v.body, v.h, &buf); err != nil {
+	rng := rand.New(rand.NewPCG(20, 5))
+	// at[i][r]: gateway i's CPU at the start of its calls in round r; at[i][rounds]: at the end.
+	at := make([][]time.Duration, len(variants))
+	order := make([]int, len(variants))
+	for i := range order {
+		order[i] = i
+	}
+	for range rounds {
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for i := range variants {
+			at[i] = append(at[i], procs[i].cpu(t))
+		}
+		for range calls {
+			for _, i := range order {
+				if err := post(client, variants[i].url, variants[i].body, variants[i].h, &buf); err != nil {
 					t.Fatal(err)
 				}
 			}
-			cpu[i] = append(cpu[i], float64(processCPU()-c0)/float64(time.Microsecond)/float64(calls))
 		}
 	}
-	t.Log("\n" + ctlReport(variants, cpu, rounds, calls, load0))
+	time.Sleep(1500 * time.Millisecond) // batched spend commits and span exports of the last round
+	for i := range variants {
+		at[i] = append(at[i], procs[i].cpu(t))
+	}
+	cpu := make([][]float64, len(variants)) // gateway µs per call, per variant and round
+	for i := range variants {
+		for r := range rounds {
+			cpu[i] = append(cpu[i], float64(at[i][r+1]-at[i][r])/float64(time.Microsecond)/float64(calls))
+		}
+	}
+	t.Log("\n" + ctlReport(variants, cpu, calls, load0))
 }
 
-// ctlReport is the table of TestControlPlaneCost: per variant the process's and the gateway's
-// CPU per call (medians over rounds) and the paired ratios to the bare path.
-func ctlReport(variants []*ctlVariant, cpu [][]float64, rounds, calls int, load0 string) string {
+// ctlReport is the table of TestControlPlaneCost: per variant the gateway's CPU per call
+// (median over rounds) and the median of the per-round ratios to the bare gateway with its
+// bootstrap 95 % interval.
+func ctlReport(variants []*ctlVariant, cpu [][]float64, calls int, load0 string) string {
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d rounds x %d calls per variant; load average before %s, after %s\n", rounds, calls, load0, benchfig.LoadAverage())
-	gw := func(i, r int) float64 { return cpu[i][r] - cpu[0][r] }
+	rounds := len(cpu[0])
+	fmt.Fprintf(&out, "%d rounds x %d calls per gateway; load average before %s, after %s\n", rounds, calls, load0, benchfig.LoadAverage())
 	for i, v := range variants {
-		if i == 0 {
-			fmt.Fprintf(&out, "%-26s process cpu-µs/call median %.0f (the client alone) rounds %v\n", v.name, benchfig.Median(cpu[0]), benchfig.Rounded(cpu[0]))
+		if i == v.ref {
+			fmt.Fprintf(&out, "%-31s gateway cpu-µs/call median %.1f, rounds %v\n", v.name, benchfig.Median(cpu[i]), benchfig.Rounded(cpu[i]))
 			continue
 		}
-		procRatio, gwRatio, gwAbs := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
+		ratio := make([]float64, rounds)
 		for r := range rounds {
-			procRatio[r] = cpu[i][r] / cpu[1][r]
-			gwRatio[r] = gw(i, r) / gw(1, r)
-			gwAbs[r] = gw(i, r)
+			ratio[r] = cpu[i][r] / cpu[v.ref][r]
 		}
-		fmt.Fprintf(&out, "%-26s process cpu-µs/call median %.0f (paired %+.1f %% vs bare); gateway cpu-µs/call median %.0f (paired %+.1f %% vs bare) rounds %v\n",
-			v.name, benchfig.Median(cpu[i]), 100*(benchfig.Median(procRatio)-1), benchfig.Median(gwAbs), 100*(benchfig.Median(gwRatio)-1), benchfig.Rounded(cpu[i]))
+		lo, hi := bootstrapMedian(ratio, 2000)
+		fmt.Fprintf(&out, "%-31s gateway cpu-µs/call median %.1f; paired vs %s %+.1f %% (95 %% CI %+.1f … %+.1f %%), rounds %v\n",
+			v.name, benchfig.Median(cpu[i]), variants[v.ref].name, 100*(benchfig.Median(ratio)-1), 100*(lo-1), 100*(hi-1), benchfig.Rounded(cpu[i]))
 	}
 	return out.String()
+}
+
+// bootstrapMedian is the 2.5th and 97.5th percentiles of the median of v over n resamples of
+// v with replacement (a fixed seed: the same v gives the same interval).
+func bootstrapMedian(v []float64, n int) (lo, hi float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	meds := make([]float64, n)
+	s := make([]float64, len(v))
+	for k := range meds {
+		for j := range s {
+			s[j] = v[rng.IntN(len(v))]
+		}
+		meds[k] = benchfig.Median(s)
+	}
+	slices.Sort(meds)
+	return meds[n*25/1000], meds[n*975/1000]
+}
+
+// ctlProcess is one gateway of TestControlPlaneCost in its own process.
+type ctlProcess struct {
+	url string
+	in  io.Writer
+	out *bufio.Scanner
+}
+
+// ctlChildEnv names the variant a re-run test binary serves as TestControlPlaneGateway.
+const ctlChildEnv = "MCPGW_CTLCOST_CHILD"
+
+// startCtlProcess runs this test binary as TestControlPlaneGateway serving v over the fixture
+// at upstreamURL and waits for its URL; the process ends when the test does.
+func startCtlProcess(tb testing.TB, v *ctlVariant, upstreamURL, otlpURL string) *ctlProcess {
+	tb.Helper()
+	spec := v.name + "|" + strconv.FormatBool(v.store) + "|" + strconv.FormatBool(v.observe) + "|" +
+		strconv.FormatBool(v.traces) + "|" + upstreamURL + "|" + otlpURL
+	bin := v.bin
+	if bin == "" {
+		bin = os.Args[0]
+	}
+	cmd := exec.Command(bin, "-test.run=^TestControlPlaneGateway$", "-test.count=1")
+	cmd.Env = append(os.Environ(), ctlChildEnv+"="+spec)
+	procs := os.Getenv("MCPGW_CTLCOST_GOMAXPROCS")
+	if procs == "" {
+		procs = "1" // see the doc comment of TestControlPlaneCost
+	}
+	cmd.Env = append(cmd.Env, "GOMAXPROCS="+procs)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	p := &ctlProcess{in: in, out: bufio.NewScanner(outPipe)}
+	p.url = p.line(tb, "url ")
+	return p
+}
+
+// line is the next line of the child's output that starts with prefix, without it.
+func (p *ctlProcess) line(tb testing.TB, prefix string) string {
+	tb.Helper()
+	for p.out.Scan() {
+		if s, ok := strings.CutPrefix(p.out.Text(), "ctlcost "+prefix); ok {
+			return s
+		}
+	}
+	tb.Fatalf("gateway process ended: %v", p.out.Err())
+	return ""
+}
+
+// cpu is the gateway process's CPU time so far, read after a forced GC.
+func (p *ctlProcess) cpu(tb testing.TB) time.Duration {
+	tb.Helper()
+	if _, err := io.WriteString(p.in, "cpu\n"); err != nil {
+		tb.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(p.line(tb, "cpu "), 10, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ns)
+}
+
+// TestControlPlaneGateway is one gateway process of TestControlPlaneCost (it runs only as
+// that test's child): it serves the variant named in MCPGW_CTLCOST_CHILD, prints its URL, and
+// answers each line on stdin with its CPU time after a forced GC, until stdin closes.
+func TestControlPlaneGateway(t *testing.T) {
+	spec := os.Getenv(ctlChildEnv)
+	if spec == "" {
+		t.Skip("the child process of TestControlPlaneCost")
+	}
+	f := strings.Split(spec, "|")
+	if len(f) != 6 {
+		t.Fatalf("bad %s %q", ctlChildEnv, spec)
+	}
+	v := &ctlVariant{name: f[0], store: f[1] == "true", observe: f[2] == "true", traces: f[3] == "true"}
+	var dials atomic.Int64
+	url := ctlGateway(t, f[4], v, f[5], &dials)
+	if dir := os.Getenv("MCPGW_CTLCOST_PROFILES"); dir != "" {
+		prof, err := os.Create(filepath.Join(dir, strings.ReplaceAll(v.name, ":", "-")+".cpu"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prof.Close()
+		if err := pprof.StartCPUProfile(prof); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("ctlcost url %s\n", url)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		runtime.GC()
+		fmt.Printf("ctlcost cpu %d\n", processCPU())
+	}
 }
 
 // ctlGateway serves a gateway for v over the fixture at upstreamURL; spans go to otlpURL.

@@ -212,7 +212,11 @@
 //
 // With a store, New starts the spend log (spend.go): an internal/spend Writer
 // over store.RecordSpend and its Sink, given to the observer after the access
-// log and before any other sink, so Cost is set before those read it. Each
+// log and before any other sink, so Cost is set before those read it. A store key's
+// resolved levels (keyLookup) are kept per key and end user (keyMemo) while the store's
+// cache generation is unchanged and within its TTL of the oldest row they were read from,
+// so a repeated caller costs one map lookup; rejected: keeping the identity.Caller itself:
+// every request gets a Caller of its own, built from the shared StoredKey. Each
 // generation's servers' mcp_server_cost_info becomes the Sink's prices when it
 // starts serving (New, Apply). Close writes the queued rows, within
 // spendCloseTimeout (5 s), after the upstream clients are closed (no call can

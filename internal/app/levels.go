@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/policy"
@@ -24,24 +25,40 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 	if st == nil {
 		return nil
 	}
+	memo := &keyMemo{}
 	return func(ctx context.Context, hash, endUser string) (identity.StoredKey, bool, error) {
-		k, found, err := st.Lookup(ctx, hash)
-		if err != nil || !found {
-			return identity.StoredKey{}, found, err
+		mk, now := keyMemoKey{hash, endUser}, time.Now()
+		if k, ok := memo.get(st, mk, now); ok {
+			return k, true, nil
 		}
-		out := identity.StoredKey{KeyAlias: k.Alias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
-			Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
-			ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked,
-			KeyLimits:  identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit},
-			Guardrails: identity.MetadataGuardrails(k.Metadata)}
-		if k.Expires != nil {
-			out.Expires = *k.Expires
+		gen, _, _ := st.CacheState()
+		oldest := now
+		k, found, err := resolveKey(store.TrackReads(ctx, &oldest), st, hash, endUser)
+		if err == nil && found {
+			memo.put(st, mk, k, gen, oldest)
 		}
-		if err := resolveLevels(ctx, st, k, endUser, &out); err != nil {
-			return identity.StoredKey{}, false, err
-		}
-		return out, true, nil
+		return k, found, err
 	}
+}
+
+// resolveKey is keyLookup's answer read from the store's lookups.
+func resolveKey(ctx context.Context, st *store.Store, hash, endUser string) (identity.StoredKey, bool, error) {
+	k, found, err := st.Lookup(ctx, hash)
+	if err != nil || !found {
+		return identity.StoredKey{}, found, err
+	}
+	out := identity.StoredKey{KeyAlias: k.Alias, UserID: k.UserID, TeamID: k.TeamID, OrgID: k.OrganizationID,
+		Servers: k.Permission.MCPServers, AccessGroups: k.Permission.MCPAccessGroups,
+		ToolPermissions: k.Permission.MCPToolPermissions, BlockedTools: k.Permission.BlockedTools, Blocked: k.Blocked,
+		KeyLimits:  identity.Limits{RPM: k.RPMLimit, MaxParallel: k.MaxParallelRequests, ServerRPM: k.MCPRPMLimit},
+		Guardrails: identity.MetadataGuardrails(k.Metadata)}
+	if k.Expires != nil {
+		out.Expires = *k.Expires
+	}
+	if err := resolveLevels(ctx, st, k, endUser, &out); err != nil {
+		return identity.StoredKey{}, false, err
+	}
+	return out, true, nil
 }
 
 // resolveLevels adds k's team, user, organisation and end-user levels to out.

@@ -89,7 +89,12 @@ func TestMetadataGuardrails(t *testing.T) {
 		`{"guardrails":{"b":true,"a":true,"c":false}}`:       "a,b",
 		`{"guardrails":"a"}`:                                 "",
 		`{"guardrails":{"modify_guardrails":true,"a":true}}`: "a",
-		`not json`: "",
+		`not json`:                            "",
+		`{"team":"x","n":1}`:                  "",
+		`{"\u0067uardrails":["a"]}`:           "a",
+		`{"GuardRails":["a"]}`:                "a", // encoding/json matches names case-insensitively
+		`{"guardrail\u017f":["a"]}`:           "a",
+		`{"guardrail` + "\u017f" + `":["a"]}`: "a",
 	} {
 		if got := strings.Join(MetadataGuardrails(json.RawMessage(meta)), ","); got != want {
 			t.Errorf("MetadataGuardrails(%s) = %q, want %q", meta, got, want)

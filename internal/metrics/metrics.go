@@ -72,16 +72,67 @@ type Metrics struct {
 	// lookups; at most maxResolved entries, then new ones are not kept (see toolSeries).
 	resolvedMu sync.RWMutex
 	resolved   map[toolKey]*toolSeries
+	// serverObs and clientObs hold the two duration histograms' children by the record's
+	// fields their label values derive from (see observers).
+	serverObs observers[serverKey]
+	clientObs observers[clientKey]
+}
+
+// serverKey is what a downstream request's mcp_server_operation_duration_seconds labels are
+// derived from.
+type serverKey struct {
+	method, target, server, protocol, transport string
+	fault                                       fault.Class
+	code                                        int64
+	status                                      int // 0 below 400: only a failing status is a label
+	inBand                                      bool
+}
+
+// clientKey is what an upstream call's mcp_client_operation_duration_seconds labels are
+// derived from.
+type clientKey struct {
+	method, target, server string
+	fault                  fault.Class
+}
+
+// observers remembers a histogram's children by the fields of a record their label values
+// are derived from, so a repeated request pays one read-locked map lookup instead of the
+// label derivation (the names cap's lock, UTF-8 checks) and the registry's hashing and
+// validation of every label value. The derivation is stable for equal keys (a name admitted
+// by the cap stays admitted; one refused stays refused), so a cached child is the one the
+// full path would find. At most maxResolved entries; past that, new keys take the full path.
+type observers[K comparable] struct {
+	mu sync.RWMutex
+	m  map[K]prometheus.Observer
+}
+
+func (o *observers[K]) get(k K) prometheus.Observer {
+	o.mu.RLock()
+	obs := o.m[k]
+	o.mu.RUnlock()
+	return obs
+}
+
+func (o *observers[K]) put(k K, obs prometheus.Observer) {
+	o.mu.Lock()
+	if o.m == nil {
+		o.m = make(map[K]prometheus.Observer)
+	}
+	if len(o.m) < maxResolved {
+		o.m[k] = obs
+	}
+	o.mu.Unlock()
 }
 
 // maxResolved bounds Metrics.resolved: the caps bound distinct label sets already, this
 // bounds the memory of the shortcut; past it calls take the full path.
 const maxResolved = 4096
 
-// toolKey is what a tool call's LiteLLM label values are made of.
+// toolKey is what a tool call's LiteLLM label values are derived from (target: the tool name
+// as the caller sent it).
 type toolKey struct {
-	tool, server string
-	caller       observe.Caller
+	target, server string
+	caller         observe.Caller
 }
 
 // toolSeries is one label set's tool counters: calls resolved at once, spend on the first
@@ -168,10 +219,7 @@ func (m *Metrics) Webhook(d time.Duration, outcome string) {
 
 // EndRequest counts one finished downstream request.
 func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
-	tool, prompt := m.target(r.Method, r.Target, r.Server)
-	code := knownCode(r.ErrorCode)
-	m.server.WithLabelValues(knownMethod(r.Method), r.ErrorType(), tool, prompt, code, operationName(r.Method),
-		knownRevision(r.Protocol), "http", r.Transport).Observe(r.Duration.Seconds())
+	m.serverObserver(r).Observe(r.Duration.Seconds())
 	if r.Fault != 0 {
 		m.faults.WithLabelValues(r.Fault.String(), r.Server).Inc()
 		if r.Fault == fault.LimitExceeded {
@@ -181,7 +229,7 @@ func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
 	if r.Method != mcp.MethodToolsCall || r.Server == "" {
 		return
 	}
-	ts := m.series(tool, r.Server, r.Caller)
+	ts := m.series(r.Target, r.Server, r.Caller)
 	ts.calls.Inc()
 	if r.Cost > 0 {
 		sp := ts.spend.Load()
@@ -194,16 +242,35 @@ func (m *Metrics) EndRequest(_ context.Context, r *observe.Request) {
 	}
 }
 
-// series returns the tool counters of a call to tool on server by c.
-func (m *Metrics) series(tool, server string, c observe.Caller) *toolSeries {
+// serverObserver is r's child of the server duration histogram.
+func (m *Metrics) serverObserver(r *observe.Request) prometheus.Observer {
+	k := serverKey{method: r.Method, target: namedTarget(r.Method, r.Target), server: r.Server, protocol: r.Protocol,
+		transport: r.Transport, fault: r.Fault, code: r.ErrorCode, inBand: r.InBandError}
+	if r.Status >= 400 {
+		k.status = r.Status
+	}
+	if obs := m.serverObs.get(k); obs != nil {
+		return obs
+	}
+	tool, prompt := m.target(r.Method, r.Target, r.Server)
+	obs := m.server.WithLabelValues(knownMethod(r.Method), r.ErrorType(), tool, prompt, knownCode(r.ErrorCode),
+		operationName(r.Method), knownRevision(r.Protocol), "http", r.Transport)
+	m.serverObs.put(k, obs)
+	return obs
+}
+
+// series returns the tool counters of a call to target (the name as the caller sent it) on
+// server by c.
+func (m *Metrics) series(target, server string, c observe.Caller) *toolSeries {
 	c.Org = "" // not a label
-	k := toolKey{tool, server, c}
+	k := toolKey{target, server, c}
 	m.resolvedMu.RLock()
 	ts := m.resolved[k]
 	m.resolvedMu.RUnlock()
 	if ts != nil {
 		return ts
 	}
+	tool, _ := m.target(mcp.MethodToolsCall, target, server)
 	values := m.toolValues(tool, server, c)
 	ts = &toolSeries{values: values, calls: m.calls.WithLabelValues(values...)}
 	m.resolvedMu.Lock()
@@ -216,8 +283,23 @@ func (m *Metrics) series(tool, server string, c observe.Caller) *toolSeries {
 
 // EndCall counts one finished upstream call.
 func (m *Metrics) EndCall(_ context.Context, c *observe.Call) {
-	tool, prompt := m.target(c.Method, c.Target, c.Server)
-	m.client.WithLabelValues(knownMethod(c.Method), c.ErrorType(), tool, prompt, operationName(c.Method), c.Server).Observe(c.Duration.Seconds())
+	k := clientKey{method: c.Method, target: namedTarget(c.Method, c.Target), server: c.Server, fault: c.Fault}
+	obs := m.clientObs.get(k)
+	if obs == nil {
+		tool, prompt := m.target(c.Method, c.Target, c.Server)
+		obs = m.client.WithLabelValues(knownMethod(c.Method), c.ErrorType(), tool, prompt, operationName(c.Method), c.Server)
+		m.clientObs.put(k, obs)
+	}
+	obs.Observe(c.Duration.Seconds())
+}
+
+// namedTarget is target when method's labels name it (a tool or prompt), else "": a resource
+// URI, which no label carries, must not make an observers key of its own.
+func namedTarget(method, target string) string {
+	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
+		return target
+	}
+	return ""
 }
 
 // target returns the tool and prompt labels of a request: the server's own

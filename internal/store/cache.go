@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -120,4 +121,34 @@ func (c *keyCache) reset(off bool) {
 	c.gen++
 	c.off = off
 	c.mu.Unlock()
+}
+
+// CacheState is the lookup cache's generation (it changes with every invalidation on this
+// replica: a write here, or another replica's announced), how long a lookup is reused
+// (Options.CacheTTL), and whether lookups are served from the cache now (not while it is off
+// or disabled). A value derived from cached lookups may be reused while the generation is the
+// one read before the lookups, the cache is on, and for no longer than the TTL after the
+// oldest lookup it read (TrackReads): then it is no older than the lookups themselves could be.
+func (s *Store) CacheState() (gen uint64, ttl time.Duration, on bool) {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen, c.ttl, c.ttl >= 0 && !c.off
+}
+
+// readsKey carries the *time.Time TrackReads updates.
+type readsKey struct{}
+
+// TrackReads returns ctx on which every cached lookup (Lookup, LookupTeam, ...) sets *oldest
+// to the time its answer was read from the database, when that is earlier than *oldest (a
+// lookup that reads the database now counts as now). Start *oldest at the current time.
+func TrackReads(ctx context.Context, oldest *time.Time) context.Context {
+	return context.WithValue(ctx, readsKey{}, oldest)
+}
+
+// noteRead records a lookup answered as read at at on ctx's TrackReads, if any.
+func noteRead(ctx context.Context, at time.Time) {
+	if p, _ := ctx.Value(readsKey{}).(*time.Time); p != nil && at.Before(*p) {
+		*p = at
+	}
 }

@@ -63,7 +63,10 @@
 //     (Generate, Update, Delete, SetBlocked) forget what they touched at once. Get (the
 //     management API) always reads the database. Every forget starts a new cache generation,
 //     and a lookup that read the database before it is not cached, so a read racing a write
-//     cannot put back the row the write invalidated.
+//     cannot put back the row the write invalidated. A value derived from several cached
+//     lookups (internal/app's resolved store key) may be kept by its caller on the same
+//     terms: CacheState gives the generation to check and the TTL, TrackReads the time the
+//     oldest lookup it read was read, so the derived value is never staler than its rows.
 //   - Other replicas' writes, on SQLite: seen within the TTL. On Postgres: LISTEN/NOTIFY,
 //     because it needs nothing beyond the database every replica already shares. A write
 //     transaction sends pg_notify('mcpgw_store', payload) before it commits, the payload the

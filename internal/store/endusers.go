@@ -59,7 +59,7 @@ func readEndUser(ctx context.Context, q querier, id, field string) (EndUser, err
 // LookupEndUser returns the end user with id through this replica's lookup cache; found is
 // false for none.
 func (s *Store) LookupEndUser(ctx context.Context, id string) (EndUser, bool, error) {
-	return lookupCached(s, endUserCacheKey(id), func() (EndUser, error) { return s.GetEndUser(ctx, id) })
+	return lookupCached(ctx, s, endUserCacheKey(id), func() (EndUser, error) { return s.GetEndUser(ctx, id) })
 }
 
 // UpdateEndUser changes the end user with id by change in one transaction; a missing end user

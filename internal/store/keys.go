@@ -176,7 +176,7 @@ func readKey(ctx context.Context, q querier, token string) (Key, error) {
 // Lookup returns the key with token for authentication, through this replica's short-lived
 // cache (see Options.CacheTTL); found is false for no such key.
 func (s *Store) Lookup(ctx context.Context, token string) (Key, bool, error) {
-	return lookupCached(s, keyCacheKey(token), func() (Key, error) { return s.Get(ctx, token) })
+	return lookupCached(ctx, s, keyCacheKey(token), func() (Key, error) { return s.Get(ctx, token) })
 }
 
 // Delete removes every key in tokens, all or none: when one does not exist the answer is

@@ -70,7 +70,7 @@ func readOrg(ctx context.Context, q querier, id string) (Organization, error) {
 // LookupOrganization returns the organisation with id through this replica's lookup cache;
 // found is false for none.
 func (s *Store) LookupOrganization(ctx context.Context, id string) (Organization, bool, error) {
-	return lookupCached(s, orgCacheKey(id), func() (Organization, error) { return s.GetOrganization(ctx, id) })
+	return lookupCached(ctx, s, orgCacheKey(id), func() (Organization, error) { return s.GetOrganization(ctx, id) })
 }
 
 // UpdateOrganization changes the organisation with id by change in one transaction; a missing

@@ -161,13 +161,15 @@ func (s *Store) Close() error {
 // lookupCached returns the row cached under ck ("<kind>:<id>"), or reads it with get
 // (ErrNotFound: no such row) and caches the answer, found or not, unless an invalidation
 // happened while it read (see keyCache). Every cached lookup of a row goes through here.
-func lookupCached[T any](s *Store, ck string, get func() (T, error)) (T, bool, error) {
+func lookupCached[T any](ctx context.Context, s *Store, ck string, get func() (T, error)) (T, bool, error) {
 	now := s.now()
 	var zero T
 	if e, ok := s.cache.get(ck, now); ok {
+		noteRead(ctx, e.at)
 		v, _ := e.val.(T)
 		return v, e.found, nil
 	}
+	noteRead(ctx, now)
 	gen := s.cache.generation()
 	v, err := get()
 	switch {

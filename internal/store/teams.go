@@ -133,7 +133,7 @@ func readTeam(ctx context.Context, q querier, id string) (Team, error) {
 // LookupTeam returns the team with id through this replica's lookup cache (see
 // Options.CacheTTL); found is false for no such team.
 func (s *Store) LookupTeam(ctx context.Context, id string) (Team, bool, error) {
-	return lookupCached(s, teamCacheKey(id), func() (Team, error) { return s.GetTeam(ctx, id) })
+	return lookupCached(ctx, s, teamCacheKey(id), func() (Team, error) { return s.GetTeam(ctx, id) })
 }
 
 // UpdateTeam changes the team with id by change, in one transaction (read, changed, written

@@ -273,7 +273,7 @@ func TestLookupAcrossAnInvalidationIsNotCached(t *testing.T) {
 	if _, err := s.CreateTeam(ctx, Team{TeamID: "t1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, found, err := lookupCached(s, teamCacheKey("t1"), func() (Team, error) {
+	_, found, err := lookupCached(ctx, s, teamCacheKey("t1"), func() (Team, error) {
 		s.cache.forget("team:t1") // the invalidation arrives while the row is read
 		return s.GetTeam(ctx, "t1")
 	})

@@ -107,7 +107,7 @@ func readUser(ctx context.Context, q querier, id string) (User, error) {
 // LookupUser returns the user with id through this replica's lookup cache; found is false for
 // none.
 func (s *Store) LookupUser(ctx context.Context, id string) (User, bool, error) {
-	return lookupCached(s, userCacheKey(id), func() (User, error) { return s.GetUser(ctx, id) })
+	return lookupCached(ctx, s, userCacheKey(id), func() (User, error) { return s.GetUser(ctx, id) })
 }
 
 // UpdateUser changes the user with id by change in one transaction; a missing user, an

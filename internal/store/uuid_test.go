@@ -22,4 +22,12 @@ func TestUUIDForms(t *testing.T) {
 	if later := NewTimeID(at.Add(time.Millisecond)); later <= id {
 		t.Fatalf("NewTimeID a millisecond later = %q, not after %q", later, id)
 	}
+	seen := map[string]bool{}
+	for range 20000 { // one millisecond: only the random bits tell them apart
+		id := NewTimeID(at)
+		if seen[id] || !v7.MatchString(id) {
+			t.Fatalf("NewTimeID repeated or malformed within a millisecond: %q", id)
+		}
+		seen[id] = true
+	}
 }

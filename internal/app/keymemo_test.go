@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/store"
+)
+
+// TestKeyMemoFollowsWrites: a repeated lookup of a store key is served from the memo without
+// allocating, yet a write on this replica (the key blocked, its team blocked) is seen by the
+// very next lookup, and one the cache cannot hear of (another handle on the same database, as
+// another replica without invalidation) within the cache's TTL, as the cached rows are.
+func TestKeyMemoFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const ttl = 200 * time.Millisecond
+	st, err := store.OpenSQLite(ctx, dir, store.Options{CacheTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	mustDo(t, func() error { _, err := st.CreateTeam(ctx, store.Team{TeamID: "t"}); return err })
+	secret, _, err := st.Generate(ctx, store.NewKey{TeamID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := store.Hash(secret)
+	lookup := keyLookup(st)
+	if k, found, err := lookup(ctx, hash, ""); err != nil || !found || k.Blocked || k.BlockedBy != "" {
+		t.Fatalf("first lookup: %+v %v %v", k, found, err)
+	}
+	if n := testing.AllocsPerRun(50, func() { _, _, _ = lookup(ctx, hash, "") }); n != 0 {
+		t.Fatalf("a repeated lookup allocates %v times, want 0 (served from the memo)", n)
+	}
+	if _, err := st.UpdateTeam(ctx, "t", func(tm *store.Team) { tm.Blocked = true }); err != nil {
+		t.Fatal(err)
+	}
+	if k, _, _ := lookup(ctx, hash, ""); k.BlockedBy != "team" {
+		t.Fatalf("after the team was blocked: BlockedBy %q, want team", k.BlockedBy)
+	}
+	other, err := store.OpenSQLite(ctx, dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	if _, err := other.SetBlocked(ctx, hash, true); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(ttl + 100*time.Millisecond)
+	for {
+		k, _, err := lookup(ctx, hash, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a key blocked by another replica was still served unblocked past the cache TTL")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
