@@ -19,11 +19,12 @@ var plainString = func() (t [256]bool) {
 // json.Valid(data) && utf8.Valid(data) (FuzzValidUTF8JSON checks it), in one
 // pass several times faster than those two. Bytes outside strings must be
 // ASCII in valid JSON, so only strings are checked for UTF-8. When data is an
-// object and member is not nil, it also calls member for each of its top-level members in order, with
-// the raw key and where the value lies (as scanRaw does), during the same
-// pass: a message is validated and its members located reading it once. The
-// calls made before invalid JSON is found are not taken back: a caller must
-// heed them only when validMembers reports true.
+// object and member is not nil, it also calls member for each of its
+// top-level members in order, with the raw key and where the value lies (as
+// scanRaw does), during the same pass: a message is validated and its
+// members located reading it once. The calls made before invalid JSON is
+// found are not taken back: a caller must heed them only when validMembers
+// reports true.
 func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool {
 	var stackBuf [32]byte // '{' or '[' per open container
 	stack := stackBuf[:0]
