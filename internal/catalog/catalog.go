@@ -262,7 +262,11 @@ func (c *Catalog) List(ctx context.Context, q Query, method, cursor string) (jso
 		}
 	}
 	results := c.gather(ctx, q, method)
-	var items []json.RawMessage
+	total := 0
+	for _, r := range results {
+		total += len(r.items)
+	}
+	items := make([]json.RawMessage, 0, total) // at most what was fetched
 	var cuts []int
 	outcomes := make(map[string]Outcome, len(q.Servers))
 	var authFails []upstream.Classified
@@ -357,28 +361,21 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 		return items, cuts, nil
 	}
 	out := make([]json.RawMessage, 0, len(items))
-	names = make([]string, len(items))
-	var prefix, buf []byte // `"<server><sep>`, as a JSON string without its end
+	sp := c.spans.of(server, method, items)
+	var renamed []json.RawMessage
 	if q.Prefixed {
-		prefix = jsonrpc.AppendString(nil, server+c.sep)
-		prefix = prefix[:len(prefix)-1]
-		size := 0
-		for _, it := range items {
-			size += len(it) + len(prefix)
-		}
-		buf = make([]byte, 0, size)
+		prefix := jsonrpc.AppendString(nil, server+c.sep) // `"<server><sep>`, as a JSON string without its end
+		renamed = sp.renamed(prefix[:len(prefix)-1])
 	}
 	cut := cutter{cuts: cuts}
-	spans := c.spans.of(server, method, items)
 	for i, it := range items {
 		cut.at(i, len(out))
-		name, start, end := spans[i].name, spans[i].start, spans[i].end
-		if !spans[i].ok {
+		name := sp.spans[i].name
+		if !sp.spans[i].ok {
 			// A name listed twice: parsers disagree on which one counts.
 			c.log.Warn("upstream item without a name dropped", "server", server, "method", method)
 			continue
 		}
-		names[i] = name
 		if method == mcp.MethodToolsList && (q.AllowTool != nil && !q.AllowTool(server, name) || c.vetHidden(server, name)) {
 			continue
 		}
@@ -386,18 +383,11 @@ func (c *Catalog) present(q Query, server, method string, items []json.RawMessag
 			continue
 		}
 		if q.Prefixed {
-			from := len(buf)
-			buf = append(append(buf, it[:start]...), prefix...)
-			// The name as this gateway encodes strings, its opening quote
-			// dropped: prefix has one.
-			q := len(buf)
-			buf = jsonrpc.AppendString(buf, name)
-			buf = append(buf[:q], buf[q+1:]...)
-			buf = append(buf, it[end:]...)
-			it = buf[from:len(buf):len(buf)]
+			it = renamed[i]
 		}
 		out = append(out, it)
 	}
+	names = sp.names
 	return out, cut.done(len(out)), names
 }
 

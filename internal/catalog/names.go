@@ -36,11 +36,36 @@ type names struct {
 	mu      sync.Mutex
 	lists   map[string]shown
 	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
+	// lastLearn is, per server, what learnLocked was last given: the same
+	// names and annotations again (an unchanged listing) change nothing.
+	lastLearn map[string]learnedFrom
 	// parsed holds, per server, the annotations its last recorded listing's
 	// annotated tools parsed to (nil: none or invalid), by each tool's JSON
 	// as listed: a tool listed again byte for byte is not parsed again.
 	// Each server's holds only one listing's tools.
 	parsed map[string]map[string][]mcp.ParamSpec
+}
+
+// learnedFrom is one listing's names and annotations as learnLocked took them.
+type learnedFrom struct {
+	list  []string
+	specs map[string][]mcp.ParamSpec
+}
+
+// sameSpecs reports whether a and b hold the same annotations: the same
+// tools, each with the very same parsed slice (an unchanged tool's, from
+// names.parsed).
+func sameSpecs(a, b map[string][]mcp.ParamSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for tool, sa := range a {
+		sb, ok := b[tool]
+		if !ok || len(sa) != len(sb) || len(sa) > 0 && &sa[0] != &sb[0] {
+			return false
+		}
+	}
+	return true
 }
 
 type shown struct {
@@ -129,16 +154,23 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	}
 	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
 	if annotations && method == mcp.MethodToolsList {
-		n.learnLocked(server, set, specs)
+		n.learnLocked(server, names, set, specs)
 	}
 }
 
-// learnLocked makes specs the learned annotations of the tools in set (a
-// tool in set without specs has none any more).
-func (n *names) learnLocked(server string, set map[string]struct{}, specs map[string][]mcp.ParamSpec) {
+// learnLocked makes specs the learned annotations of the tools in set, the
+// names of list (a tool in set without specs has none any more).
+func (n *names) learnLocked(server string, list []string, set map[string]struct{}, specs map[string][]mcp.ParamSpec) {
+	if last, ok := n.lastLearn[server]; ok && slices.Equal(last.list, list) && sameSpecs(last.specs, specs) {
+		return // learned last time, and nothing learned since
+	}
 	if n.learned == nil {
 		n.learned = map[string]map[string][]mcp.ParamSpec{}
 	}
+	if n.lastLearn == nil {
+		n.lastLearn = map[string]learnedFrom{}
+	}
+	n.lastLearn[server] = learnedFrom{list: list, specs: specs}
 	m := n.learned[server]
 	for name := range set {
 		sp := specs[name]

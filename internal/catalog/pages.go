@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
@@ -87,7 +88,10 @@ func (c *cutter) done(n int) []int {
 // encodeList encodes one page of a list result, its servers' outcomes in
 // _meta.
 func encodeList(key string, items []json.RawMessage, next string, outcomes map[string]Outcome) json.RawMessage {
-	size := 64
+	size := 128 + len(key) + len(next) + len(mcp.MetaServerOutcomes) + 72*len(outcomes)
+	for name := range outcomes {
+		size += len(name)
+	}
 	for _, it := range items {
 		size += len(it) + 1
 	}
@@ -106,12 +110,45 @@ func encodeList(key string, items []json.RawMessage, next string, outcomes map[s
 		b = append(b, `,"nextCursor":`...)
 		b = jsonrpc.AppendString(b, next)
 	}
-	oc, _ := json.Marshal(outcomes)
 	b = append(b, `,"ttlMs":0,"cacheScope":"private","_meta":{"`...)
 	b = append(b, mcp.MetaServerOutcomes...)
 	b = append(b, `":`...)
-	b = append(b, oc...)
+	b = appendOutcomes(b, outcomes)
 	return append(b, '}', '}')
+}
+
+// appendOutcomes appends outcomes as encoding/json encodes the map (its
+// keys sorted, each Outcome by its struct tags), without reflection.
+func appendOutcomes(b []byte, outcomes map[string]Outcome) []byte {
+	if outcomes == nil {
+		return append(b, "null"...)
+	}
+	names := make([]string, 0, len(outcomes))
+	for name := range outcomes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	b = append(b, '{')
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		o := outcomes[name]
+		b = jsonrpc.AppendString(b, name)
+		b = append(b, `:{"status":`...)
+		b = jsonrpc.AppendString(b, o.Status)
+		if o.Count != nil {
+			b = strconv.AppendInt(append(b, `,"count":`...), int64(*o.Count), 10)
+		}
+		if o.ToolCount != nil {
+			b = strconv.AppendInt(append(b, `,"tool_count":`...), int64(*o.ToolCount), 10)
+		}
+		if o.HTTPStatus != 0 {
+			b = strconv.AppendInt(append(b, `,"http_status":`...), int64(o.HTTPStatus), 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 // cursor is the sealed content of an aggregate cursor.

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -191,5 +192,25 @@ func TestPageCutsKeptWithTheSnapshot(t *testing.T) {
 	}
 	if up.lists.Load() != before {
 		t.Fatal("a later page asked the upstream instead of the walk's snapshot")
+	}
+}
+
+// appendOutcomes writes what encoding/json writes for the same map.
+func TestAppendOutcomesEncodesAsEncodingJSON(t *testing.T) {
+	n, m := 3, 0
+	for _, tc := range []map[string]Outcome{
+		nil,
+		{},
+		{"s1": {Status: "ok", ToolCount: &n}},
+		{"b": {Status: "ok", Count: &m}, "a": {Status: "auth_required", HTTPStatus: 401}, "c<&>": {Status: "timeout"}},
+		{"é\"\\\x01": {Status: "skipped", Count: &n, ToolCount: &m, HTTPStatus: 503}},
+	} {
+		want, err := json.Marshal(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendOutcomes(nil, tc); string(got) != string(want) {
+			t.Errorf("appendOutcomes(%v) = %s, want %s", tc, got, want)
+		}
 	}
 }

@@ -98,6 +98,17 @@ func TestParamSpecsFallBackToTheLastListing(t *testing.T) {
 	if got := header(alice); got != "Mcp-Param-Region" {
 		t.Fatalf("alice after bob's listing: %q, want her own listing's", got)
 	}
+	// Listings alternating between two lists each learn theirs again.
+	for i := range 2 {
+		c.seen.record(alice, "s", mcp.MethodToolsList, []json.RawMessage{geo("Region")}, true, now)
+		if got := header(carol); got != "Mcp-Param-Region" {
+			t.Fatalf("round %d, carol after alice listed again: %q, want the last listed", i, got)
+		}
+		c.seen.record(bob, "s", mcp.MethodToolsList, []json.RawMessage{plain}, true, now)
+		if got := header(carol); got != "" {
+			t.Fatalf("round %d, carol after bob listed again: %q, want none", i, got)
+		}
+	}
 	// Past seenFor, alice's listing no longer decides: the last listed does.
 	c.now = func() time.Time { return now.Add(seenFor + time.Second) }
 	if got := header(alice); got != "" {

@@ -26,40 +26,48 @@ func shapeErr(id ID, format string, args ...any) *DecodeError {
 
 // Decode parses exactly one JSON-RPC 2.0 message. Params, Result and Error.Data
 // alias data: the caller must not modify data while the message is in use.
+//
+// The bytes are read once: the pass that validates them also locates the
+// message's members.
 func Decode(data []byte) (*Message, error) {
-	if err := checkJSON(data); err != nil {
-		return nil, err
+	var f fields
+	var ferr error // the first member error; reported only for valid JSON
+	valid := validMembers(data, func(rawKey []byte, start, end int) {
+		if ferr != nil {
+			return
+		}
+		key, ok := memberName(rawKey)
+		if !ok {
+			ferr = fmt.Errorf("bad object key")
+			return
+		}
+		ferr = f.set(key, data[start:end])
+	})
+	if !valid {
+		return nil, whyInvalid(data)
 	}
-	data = bytes.TrimSpace(data)
-	switch data[0] {
+	switch data[skipWS(data, 0)] {
 	case '{':
 	case '[':
 		return nil, shapeErr(ID{}, "batches are not supported: send one message per request")
 	default:
 		return nil, shapeErr(ID{}, "a message must be a JSON object")
 	}
-	var f fields
-	if err := scanObject(data, f.set); err != nil {
-		return nil, err
+	if ferr != nil {
+		return nil, ferr
 	}
 	return f.message()
 }
 
-// checkJSON refuses bytes that are not one valid JSON text in UTF-8. json.Valid
-// alone lets invalid UTF-8 through inside strings, and a later json.Unmarshal
-// silently turns it into U+FFFD, so a name would not survive a round trip.
-func checkJSON(data []byte) *DecodeError {
-	if validUTF8JSON(data) {
-		return nil
-	}
-	// The slower checks tell which of the two the bytes fail.
-	if !json.Valid(data) {
-		return &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
-	}
-	if !utf8.Valid(data) {
+// whyInvalid is the error for bytes validMembers refused. json.Valid alone
+// lets invalid UTF-8 through inside strings, and a later json.Unmarshal
+// silently turns it into U+FFFD, so a name would not survive a round trip:
+// the slower checks tell which of the two rules the bytes break.
+func whyInvalid(data []byte) *DecodeError {
+	if !utf8.Valid(data) && json.Valid(data) {
 		return &DecodeError{Code: CodeParseError, Reason: "body is not valid UTF-8"}
 	}
-	return nil
+	return &DecodeError{Code: CodeParseError, Reason: "body is not valid JSON"}
 }
 
 // fields collects the top-level members of a message.

@@ -7,12 +7,15 @@
 //   - Ids are raw JSON text. The go-sdk's jsonrpc package routes ids through
 //     float64, so 9007199254740993 comes back as …992 and a gateway that
 //     rewrites ids would answer the wrong request. A string id stays a string.
-//   - Decoding validates the whole message once and then only locates the
-//     top-level members; params and result are sub-slices of the input. The
-//     check is one pass of our own (validUTF8JSON) that accepts exactly what
+//   - Decoding reads the message once: the pass that validates it also
+//     locates the top-level members (validMembers); params and result are
+//     sub-slices of the input. The check is our own and accepts exactly what
 //     json.Valid and utf8.Valid together accept (a differential fuzz test
 //     holds it to that) at several times their speed: they were a tenth of a
-//     tools/list's CPU. Only bytes it refuses go through the two, to say why. Decoding into a struct with RawMessage fields was rejected: it
+//     tools/list's CPU, and a second pass to find the members another
+//     twentieth (FuzzDecodeOnePass holds Decode to the two-pass answer). Only
+//     bytes it refuses go through the two, to say why. Decoding into a struct
+//     with RawMessage fields was rejected: it
 //     copies every payload and encoding/json matches keys case-insensitively, so
 //     "ID" would pass for "id".
 //   - Scanning copies no member name the gateway reads on every message: the

@@ -15,13 +15,21 @@ var plainString = func() (t [256]bool) {
 	return t
 }()
 
-// validUTF8JSON reports whether data is one JSON text in UTF-8: exactly
+// validMembers reports whether data is one JSON text in UTF-8: exactly
 // json.Valid(data) && utf8.Valid(data) (FuzzValidUTF8JSON checks it), in one
 // pass several times faster than those two. Bytes outside strings must be
-// ASCII in valid JSON, so only strings are checked for UTF-8.
-func validUTF8JSON(data []byte) bool {
+// ASCII in valid JSON, so only strings are checked for UTF-8. When data is an
+// object and member is not nil, it also calls member for each of its
+// top-level members in order, with the raw key and where the value lies (as
+// scanRaw does), during the same pass: a message is validated and its
+// members located reading it once. The calls made before invalid JSON is
+// found are not taken back: a caller must heed them only when validMembers
+// reports true.
+func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool {
 	var stackBuf [32]byte // '{' or '[' per open container
 	stack := stackBuf[:0]
+	var key []byte // the top-level member whose value is being read
+	vstart := 0
 	i := skipWS(data, 0)
 	for {
 		// A value starts at i.
@@ -41,8 +49,12 @@ func validUTF8JSON(data []byte) bool {
 				break
 			}
 			if c == '{' {
+				k := i
 				if i = validKey(data, i); i < 0 {
 					return false
+				}
+				if len(stack) == 1 && member != nil {
+					key, vstart = data[k:skipString(data, k)], i
 				}
 			}
 			continue
@@ -69,6 +81,10 @@ func validUTF8JSON(data []byte) bool {
 		}
 		// A value ended at i: close containers until the next value.
 		for {
+			if len(stack) == 1 && key != nil {
+				member(key, vstart, i) // the value of a top-level member ended
+				key = nil
+			}
 			i = skipWS(data, i)
 			if len(stack) == 0 {
 				return i == len(data)
@@ -87,8 +103,12 @@ func validUTF8JSON(data []byte) bool {
 			}
 			i = skipWS(data, i+1)
 			if top == '{' {
+				k := i
 				if i = validKey(data, i); i < 0 {
 					return false
+				}
+				if len(stack) == 1 && member != nil {
+					key, vstart = data[k:skipString(data, k)], i
 				}
 			}
 			break

@@ -1,6 +1,7 @@
 package pinning
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -96,7 +97,11 @@ type state struct {
 // listing is one listing's definitions, by each item's JSON as listed and
 // by name (what seen is set to); neither is changed once made.
 type listing struct {
-	items  []string // the items as listed, in order
+	// items are the items as listed, in order: the upstream's bytes, which
+	// nothing changes once decoded (the same listing again, handed on by
+	// the upstream client's page memo, is the very same slices, told by
+	// their address).
+	items  []json.RawMessage
 	defs   []Definition
 	byItem map[string]Definition
 	byName map[string]Definition
@@ -345,13 +350,10 @@ func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[s
 		defs = append(defs, d)
 		from = append(from, i)
 	}
-	l := &listing{items: make([]string, len(items)), defs: defs,
+	l := &listing{items: items, defs: defs,
 		byItem: make(map[string]Definition, len(defs)), byName: make(map[string]Definition, len(defs))}
-	for i, it := range items {
-		l.items[i] = string(it)
-	}
 	for i, d := range defs {
-		l.byItem[l.items[from[i]]] = d
+		l.byItem[string(items[from[i]])] = d
 		l.byName[d.Name] = d
 	}
 	p.mu.Lock()
@@ -367,7 +369,7 @@ func (l *listing) same(items []json.RawMessage) bool {
 		return false
 	}
 	for i, it := range items {
-		if string(it) != l.items[i] {
+		if !bytes.Equal(it, l.items[i]) { // the same slice: no byte compared
 			return false
 		}
 	}

@@ -22,6 +22,7 @@ type Client struct {
 
 	cfg    Config
 	params paramHeaders     // x-mcp-header annotations of the tools
+	pages  pageMemo         // the last list walk's pages, parsed
 	deps   *sessionEnv      // what every session of this client shares
 	call   CallFunc         // Config.Middleware around roundTrip; nil without any
 	watch  *credentialWatch // renews a minted credential while anyone follows

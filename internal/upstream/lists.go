@@ -1,11 +1,13 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -127,7 +129,7 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 			}
 			return ListResult{}, err
 		}
-		pg, err := parsePage(res.Raw, key)
+		pg, err := c.pages.parse(method, n, res.Raw, key)
 		if err != nil {
 			return ListResult{}, err
 		}
@@ -207,6 +209,54 @@ func (c *Client) walkErr(ctx, wctx context.Context, method string, err error) er
 		return c.timedOut(method, c.cfg.ListTimeout)
 	}
 	return err
+}
+
+// pageMemo remembers the pages of the last walk of each list method, as
+// the upstream sent them and as parsePage split them: a page that comes
+// again byte for byte (an unchanged list, the common case) is not split
+// again, and its items are the very slices the last walk returned, which
+// the later steps (the annotations, the pinner, the catalog's name spans)
+// tell unchanged by their address before comparing any byte. It holds one
+// walk per method (at most Config.MaxPages pages of at most the largest
+// message each), bytes the catalog keeps anyway while the list is served.
+type pageMemo struct {
+	mu   sync.Mutex
+	last map[string][]memoPage // by method: page n of the last walk at n-1
+}
+
+// memoPage is one remembered page: the result's bytes and what they split
+// into (which nothing changes once made).
+type memoPage struct {
+	raw json.RawMessage
+	pg  page
+}
+
+// parse is parsePage for page n (from 1) of a walk of method, reusing the
+// last walk's page n when raw is the same bytes.
+func (m *pageMemo) parse(method string, n int, raw json.RawMessage, key string) (page, error) {
+	m.mu.Lock()
+	last := m.last[method]
+	m.mu.Unlock()
+	if n <= len(last) && bytes.Equal(last[n-1].raw, raw) {
+		return last[n-1].pg, nil
+	}
+	pg, err := parsePage(raw, key)
+	if err != nil {
+		return pg, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil {
+		m.last = map[string][]memoPage{}
+	}
+	walk := m.last[method]
+	if n == 1 || n-1 > len(walk) {
+		walk = nil // a new walk; pages of another walk are not mixed in
+	}
+	// A copy, never an append to the slice others may be reading.
+	walk = append(append(make([]memoPage, 0, n), walk[:min(n-1, len(walk))]...), memoPage{raw: raw, pg: pg})
+	m.last[method] = walk
+	return pg, nil
 }
 
 // page is one list result, split.

@@ -20,6 +20,31 @@ type paramHeaders struct {
 	// parsed again. It holds only that listing's tools, so it is bounded
 	// as a listing is.
 	parsed map[string]annotated
+	// last is the last listing learned: the same items again (the very
+	// slices, as a walk's page memo hands them back) are learned already.
+	last learnedList
+}
+
+// learnedList is one listing learn was given and what it made of it; never
+// changed once made.
+type learnedList struct {
+	items   []json.RawMessage
+	kept    []json.RawMessage
+	dropped []annotated // the tools dropped, to warn of again
+}
+
+// sameItems reports whether a and b are the same items: the same slices of
+// the same bytes, which the page memo hands back for an unchanged page.
+func sameItems(a, b []json.RawMessage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) || len(a[i]) > 0 && &a[i][0] != &b[i][0] {
+			return false
+		}
+	}
+	return true
 }
 
 // annotated is what one annotated tool parsed to.
@@ -33,12 +58,19 @@ type annotated struct {
 // the tools whose annotations are invalid (the spec tells a client to drop
 // those, and keep the rest).
 func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string)) []json.RawMessage {
+	p.mu.RLock()
+	last, prev := p.parsed, p.last
+	p.mu.RUnlock()
+	if len(items) > 0 && sameItems(items, prev.items) {
+		for _, a := range prev.dropped {
+			warn(a.name, a.err)
+		}
+		return prev.kept
+	}
 	found := map[string][]mcp.ParamSpec{}
 	var parsed map[string]annotated
 	var kept []json.RawMessage // nil while every item is kept
-	p.mu.RLock()
-	last := p.parsed
-	p.mu.RUnlock()
+	var dropped []annotated
 	for i, it := range items {
 		if !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
 			if kept != nil {
@@ -56,6 +88,7 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 		parsed[string(it)] = a
 		if a.err != "" {
 			warn(a.name, a.err)
+			dropped = append(dropped, a)
 			if kept == nil {
 				kept = append(make([]json.RawMessage, 0, len(items)-1), items[:i]...)
 			}
@@ -68,13 +101,14 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 			kept = append(kept, it)
 		}
 	}
+	if kept == nil {
+		kept = items
+	}
 	p.mu.Lock()
 	p.tools = found
 	p.parsed = parsed
+	p.last = learnedList{items: items, kept: kept, dropped: dropped}
 	p.mu.Unlock()
-	if kept == nil {
-		return items
-	}
 	return kept
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,14 +97,17 @@ func TestLearnRelisted(t *testing.T) {
 	bad := json.RawMessage(`{"name":"bad","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}}`)
 	plain := json.RawMessage(`{"name":"plain"}`)
 	var p paramHeaders
+	first := []json.RawMessage{plain, geo("Region"), bad}
 	for round, tc := range []struct {
 		items  []json.RawMessage
 		header string // geo's header after the listing
 		kept   int
 	}{
-		{[]json.RawMessage{plain, geo("Region"), bad}, "Mcp-Param-Region", 2},
+		{first, "Mcp-Param-Region", 2},
+		{slices.Clone(first), "Mcp-Param-Region", 2}, // the same slices (a page memo's)
 		{[]json.RawMessage{plain, geo("Region"), bad}, "Mcp-Param-Region", 2},
 		{[]json.RawMessage{bad, geo("Zone"), plain}, "Mcp-Param-Zone", 2},
+		{slices.Clone(first), "Mcp-Param-Region", 2},
 		{[]json.RawMessage{plain}, "", 1},
 	} {
 		var warned []string

@@ -35,3 +35,38 @@ func TestParsePageMembers(t *testing.T) {
 		}
 	}
 }
+
+// A page that comes again byte for byte is the last walk's page, its items
+// the same slices; a changed page is split anew, and a walk's later pages
+// are remembered per page number.
+func TestPageMemo(t *testing.T) {
+	var m pageMemo
+	raw := func(s string) []byte { return []byte(`{"tools":[` + s + `]}`) }
+	p1, err := m.parse("tools/list", 1, raw(`{"name":"a"}`), "tools")
+	if err != nil || len(p1.items) != 1 {
+		t.Fatalf("page 1: %+v %v", p1, err)
+	}
+	p2, _ := m.parse("tools/list", 2, raw(`{"name":"b"}`), "tools")
+	again1, _ := m.parse("tools/list", 1, raw(`{"name":"a"}`), "tools")
+	again2, _ := m.parse("tools/list", 2, raw(`{"name":"b"}`), "tools")
+	if &again1.items[0][0] != &p1.items[0][0] || &again2.items[0][0] != &p2.items[0][0] {
+		t.Fatal("an unchanged page was split again")
+	}
+	if pg, _ := m.parse("prompts/list", 1, []byte(`{"prompts":[{"name":"a"}]}`), "prompts"); len(pg.items) != 1 {
+		t.Fatalf("another method's page: %+v", pg)
+	}
+	changed, _ := m.parse("tools/list", 1, raw(`{"name":"c"}`), "tools")
+	if string(changed.items[0]) != `{"name":"c"}` {
+		t.Fatalf("a changed page gave %s", changed.items[0])
+	}
+	// A new first page begins a new walk: the old page 2 is not reused for it.
+	m.mu.Lock()
+	pages := len(m.last["tools/list"])
+	m.mu.Unlock()
+	if pages != 1 {
+		t.Fatalf("a new walk kept %d pages, want its own 1", pages)
+	}
+	if _, err := m.parse("tools/list", 1, []byte(`{"tools":{}}`), "tools"); err == nil {
+		t.Fatal("an invalid page was accepted")
+	}
+}
