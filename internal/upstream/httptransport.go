@@ -80,19 +80,14 @@ func (t *httpTransport) state() (sessionID, version string) {
 // newRequest builds a request with this session's headers. It also returns
 // the minted credential it carries ("" for none), so a 401 can refresh it.
 func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, t.d.url, rd)
-	if err != nil {
-		return nil, "", badURL() // its text would repeat the URL
-	}
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	req.Header = h
+	req, err := t.d.newRequest(ctx, method, body, h)
+	if err != nil {
+		return nil, "", badURL() // its text would repeat the URL
+	}
 	addHeaders(ctx, req.Header)
 	sid, ver := t.state()
 	if sid != "" {
@@ -112,7 +107,7 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 }
 
 func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
-	resp, err := t.d.client.Do(req)
+	resp, err := t.d.send(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
