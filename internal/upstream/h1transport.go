@@ -191,7 +191,7 @@ func (t *h1Transport) exchange(req *http.Request, pc *h1Conn) (resp *http.Respon
 		}
 		return nil, err, pc.reused && canReplay(req, written)
 	}
-	if err := req.Write(pc.bw); err != nil {
+	if err := writeRequest(pc.bw, req); err != nil {
 		return fail(err, false) // a request cut short is not served
 	}
 	if err := pc.bw.Flush(); err != nil {
@@ -205,7 +205,7 @@ func (t *h1Transport) exchange(req *http.Request, pc *h1Conn) (resp *http.Respon
 	}
 	pc.reused = false // an answer started: it is this request's
 	for {
-		resp, err = http.ReadResponse(pc.br, req)
+		resp, err = readResponse(pc.br, req)
 		if err != nil {
 			return fail(err, true)
 		}
