@@ -78,9 +78,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv fu
 // with when the environment sets none. The gateway's live heap is small
 // and its calls allocate ~20 KB each, so at Go's default of 100 it
 // collected every few hundred calls: 400 cut the gateway's CPU per
-// tools/call by about a tenth (docs/benchmarks.md, h53-hotpath) for a peak
-// heap of five times the live one instead of two (+12 MB RSS under load in
-// that run). GOGC overrides it; GOMEMLIMIT bounds the heap whatever the
+// legacy tools/call by about a tenth (the modern one's moved within the
+// noise; docs/benchmarks.md, h53-hotpath) for a peak heap of five times
+// the live one instead of two (+12 MB RSS under load in that run). GOGC overrides it; GOMEMLIMIT bounds the heap whatever the
 // target.
 const defaultGCPercent = 400
 

@@ -32,9 +32,11 @@ const (
 // on a gateway's short calls that handoff cost more than the gateway's own
 // work. Everything else (https, a proxy) goes to fallback, unchanged.
 //
-// Requests are written by (*http.Request).Write and responses parsed by
-// http.ReadResponse, so framing (Content-Length, chunked, bodies that end
-// with the connection, bodiless statuses) is net/http's own; what this type
+// Requests are written as (*http.Request).Write writes them and responses
+// parsed as http.ReadResponse parses them (writeRequest and readResponse:
+// the common message without their allocations, anything else by them), so
+// framing (Content-Length, chunked, bodies that end with the connection,
+// bodiless statuses) is net/http's own; what this type
 // adds is the connection's life: a connection is reused only after its
 // response body was read to its end with nothing buffered beyond it and
 // neither side asked to close; a body closed early, a read or write error
