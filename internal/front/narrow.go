@@ -52,7 +52,11 @@ func (h *MCP) narrow(r *http.Request, segment string, scoped bool) (n narrowing,
 	var fromHeaders []string
 	present := false
 	for _, hdr := range [...]string{headerMCPServers, headerMCPAccessGroups} {
-		entries := splitList(strings.Join(r.Header.Values(hdr), ","))
+		values := r.Header.Values(hdr)
+		if len(values) == 0 {
+			continue // absent: nothing to split
+		}
+		entries := splitList(strings.Join(values, ","))
 		if len(entries) == 0 {
 			continue // absent or blank: no narrowing
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 )
 
@@ -143,5 +144,22 @@ func TestBinding(t *testing.T) {
 	var nilCaller *Caller
 	if nilCaller.Binding() == b {
 		t.Error("nil caller binding collides")
+	}
+}
+
+// TestBindingFormat: a binding is the same string it always was (sealed session ids and
+// tokens carry it, so a change would end them all): each field strconv.Quote'd.
+func TestBindingFormat(t *testing.T) {
+	for _, v := range []string{"", "plain-id", `a"b`, `a\b`, "tab\there", "é", "\x7f", "\x00", "sk-🔑"} {
+		c := Caller{UserID: v, TeamID: "t", OrgID: v, EndUserID: "e", KeyHash: v + "k"}
+		want := "v1;u=" + strconv.Quote(v) + ";t=" + strconv.Quote("t") + ";o=" + strconv.Quote(v) +
+			";e=" + strconv.Quote("e") + ";k=" + strconv.Quote(v+"k")
+		if got := c.Binding(); got != want {
+			t.Errorf("Binding(%q) = %s, want %s", v, got, want)
+		}
+	}
+	c := Caller{UserID: "u", TeamID: "t", OrgID: "o", EndUserID: "e", KeyHash: "0123456789abcdef"}
+	if n := testing.AllocsPerRun(100, func() { _ = c.Binding() }); n > 1 {
+		t.Errorf("Binding allocates %v times, want 1", n)
 	}
 }

@@ -109,17 +109,40 @@ func (c *Caller) Binding() string {
 	if c == nil {
 		return "v1"
 	}
-	var b strings.Builder
-	b.WriteString("v1")
-	for _, f := range [...]struct{ tag, val string }{
+	fields := [...]struct{ tag, val string }{
 		{"u", c.UserID}, {"t", c.TeamID}, {"o", c.OrgID}, {"e", c.EndUserID}, {"k", c.KeyHash},
-	} {
+	}
+	n := 2
+	for _, f := range fields {
+		n += 5 + len(f.val) // ;x="" around the value, which needs no quoting most of the time
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString("v1")
+	for _, f := range fields {
 		b.WriteByte(';')
 		b.WriteString(f.tag)
 		b.WriteByte('=')
-		b.WriteString(strconv.Quote(f.val))
+		if plain(f.val) {
+			b.WriteByte('"')
+			b.WriteString(f.val)
+			b.WriteByte('"')
+		} else {
+			b.WriteString(strconv.Quote(f.val))
+		}
 	}
 	return b.String()
+}
+
+// plain reports a string strconv.Quote only puts quotes around: printable
+// ASCII without a quote or a backslash.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Error is an authentication failure returned by Authenticate; every field is safe to show the caller.

@@ -197,7 +197,9 @@ func (c *Client) logStart(method string, params json.RawMessage) string {
 	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
 		name = nameParam(method, params)
 	}
-	c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
+	if c.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) { // the arguments cost allocations even unlogged
+		c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
+	}
 	return name
 }
 

@@ -32,9 +32,11 @@ const (
 // on a gateway's short calls that handoff cost more than the gateway's own
 // work. Everything else (https, a proxy) goes to fallback, unchanged.
 //
-// Requests are written by (*http.Request).Write and responses parsed by
-// http.ReadResponse, so framing (Content-Length, chunked, bodies that end
-// with the connection, bodiless statuses) is net/http's own; what this type
+// Requests are written as (*http.Request).Write writes them and responses
+// parsed as http.ReadResponse parses them (writeRequest and readResponse:
+// the common message without their allocations, anything else by them), so
+// framing (Content-Length, chunked, bodies that end with the connection,
+// bodiless statuses) is net/http's own; what this type
 // adds is the connection's life: a connection is reused only after its
 // response body was read to its end with nothing buffered beyond it and
 // neither side asked to close; a body closed early, a read or write error
@@ -191,7 +193,7 @@ func (t *h1Transport) exchange(req *http.Request, pc *h1Conn) (resp *http.Respon
 		}
 		return nil, err, pc.reused && canReplay(req, written)
 	}
-	if err := req.Write(pc.bw); err != nil {
+	if err := writeRequest(pc.bw, req); err != nil {
 		return fail(err, false) // a request cut short is not served
 	}
 	if err := pc.bw.Flush(); err != nil {
@@ -205,7 +207,7 @@ func (t *h1Transport) exchange(req *http.Request, pc *h1Conn) (resp *http.Respon
 	}
 	pc.reused = false // an answer started: it is this request's
 	for {
-		resp, err = http.ReadResponse(pc.br, req)
+		resp, err = readResponse(pc.br, req)
 		if err != nil {
 			return fail(err, true)
 		}

@@ -1,8 +1,12 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/mcpgw/mcpgw/internal/upstream/auth"
@@ -45,8 +49,13 @@ func (cr *credentials) refused(minted string) {
 type httpDialer struct {
 	env    *env
 	url    string
+	parsed *url.URL     // url, parsed once (nil: each request parses it, and fails)
 	client *http.Client // carries every request; pooled connections
 	creds  *credentials
+	// direct is client's transport when it is the gateway's own (NewHTTPClient) and
+	// client adds nothing but redirects (no jar, no timeout): requests go to it
+	// straight, and only a redirect goes through client (see send).
+	direct *h1Transport
 
 	freshOnce sync.Once
 	fresh     *http.Client // see freshHTTP
@@ -69,6 +78,92 @@ func (d *httpDialer) dial(ctx context.Context, v verdict, p peer, _ bool) (trans
 }
 
 func (d *httpDialer) answered() {}
+
+// newHTTPDialer returns the dialer of an HTTP upstream at rawURL.
+func newHTTPDialer(e *env, rawURL string, client *http.Client, creds *credentials) *httpDialer {
+	d := &httpDialer{env: e, url: rawURL, client: client, creds: creds}
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		u.Host = strings.TrimSuffix(u.Host, ":") // as NewRequest does: an empty port is none
+		d.parsed = u
+	}
+	if h1, ok := client.Transport.(*h1Transport); ok && client.Jar == nil && client.Timeout == 0 {
+		d.direct = h1
+	}
+	return d
+}
+
+// newRequest is http.NewRequestWithContext(ctx, method, d.url, body) with
+// header h, without parsing the URL again; body may be nil.
+func (d *httpDialer) newRequest(ctx context.Context, method string, body []byte, h http.Header) (*http.Request, error) {
+	if d.parsed == nil {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, d.url, rd)
+		if err == nil {
+			req.Header = h
+		}
+		return req, err
+	}
+	u := *d.parsed
+	req := (&http.Request{Method: method, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: u.Host}).WithContext(ctx)
+	if len(body) > 0 {
+		req.ContentLength = int64(len(body))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	} else if body != nil {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return req, nil
+}
+
+// send sends req: straight to the gateway's own transport when client is
+// nothing more (http.Client's per-request work, a copy of the headers for
+// redirects among it, was a tenth of a call's allocations), through client
+// otherwise. A redirect answered on the straight path is followed by an
+// http.Client with client's CheckRedirect (no credential to another
+// origin) that is handed this answer as its first.
+func (d *httpDialer) send(req *http.Request) (*http.Response, error) {
+	if d.direct == nil {
+		return d.client.Do(req)
+	}
+	resp, err := d.direct.RoundTrip(req)
+	if err != nil || !followed(resp) {
+		return resp, err
+	}
+	c := &http.Client{Transport: &primed{first: resp, rt: d.direct}, CheckRedirect: d.client.CheckRedirect}
+	return c.Do(req)
+}
+
+// primed is a RoundTripper whose first answer is one already received;
+// the next requests go to rt. One http.Client.Do uses it, on one goroutine.
+type primed struct {
+	first *http.Response
+	rt    http.RoundTripper
+}
+
+func (p *primed) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp := p.first; resp != nil {
+		p.first = nil
+		resp.Request = req
+		return resp, nil
+	}
+	return p.rt.RoundTrip(req)
+}
+
+// followed reports an answer http.Client follows: a redirect status with a
+// Location.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
+}
 
 // freshHTTP returns a client that opens a new connection for every request,
 // for cleanup that must not wait behind a connection the abandoned request

@@ -80,39 +80,79 @@ func (t *httpTransport) state() (sessionID, version string) {
 // newRequest builds a request with this session's headers. It also returns
 // the minted credential it carries ("" for none), so a 401 can refresh it.
 func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, t.d.url, rd)
-	if err != nil {
-		return nil, "", badURL() // its text would repeat the URL
-	}
+	return t.newRequestFor(ctx, method, body, nil)
+}
+
+// Header names as http.Header keys them (canonical form; TestHeaderKeys).
+const (
+	keySessionID       = "Mcp-Session-Id"
+	keyProtocolVersion = "Mcp-Protocol-Version"
+	keyMethod          = "Mcp-Method"
+	keyName            = "Mcp-Name"
+	keyContentType     = "Content-Type"
+	keyAccept          = "Accept"
+)
+
+// newRequestFor is newRequest for the message r (nil: none), whose
+// modern headers (revision, method, name, Mcp-Param-*) it sets too. The
+// fields it sets share one backing array of values: Header.Set took an
+// allocation for each, and another for each name not in canonical form.
+func (t *httpTransport) newRequestFor(ctx context.Context, method string, body []byte, r *outgoing) (*http.Request, string, error) {
 	h, minted, err := t.hdr(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	req.Header = h
+	req, err := t.d.newRequest(ctx, method, body, h)
+	if err != nil {
+		return nil, "", badURL() // its text would repeat the URL
+	}
 	addHeaders(ctx, req.Header)
+	f := fields{h: req.Header, vals: make([]string, 0, 6)}
 	sid, ver := t.state()
 	if sid != "" {
-		req.Header.Set(mcp.HeaderSessionID, sid)
+		f.set(keySessionID, sid)
+	}
+	if r != nil && r.modern {
+		ver = mcp.Latest
 	}
 	if ver != "" {
-		req.Header.Set(mcp.HeaderProtocolVersion, ver)
+		f.set(keyProtocolVersion, ver)
 	}
 	switch method {
 	case http.MethodPost:
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		f.set(keyContentType, "application/json")
+		f.set(keyAccept, "application/json, text/event-stream")
 	case http.MethodGet:
-		req.Header.Set("Accept", "text/event-stream")
+		f.set(keyAccept, "text/event-stream")
+	}
+	if r != nil && r.modern {
+		f.set(keyMethod, r.method)
+		if r.name != "" {
+			f.set(keyName, mcp.EncodeHeaderValue(r.name))
+		}
+		for k, v := range r.header {
+			req.Header[k] = v
+		}
 	}
 	return req, minted, nil
 }
 
+// fields sets header fields (each to one value, as Header.Set does) from
+// one backing array of values.
+type fields struct {
+	h    http.Header
+	vals []string
+}
+
+// set sets the field named key, in canonical form, to v.
+func (f *fields) set(key, v string) {
+	f.vals = append(f.vals, v)
+	n := len(f.vals)
+	f.h[key] = f.vals[n-1 : n : n]
+}
+
 func (t *httpTransport) do(req *http.Request) (*http.Response, error) {
-	resp, err := t.d.client.Do(req)
+	resp, err := t.d.send(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -133,19 +173,9 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 		release()
 		ex.handlers.Wait()
 	}()
-	req, minted, err := t.newRequest(ctx, http.MethodPost, r.body)
+	req, minted, err := t.newRequestFor(ctx, http.MethodPost, r.body, &r)
 	if err != nil {
 		return nil, err
-	}
-	if r.modern {
-		req.Header.Set(mcp.HeaderProtocolVersion, mcp.Latest)
-		req.Header.Set(mcp.HeaderMethod, r.method)
-		if r.name != "" {
-			req.Header.Set(mcp.HeaderName, mcp.EncodeHeaderValue(r.name))
-		}
-		for k, v := range r.header {
-			req.Header[k] = v
-		}
 	}
 	resp, err := t.do(req)
 	if err != nil {

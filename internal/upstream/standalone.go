@@ -105,12 +105,16 @@ func (t *httpTransport) follow(ctx context.Context) (context.Context, func()) {
 	// Return once the upstream has answered the GET, so a request it sends
 	// there for the session's first call finds it open, or after a short
 	// bound.
-	wait := time.NewTimer(min(t.env.requestTimeout, 5*time.Second))
-	defer wait.Stop()
 	select {
-	case <-gs.opened:
-	case <-wait.C:
-	case <-ctx.Done():
+	case <-gs.opened: // the common case, without a timer
+	default:
+		wait := time.NewTimer(min(t.env.requestTimeout, 5*time.Second))
+		select {
+		case <-gs.opened:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		wait.Stop()
 	}
 	var once sync.Once
 	return gs.lost, func() { once.Do(t.unhold) }

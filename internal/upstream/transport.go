@@ -69,7 +69,7 @@ func newDialer(e *env, cfg *Config, creds *credentials) dialer {
 	if cfg.Transport == TransportLocal {
 		return &localDialer{srv: cfg.Local}
 	}
-	return &httpDialer{env: e, url: cfg.URL, client: cfg.HTTPClient, creds: creds}
+	return newHTTPDialer(e, cfg.URL, cfg.HTTPClient, creds)
 }
 
 // peer is what a dialer needs to know of the session it opens a transport
