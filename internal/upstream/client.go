@@ -64,6 +64,13 @@ type Options struct {
 	// middleware that counts the caller's operations (a server's rpm) counts
 	// only the first.
 	Retry bool
+	// LegacyCaller marks an operation of a caller that speaks a legacy
+	// revision (2025-11-25 or earlier). On a stdio upstream in auto mode it
+	// runs on a session in the legacy era (a child process of its own, so
+	// never on the modern-era child), which costs a dual-era child less per
+	// call and loses such a caller nothing: it cannot take input_required.
+	// Elsewhere it changes nothing.
+	LegacyCaller bool
 
 	// held is the session the operation already holds (the pages of an
 	// ephemeral list walk); nil lets the options select one.
@@ -122,6 +129,7 @@ func New(cfg Config) (*Client, error) {
 		creds:       creds,
 		params:      &c.params,
 		pinned:      full.ProtocolVersion,
+		legacyEra:   full.Transport == TransportStdio && full.ProtocolVersion == VersionAuto,
 		clientInfo:  full.ClientInfo,
 		listTimeout: full.ListTimeout,
 	}
