@@ -21,12 +21,17 @@ import (
 // BenchmarkStdioToolsCall: one tools/call at a time to the go-sdk fixture as
 // a stdio child, through the upstream client, with the child's era pinned to
 // each revision and left to auto (what `protocol_version` chooses by
-// default). child-cpu-µs/op is the child's own CPU per call, cpu-µs/op this
-// process's (the client's side).
+// default) for a modern caller and for a legacy one (auto-legacy-caller:
+// Options.LegacyCaller). child-cpu-µs/op is the child's own CPU per call,
+// cpu-µs/op this process's (the client's side).
 func BenchmarkStdioToolsCall(b *testing.B) {
 	fixture := testpeers.GoFixture(b)
-	for _, v := range []string{mcp.V20251125, mcp.V20260728, upstream.VersionAuto} {
-		b.Run(v, func(b *testing.B) {
+	for _, name := range []string{mcp.V20251125, mcp.V20260728, upstream.VersionAuto, "auto-legacy-caller"} {
+		b.Run(name, func(b *testing.B) {
+			v, opts := name, upstream.Options{}
+			if name == "auto-legacy-caller" {
+				v, opts = upstream.VersionAuto, upstream.Options{LegacyCaller: true}
+			}
 			c, err := upstream.New(upstream.Config{Name: "fx", Transport: upstream.TransportStdio, Command: fixture, ProtocolVersion: v})
 			if err != nil {
 				b.Fatal(err)
@@ -35,7 +40,7 @@ func BenchmarkStdioToolsCall(b *testing.B) {
 			ctx := context.Background()
 			params := json.RawMessage(`{"name":"test_simple_text","arguments":{}}`)
 			call := func() {
-				res, err := c.Call(ctx, mcp.MethodToolsCall, params, upstream.Options{})
+				res, err := c.Call(ctx, mcp.MethodToolsCall, params, opts)
 				if err != nil || !strings.Contains(string(res.Raw), "simple text") {
 					b.Fatalf("%s %v", res.Raw, err)
 				}
