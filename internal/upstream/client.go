@@ -164,7 +164,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // protocol's own _meta keys are set or removed to suit the upstream's era.
 // The request passes through Config.Middleware.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
-	name := c.logStart(method, params)
+	c.logStart(ctx, method, params)
 	var (
 		res Result
 		err error
@@ -175,7 +175,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 		res, err = c.roundTrip(ctx, method, params, opts)
 	}
 	if err != nil {
-		c.logFailure(ctx, method, name, opts, err)
+		c.logFailure(ctx, method, nameOf(method, params), opts, err)
 	}
 	return res, err
 }
@@ -198,14 +198,20 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 }
 
 // logStart logs an operation's method and name (never its arguments,
-// cursors or tokens) and returns the name.
-func (c *Client) logStart(method string, params json.RawMessage) string {
-	name := ""
-	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
-		name = nameParam(method, params)
+// cursors or tokens) when debug logging is on; otherwise it costs nothing.
+func (c *Client) logStart(ctx context.Context, method string, params json.RawMessage) {
+	if c.cfg.Logger.Enabled(ctx, slog.LevelDebug) {
+		c.cfg.Logger.Debug("upstream call", "method", method, "name", nameOf(method, params))
 	}
-	c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
-	return name
+}
+
+// nameOf is the tool or prompt an operation names, for the log; "" for
+// other methods.
+func nameOf(method string, params json.RawMessage) string {
+	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
+		return nameParam(method, params)
+	}
+	return ""
 }
 
 // logFailure logs a failed operation: at error level when the caller will
