@@ -5,12 +5,16 @@
 # row per call, and the access log), through mcpgw-bare (no store, no access
 # log: what a ReverseProxy does not do either), and through the MCP gateways
 # below when they install here; both upstream eras, rounds interleaved (every
-# target once per round, in turn).
+# target once per round, in turn). The stdio leg runs the same fixture as a stdio
+# child: behind mcpgw in its default era choice (protocol_version unset: auto),
+# behind mcpgw pinned to 2025-11-25, and behind TBXark/mcp-proxy, with a legacy
+# caller (and a modern one for mcpgw: no peer serves one); a stdio row's proxy CPU
+# includes the child's (children of the proxy process, from /proc).
 #
 #   bench/peers.sh
 #
 # Knobs (environment): BENCH_C (workers, 10), BENCH_D (measured seconds per run, 4),
-# BENCH_ROUNDS (5), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
+# BENCH_ROUNDS (5), BENCH_LEGS ("http stdio": which legs run), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
 # "" to skip), MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run
 # as `mcpgw` runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an
 # interleaved before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
@@ -22,7 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,18p' "$0"
+	sed -n '2,24p' "$0"
 	exit 0
 	;;
 esac
@@ -30,6 +34,7 @@ esac
 C=${BENCH_C:-10}
 D=${BENCH_D:-4}
 ROUNDS=${BENCH_ROUNDS:-5}
+LEGS=${BENCH_LEGS:-http stdio}
 PEER_TBXARK=${PEER_TBXARK-github.com/TBXark/mcp-proxy@v0.43.2}
 PEER_UNLA=${PEER_UNLA-github.com/amoylab/unla/cmd/mcp-gateway@v0.9.2}
 KEY=sk-bench-master-key-0123456789
@@ -66,11 +71,30 @@ NOTES=$TMP/notes
 note() { echo "- $*" >>"$NOTES"; }
 
 # install MODULE@VERSION: go install into $TMP/peers; prints the binary path, or nothing.
+# go install asks the module proxy for the module's version list (its deprecation check),
+# which a proxy may refuse (403) although the pinned version itself downloads; then the
+# module is fetched with `go mod download` and built from its directory in the module cache
+# (a main package in a sub-directory of the module, as PATH/cmd/x, is built from there).
 install() {
-	local spec=$1 bin
+	local spec=$1 bin mod dir rel
 	[ -n "$spec" ] || return 0
 	bin=$(basename "${spec%@*}")
 	if GOBIN=$TMP/peers GOFLAGS=-mod=mod timeout 300 go install "$spec" >"$TMP/install-$bin.log" 2>&1; then
+		echo "$TMP/peers/$bin"
+		return 0
+	fi
+	# The module is the longest prefix of the package path that downloads.
+	mod=${spec%@*}
+	while :; do
+		dir=$(cd "$TMP" && GOFLAGS=-mod=mod timeout 300 go mod download -json "$mod@${spec#*@}" 2>>"$TMP/install-$bin.log" |
+			sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+		[ -z "$dir" ] || break
+		case $mod in */*/*/*) mod=${mod%/*} ;; *) break ;; esac
+	done
+	rel=${spec%@*}
+	rel=${rel#"$mod"}
+	if [ -n "$dir" ] && (cd "$dir" && GOFLAGS=-mod=mod timeout 300 go build -o "$TMP/peers/$bin" ".$rel") >>"$TMP/install-$bin.log" 2>&1; then
+		note "$spec: go install refused ($(grep -m1 -o '[^ ]*403[^:]*' "$TMP/install-$bin.log" | cut -c1-80 || true)); built from the module cache (go mod download, go build)"
 		echo "$TMP/peers/$bin"
 	else
 		note "$spec: not installed here ($(tail -1 "$TMP/install-$bin.log" | cut -c1-160))"
@@ -102,6 +126,13 @@ mcp_servers:
     url: http://127.0.0.1:$P_MODERN/mcp
   lg:
     url: http://127.0.0.1:$P_LEGACY/mcp
+  sx:
+    transport: stdio
+    command: $FIXTURE
+  sp:
+    transport: stdio
+    command: $FIXTURE
+    protocol_version: "2025-11-25"
 YAML
 (cd "$TMP" && LITELLM_SALT_KEY=$SALT exec "$TMP/mcpgw" serve --config "$TMP/gw.yaml" --host 127.0.0.1 --port "$P_GW" \
 	--data-dir "$TMP/data" >"$TMP/mcpgw.log" 2>&1) &
@@ -132,7 +163,8 @@ TBX_PID=
 if [ -n "$TBXARK_BIN" ]; then
 	cat >"$TMP/tbxark.json" <<JSON
 {"mcpProxy": {"baseURL": "http://127.0.0.1:$P_TBX", "addr": "127.0.0.1:$P_TBX", "name": "bench", "version": "1", "type": "streamable-http"},
- "mcpServers": {"lg": {"url": "http://127.0.0.1:$P_LEGACY/mcp", "transportType": "streamable-http"}}}
+ "mcpServers": {"lg": {"url": "http://127.0.0.1:$P_LEGACY/mcp", "transportType": "streamable-http"},
+   "sx": {"command": "$FIXTURE", "args": []}}}
 JSON
 	start tbxark "$TBXARK_BIN" --config "$TMP/tbxark.json"
 	TBX_PID=$LAST_PID
@@ -141,7 +173,8 @@ for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done
 
-# run ERA TARGET URL TOOL PROXY_PID UPSTREAM_PID [KEY]
+# run ERA TARGET URL TOOL PROXY_PID UPSTREAM_PID [KEY]; UPSTREAM_PID may be children:PID
+# (the proxy's stdio children).
 run() {
 	local era=$1 target=$2 url=$3 tool=$4 proxy=$5 up=$6 key=${7:-} cpu
 	cpu="upstream=$up"
@@ -150,7 +183,7 @@ run() {
 	timeout 90 "$LG" call -era "$era" -c "$C" -d "${D}s" -url "$url" ${key:+-key "$key"} -tool "$tool" -cpu "$cpu" \
 		-target "$target" -round "$round" -out "$RES" >/dev/null || note "$target $era round $round: failed"
 }
-for round in $(seq 1 "$ROUNDS"); do
+http_round() {
 	run modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
 	run modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
 	run modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
@@ -174,6 +207,26 @@ for round in $(seq 1 "$ROUNDS"); do
 	if [ -n "$TBX_PID" ]; then
 		run legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
 	fi
+}
+stdio_round() {
+	run legacy stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	run legacy stdio-mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" sx-test_simple_text "$BARE_PID" "children:$BARE_PID" "$KEY"
+	run legacy stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	if [ -n "$DBASE_PID" ]; then
+		run legacy stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
+	fi
+	if [ -n "$TBX_PID" ]; then
+		run legacy stdio-tbxark "http://127.0.0.1:$P_TBX/sx/mcp" test_simple_text "$TBX_PID" "children:$TBX_PID"
+	fi
+	run modern stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	run modern stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	if [ -n "$DBASE_PID" ]; then
+		run modern stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
+	fi
+}
+for round in $(seq 1 "$ROUNDS"); do
+	case " $LEGS " in *" http "*) http_round ;; esac
+	case " $LEGS " in *" stdio "*) stdio_round ;; esac
 done
 
 echo

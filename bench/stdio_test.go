@@ -21,12 +21,17 @@ import (
 // BenchmarkStdioToolsCall: one tools/call at a time to the go-sdk fixture as
 // a stdio child, through the upstream client, with the child's era pinned to
 // each revision and left to auto (what `protocol_version` chooses by
-// default). child-cpu-µs/op is the child's own CPU per call, cpu-µs/op this
-// process's (the client's side).
+// default) for a modern caller and for a legacy one (auto-legacy-caller:
+// Options.LegacyCaller). child-cpu-µs/op is the child's own CPU per call,
+// cpu-µs/op this process's (the client's side).
 func BenchmarkStdioToolsCall(b *testing.B) {
 	fixture := testpeers.GoFixture(b)
-	for _, v := range []string{mcp.V20251125, mcp.V20260728, upstream.VersionAuto} {
-		b.Run(v, func(b *testing.B) {
+	for _, name := range []string{mcp.V20251125, mcp.V20260728, upstream.VersionAuto, "auto-legacy-caller"} {
+		b.Run(name, func(b *testing.B) {
+			v, opts := name, upstream.Options{}
+			if name == "auto-legacy-caller" {
+				v, opts = upstream.VersionAuto, upstream.Options{LegacyCaller: true}
+			}
 			c, err := upstream.New(upstream.Config{Name: "fx", Transport: upstream.TransportStdio, Command: fixture, ProtocolVersion: v})
 			if err != nil {
 				b.Fatal(err)
@@ -35,7 +40,7 @@ func BenchmarkStdioToolsCall(b *testing.B) {
 			ctx := context.Background()
 			params := json.RawMessage(`{"name":"test_simple_text","arguments":{}}`)
 			call := func() {
-				res, err := c.Call(ctx, mcp.MethodToolsCall, params, upstream.Options{})
+				res, err := c.Call(ctx, mcp.MethodToolsCall, params, opts)
 				if err != nil || !strings.Contains(string(res.Raw), "simple text") {
 					b.Fatalf("%s %v", res.Raw, err)
 				}
@@ -146,4 +151,41 @@ func childrenCPU() time.Duration {
 		ticks += ut + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+}
+
+// BenchmarkStdioToolsCallC10 is BenchmarkStdioToolsCall for a legacy caller
+// in auto mode with ten calls in flight at once (as bench/peers.sh's C=10),
+// where the stdio client's handoffs between goroutines (writer, reader,
+// callers) contend. cpu-µs/op is this process's CPU per call.
+func BenchmarkStdioToolsCallC10(b *testing.B) {
+	fixture := testpeers.GoFixture(b)
+	c, err := upstream.New(upstream.Config{Name: "fx", Transport: upstream.TransportStdio, Command: fixture})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	ctx := context.Background()
+	params := json.RawMessage(`{"name":"test_simple_text","arguments":{}}`)
+	opts := upstream.Options{LegacyCaller: true}
+	if _, err := c.Call(ctx, mcp.MethodToolsCall, params, opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(5) // × GOMAXPROCS (2 here): 10 callers
+	child0, self0 := childrenCPU(), processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			res, err := c.Call(ctx, mcp.MethodToolsCall, params, opts)
+			if err != nil || !strings.Contains(string(res.Raw), "simple text") {
+				b.Errorf("%s %v", res.Raw, err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if child1, self1 := childrenCPU(), processCPU(); child0 >= 0 && child1 >= 0 {
+		b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(b.N), "child-cpu-µs/op")
+		b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	}
 }

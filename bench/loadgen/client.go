@@ -83,6 +83,8 @@ func message(body []byte, contentType string) []byte {
 }
 
 // session opens a legacy session: initialize, then notifications/initialized.
+// The session id is "" when the server keeps no session (a stateless
+// streamable HTTP server, as TBXark/mcp-proxy's front end is).
 func (t *target) session(ctx context.Context) (string, error) {
 	var buf bytes.Buffer
 	init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + legacyVersion +
@@ -95,15 +97,12 @@ func (t *target) session(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("initialize: HTTP %d: %.200s", resp.StatusCode, buf.Bytes())
 	}
 	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		return "", errors.New("initialize: no Mcp-Session-Id")
-	}
 	msg := message(buf.Bytes(), resp.Header.Get("Content-Type"))
 	if !bytes.Contains(msg, []byte(`"protocolVersion"`)) {
 		return "", fmt.Errorf("initialize: unexpected answer %.200s", buf.Bytes())
 	}
 	resp, err = t.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`),
-		map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": legacyVersion}, &buf)
+		legacyHeaders(sid), &buf)
 	if err != nil {
 		return "", err
 	}
@@ -111,6 +110,16 @@ func (t *target) session(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("notifications/initialized: HTTP %d", resp.StatusCode)
 	}
 	return sid, nil
+}
+
+// legacyHeaders are the headers of a legacy request in session sid (none
+// when sid is "").
+func legacyHeaders(sid string) map[string]string {
+	hdr := map[string]string{"MCP-Protocol-Version": legacyVersion}
+	if sid != "" {
+		hdr["Mcp-Session-Id"] = sid
+	}
+	return hdr
 }
 
 // modernMeta is the "_meta" member a modern request carries instead of a session.

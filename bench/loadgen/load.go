@@ -72,7 +72,7 @@ func newDoer(ctx context.Context, t *target, kind string, f *loadFlags) (doer, e
 		if err != nil {
 			return nil, err
 		}
-		hdr := map[string]string{"MCP-Protocol-Version": legacyVersion, "Mcp-Session-Id": sid}
+		hdr := legacyHeaders(sid)
 		pre := []byte(`{"jsonrpc":"2.0","id":`)
 		post := []byte(`,"method":"tools/call","params":{"name":` + strconv.Quote(f.tool) + `,"arguments":{}}}`)
 		body := make([]byte, 0, len(pre)+len(post)+20)

@@ -12,7 +12,11 @@ import (
 // runPeerReport prints bench/peers.sh's side-by-side table from the JSON
 // lines of one run: per era, each target's median requests/s over the
 // rounds with its range, the ratios to direct and to the ReverseProxy
-// reference (each from the medians), and the proxy's own CPU per call.
+// reference (each from the medians), and the proxy's own CPU per call. A
+// stdio target (named stdio-…) runs the upstream as the proxy's child: its
+// proxy CPU includes the child's (measured as upstream), it has no direct or
+// ReverseProxy reference, and its ÷ TBXark columns compare it with
+// stdio-tbxark (an HTTP target's with tbxark).
 func runPeerReport(args []string) error {
 	fs := flag.NewFlagSet("peerreport", flag.ContinueOnError)
 	in := fs.String("in", "", "JSON lines written by call -out")
@@ -28,8 +32,8 @@ func runPeerReport(args []string) error {
 	if *header != "" {
 		b.WriteString(*header + "\n\n")
 	}
-	b.WriteString("| era | target | C | req/s (median) | req/s per round (min–max) | ÷ direct | ÷ ReverseProxy | proxy CPU µs/call (min–max) | proxy CPU ÷ ReverseProxy's | upstream CPU µs/call | errors |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| era | target | C | req/s (median) | req/s per round (min–max) | ÷ direct | ÷ ReverseProxy | ÷ TBXark | proxy CPU µs/call (min–max) | proxy CPU ÷ ReverseProxy's | ÷ TBXark's | upstream CPU µs/call | errors |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var targets []string
 	for _, r := range rs {
 		if r.Kind == "call" && !slices.Contains(targets, r.Target) {
@@ -48,22 +52,28 @@ func runPeerReport(args []string) error {
 			if !ok {
 				continue
 			}
+			stdio := strings.HasPrefix(t, "stdio-")
+			direct, rp, tbx := "direct", "reverseproxy", "tbxark"
+			if stdio {
+				direct, rp, tbx = "", "", "stdio-tbxark"
+			}
 			ratio := func(ref string, v float64, refOf func(peerRow) float64) string {
 				if r, ok := med[ref]; ok && refOf(r) > 0 {
 					return f2(v / refOf(r))
 				}
 				return "—"
 			}
-			cpu, cpuRange, cpuRatio := "—", "", "—"
+			rps := func(r peerRow) float64 { return r.rps }
+			cpuOf := func(r peerRow) float64 { return r.cpu }
+			cpu, cpuRange, cpuRatio, cpuTbx := "—", "", "—", "—"
 			if t != "direct" {
 				cpu, cpuRange = f0(row.cpu), " ("+f0(row.cpuMin)+"–"+f0(row.cpuMax)+")"
-				cpuRatio = ratio("reverseproxy", row.cpu, func(r peerRow) float64 { return r.cpu })
+				cpuRatio, cpuTbx = ratio(rp, row.cpu, cpuOf), ratio(tbx, row.cpu, cpuOf)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s–%s | %s | %s | %s%s | %s | %s | %d / %d |\n",
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s–%s | %s | %s | %s | %s%s | %s | %s | %s | %d / %d |\n",
 				eraName(era), t, row.c, f0(row.rps), f0(row.rpsMin), f0(row.rpsMax),
-				ratio("direct", row.rps, func(r peerRow) float64 { return r.rps }),
-				ratio("reverseproxy", row.rps, func(r peerRow) float64 { return r.rps }),
-				cpu, cpuRange, cpuRatio, f0(row.upCPU), row.errors, row.requests+row.errors)
+				ratio(direct, row.rps, rps), ratio(rp, row.rps, rps), ratio(tbx, row.rps, rps),
+				cpu, cpuRange, cpuRatio, cpuTbx, f0(row.upCPU), row.errors, row.requests+row.errors)
 		}
 	}
 	fmt.Print(b.String())
@@ -80,13 +90,18 @@ type peerRow struct {
 func peerRowOf(rs []Result, era, target string) (peerRow, bool) {
 	var row peerRow
 	var rps, cpu, up []float64
+	stdio := strings.HasPrefix(target, "stdio-")
 	for _, r := range rs {
 		if r.Kind != "call" || r.Era != era || r.Target != target {
 			continue
 		}
 		row.c = r.C
 		rps = append(rps, r.RPS)
-		cpu = append(cpu, r.CPUPerReq["proxy"])
+		c := r.CPUPerReq["proxy"]
+		if stdio {
+			c += r.CPUPerReq["upstream"] // the proxy's child
+		}
+		cpu = append(cpu, c)
 		up = append(up, r.CPUPerReq["upstream"])
 		row.requests += r.Requests
 		row.errors += r.Errors

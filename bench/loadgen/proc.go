@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,46 +30,99 @@ func vmRSS(pid int) (int64, error) {
 	return 0, errors.New("no VmRSS in /proc/" + strconv.Itoa(pid) + "/status")
 }
 
-// parseCPU reads -cpu: label=pid pairs; the load generator itself is
-// always added as "loadgen".
-func parseCPU(spec string) (map[string]int, error) {
-	m := map[string]int{"loadgen": os.Getpid()}
+// cpuProc names what one -cpu label measures: a process, or (children) the
+// live descendants of a process, e.g. the stdio children a proxy started.
+type cpuProc struct {
+	pid      int
+	children bool
+}
+
+// parseCPU reads -cpu: label=pid or label=children:pid pairs; the load
+// generator itself is always added as "loadgen".
+func parseCPU(spec string) (map[string]cpuProc, error) {
+	m := map[string]cpuProc{"loadgen": {pid: os.Getpid()}}
 	for _, kv := range strings.Split(spec, ",") {
 		if strings.TrimSpace(kv) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(kv, "=")
+		v, children := strings.CutPrefix(v, "children:")
 		pid, err := strconv.Atoi(v)
 		if !ok || err != nil || pid <= 0 {
-			return nil, fmt.Errorf("-cpu: %q is not label=pid", kv)
+			return nil, fmt.Errorf("-cpu: %q is not label=pid or label=children:pid", kv)
 		}
-		m[k] = pid
+		m[k] = cpuProc{pid: pid, children: children}
 	}
 	return m, nil
 }
 
-// cpuTimes reads utime+stime of each process from /proc/<pid>/stat.
-func cpuTimes(procs map[string]int) map[string]time.Duration {
-	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+// cpuTimes reads utime+stime of each process from /proc/<pid>/stat, or the
+// sum over a process's live descendants for a children entry. A label whose
+// process cannot be read is left out.
+func cpuTimes(procs map[string]cpuProc) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for k, pid := range procs {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+	for k, p := range procs {
+		if !p.children {
+			if d, ok := procCPU(p.pid); ok {
+				out[k] = d
+			}
 			continue
 		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
+		var sum time.Duration
+		for _, c := range descendants(p.pid) {
+			if d, ok := procCPU(c); ok {
+				sum += d
+			}
 		}
-		f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14, stime 15
-		if len(f) < 13 {
-			continue
-		}
-		ut, err1 := strconv.ParseInt(f[11], 10, 64)
-		st, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 == nil && err2 == nil {
-			out[k] = time.Duration(ut+st) * tick
+		out[k] = sum
+	}
+	return out
+}
+
+// procCPU is one process's utime+stime.
+func procCPU(pid int) (time.Duration, bool) {
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14, stime 15
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * tick, true
+}
+
+// descendants lists a process's live descendants, from
+// /proc/<pid>/task/*/children (each thread's children), depth first.
+func descendants(pid int) []int {
+	var out []int
+	stack := []int{pid}
+	for len(stack) > 0 && len(out) < 4096 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil && !slices.Contains(out, c) {
+					out = append(out, c)
+					stack = append(stack, c)
+				}
+			}
 		}
 	}
 	return out

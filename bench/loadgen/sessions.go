@@ -93,6 +93,9 @@ func openSessions(ctx context.Context, t *target, n, c int) ([]string, error) {
 					return
 				}
 				id, err := t.session(ctx)
+				if err == nil && id == "" {
+					err = errors.New("initialize: no Mcp-Session-Id")
+				}
 				if err != nil {
 					once.Do(func() { firstErr = err })
 					return

@@ -34,6 +34,14 @@
 //	                    (Interactions), then retried upstream with    answer back
 //	                    inputResponses and the upstream's state
 //
+// The upstream's era is what its client negotiated, with one choice made per caller: a stdio
+// upstream in auto mode (protocol_version unset) that speaks both eras is spoken to in the legacy
+// era for legacy callers' operations (Gateway.options sets upstream.Options.LegacyCaller; a child
+// of their own) and in the modern era for modern callers and catalog listings, so a legacy caller
+// of such a server is in the right-hand cell and a modern one in the left-hand cell. Both are the
+// cells that serve that caller natively; the legacy era costs the go-sdk's child less per call.
+// HTTP upstreams and pinned stdio ones have one era for every caller.
+//
 // Sampling is answered by the gateway's own model whenever one is configured (Config.Sampler),
 // in every cell. A request for a capability the caller did not declare is a
 // missing_capability fault.

@@ -292,7 +292,9 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 		Prefixed: !op.Unprefixed,
 		Binding:  op.binding(),
 		Options: func(name string) upstream.Options {
-			return g.options(g.servers[name], op, multi)
+			opts := g.options(g.servers[name], op, multi)
+			opts.LegacyCaller = false // a listing serves callers of every era
+			return opts
 		},
 		CredentialKey: func(name string) string {
 			return credentialKey(g.options(g.servers[name], op, multi))
@@ -348,12 +350,15 @@ func (g *Gateway) lacksFeature(ctx context.Context, op *Operation, servers []str
 // Authorization (and the deprecated x-mcp-auth) is never forwarded when more
 // than one server is in scope (nor, as the front leaves it out of
 // Credentials, when it carried the gateway key); a header addressed to one
-// server reaches that server alone, whatever the scope.
+// server reaches that server alone, whatever the scope. A legacy caller's
+// operation asks for a legacy-era session where the upstream client offers
+// one (a stdio child in auto mode: see upstream.Options.LegacyCaller).
 func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options {
 	var opts upstream.Options
 	if s == nil {
 		return opts
 	}
+	opts.LegacyCaller = op.Surface == fault.Legacy || op.Surface == fault.LegacySSE
 	set := func(key string, v []string) {
 		if opts.Header == nil {
 			opts.Header = map[string][]string{}

@@ -65,6 +65,13 @@ type Options struct {
 	// middleware that counts the caller's operations (a server's rpm) counts
 	// only the first.
 	Retry bool
+	// LegacyCaller marks an operation of a caller that speaks a legacy
+	// revision (2025-11-25 or earlier). On a stdio upstream in auto mode it
+	// runs on a session in the legacy era (a child process of its own, so
+	// never on the modern-era child), which costs a dual-era child less per
+	// call and loses such a caller nothing: it cannot take input_required.
+	// Elsewhere it changes nothing.
+	LegacyCaller bool
 
 	// held is the session the operation already holds (the pages of an
 	// ephemeral list walk); nil lets the options select one.
@@ -123,6 +130,7 @@ func New(cfg Config) (*Client, error) {
 		creds:       creds,
 		params:      &c.params,
 		pinned:      full.ProtocolVersion,
+		legacyEra:   full.Transport == TransportStdio && full.ProtocolVersion == VersionAuto,
 		clientInfo:  full.ClientInfo,
 		listTimeout: full.ListTimeout,
 	}
@@ -157,7 +165,7 @@ func (c *Client) Info(ctx context.Context, opts Options) (Info, error) {
 // protocol's own _meta keys are set or removed to suit the upstream's era.
 // The request passes through Config.Middleware.
 func (c *Client) Call(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
-	name := c.logStart(method, params)
+	c.logStart(ctx, method, params)
 	var (
 		res Result
 		err error
@@ -168,7 +176,7 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 		res, err = c.roundTrip(ctx, method, params, opts)
 	}
 	if err != nil {
-		c.logFailure(ctx, method, name, opts, err)
+		c.logFailure(ctx, method, nameOf(method, params), opts, err)
 	}
 	return res, err
 }
@@ -191,16 +199,20 @@ func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMe
 }
 
 // logStart logs an operation's method and name (never its arguments,
-// cursors or tokens) and returns the name.
-func (c *Client) logStart(method string, params json.RawMessage) string {
-	name := ""
+// cursors or tokens) when debug logging is on; otherwise it costs nothing.
+func (c *Client) logStart(ctx context.Context, method string, params json.RawMessage) {
+	if c.cfg.Logger.Enabled(ctx, slog.LevelDebug) {
+		c.cfg.Logger.Debug("upstream call", "method", method, "name", nameOf(method, params))
+	}
+}
+
+// nameOf is the tool or prompt an operation names, for the log; "" for
+// other methods.
+func nameOf(method string, params json.RawMessage) string {
 	if method == mcp.MethodToolsCall || method == mcp.MethodPromptsGet {
-		name = nameParam(method, params)
+		return nameParam(method, params)
 	}
-	if c.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) { // the arguments cost allocations even unlogged
-		c.cfg.Logger.Debug("upstream call", "method", method, "name", name)
-	}
-	return name
+	return ""
 }
 
 // logFailure logs a failed operation: at error level when the caller will

@@ -55,20 +55,47 @@
 //
 // Design decisions:
 //
-//   - auto speaks the modern era to an upstream that offers it, stdio
-//     children included, although the go-sdk's legacy era costs its child
-//     about a quarter less CPU per call (measured with a bare stdio client
-//     too, so the cost is the child's per-request _meta handling, not what
-//     the gateway sends: the protocol version, the capabilities the call's
-//     caller can answer, and clientInfo, which the spec asks for on every
-//     request). Only the modern era carries input_required, the one way a
-//     modern caller can answer an elicitation mid-call; a legacy upstream's
-//     server→client request cannot be suspended across that caller's
-//     requests. Pinning protocol_version: 2025-11-25 on a stdio server
-//     whose callers never need it buys the cheaper path. On a shared stream
-//     a modern request builds no Mcp-Name/Mcp-Param headers (nowhere to
-//     carry them), and each capability set's _meta is built once per
-//     session.
+//   - auto speaks the modern era to an upstream that offers it, with one
+//     exception: on a stdio upstream, an operation of a legacy caller
+//     (Options.LegacyCaller, set by the gateway for callers of 2025-11-25
+//     and earlier) runs on a session of its own that starts with the legacy
+//     handshake (pool key prefixed "legacy|"; a child that refuses the
+//     handshake is replaced by one spoken to in the era the verdict finds).
+//     The go-sdk's legacy era costs its child about a third less CPU per
+//     call (its per-request _meta handling: measured with a bare stdio
+//     client too, so not what the gateway sends), and a legacy caller loses
+//     nothing there: it cannot take input_required, its elicitation is
+//     relayed to its session either way, and a session of one owner is its
+//     own child in both eras. Modern callers and everything without a
+//     caller (catalog listings, health checks, Info, Discover) keep the
+//     modern era, the one that carries input_required (a legacy upstream's
+//     server→client request cannot be suspended across a modern caller's
+//     requests). Cost: with callers of both eras a stdio server runs one
+//     more child per credential set (each a pooled session, so bounded by
+//     MaxSessions, started only when such a caller calls, ended after
+//     SessionIdle). Rejected: serving both eras on one child, because the
+//     go-sdk (v1.8.0) keeps the era per connection (the first initialize or
+//     _meta-carrying request sets it; whether a handler returns
+//     input_required or sends elicitation/create follows that, not the
+//     request), so a modern call on a legacy-initialised child would get a
+//     server→client request, not input_required; and choosing the legacy
+//     era for every caller, which breaks elicitation for modern callers.
+//     Pinning protocol_version: 2025-11-25 on a stdio server still buys the
+//     cheaper path for modern callers too, at that price. On a shared
+//     stream a modern request builds no Mcp-Name/Mcp-Param headers
+//     (nowhere to carry them), and each capability set's _meta is built
+//     once per session.
+//   - A stdio message is written by its caller, with one non-blocking write
+//     under a one-slot semaphore (stdio.go); only what a full pipe does not
+//     take goes to the writer goroutine, which finishes the message before
+//     releasing the semaphore, so framing survives a caller that gives up
+//     and a caller never waits past its context. Rejected: handing every
+//     message to the writer goroutine and waiting for its answer (two
+//     handoffs between goroutines per call): with ten calls in flight it
+//     cost the client about 8 % more CPU per call (BenchmarkStdioToolsCallC10,
+//     interleaved, 10 of 11 pairs). A lock held across a blocking write was
+//     rejected because a child that stops reading would hold every caller
+//     past its deadline.
 //   - Lower layers get their dependencies as a value (env, sessionEnv,
 //     the dialer) instead of a pointer to the Client. With the pointer,
 //     every layer could reach every field (the pool, the verdict, the

@@ -186,6 +186,37 @@ func TestRealUpstreamInteractions(t *testing.T) {
 	}
 }
 
+// TestRealStdioAutoEraPerCaller: in auto mode a dual-era stdio child is
+// spoken to in the legacy era for a legacy caller (Options.LegacyCaller: a
+// child of its own, cheaper per call for the go-sdk, and all such a caller can
+// use) and in the modern era for everyone else, whose input_required it
+// carries. The legacy caller's elicitation arrives as a server→client request
+// and is answered through its Interactions.
+func TestRealStdioAutoEraPerCaller(t *testing.T) {
+	c := newClient(t, goFixtureStdio("")(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var asked string
+	legacy := Options{LegacyCaller: true, Interactions: &Interactions{Elicit: func(_ context.Context, p json.RawMessage) (json.RawMessage, error) {
+		asked = string(p)
+		return json.RawMessage(`{"action":"accept","content":{"username":"ada"}}`), nil
+	}}}
+	res, err := c.CallTool(ctx, "test_elicitation", json.RawMessage(`{"message":"Who are you?"}`), legacy)
+	if err != nil || res.InputRequired || !strings.Contains(asked, "Who are you?") || !strings.Contains(string(res.Raw), "ada") {
+		t.Fatalf("legacy caller: asked %q, result %s, err %v", asked, res.Raw, err)
+	}
+	if info, err := c.Info(ctx, legacy); err != nil || info.Era != mcp.EraLegacy {
+		t.Fatalf("legacy caller's era = %v, err %v", info.Era, err)
+	}
+	res, err = c.CallTool(ctx, "test_input_required_result_elicitation", json.RawMessage(`{}`), Options{})
+	if err != nil || !res.InputRequired {
+		t.Fatalf("modern caller: result %s, err %v", res.Raw, err)
+	}
+	if info, err := c.Info(ctx, Options{}); err != nil || info.Era != mcp.EraModern {
+		t.Fatalf("modern caller's era = %v, err %v", info.Era, err)
+	}
+}
+
 // TestRealModernInputRequired: a modern upstream's input_required result
 // reaches the caller, over HTTP and over stdio. A stdio child that speaks both
 // eras is spoken to in the modern era by default (auto) although its legacy

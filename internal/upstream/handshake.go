@@ -18,6 +18,19 @@ import (
 // the transport it leaves in s.tr is closed by setup, once.
 func (s *session) handshake(ctx context.Context) error {
 	e := s.e
+	if s.legacy {
+		if err := s.open(ctx, verdictLegacy, false); err != nil {
+			return err
+		}
+		err := s.initialize(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// A child that refuses the legacy handshake may speak only the
+		// modern era: a fresh child gets what the verdict says.
+		e.log.Debug("legacy handshake refused; trying the upstream's era", "err", causeText(err))
+		s.replaceTransport(nil)
+	}
 	v := e.era.get()
 	if err := s.open(ctx, v, false); err != nil {
 		return err

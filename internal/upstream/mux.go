@@ -40,9 +40,15 @@ type mux struct {
 const replyQueue = 64
 
 type pendingCall struct {
-	ex   *exchange
-	resp chan *jsonrpc.Message
-	ctx  context.Context // the call's handler context
+	ex     *exchange
+	resp   chan *jsonrpc.Message
+	parent context.Context // the call's context
+	// ctx is the call's handler context, made (under mux.mu) when the
+	// first server→client request for the call arrives: most calls get
+	// none, and a context per call would cost each of them. cancel ends it
+	// when the call ends.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 func newMux(e *env, cred string, write func(context.Context, []byte) error) *mux {
@@ -94,8 +100,7 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 	if m.dead() {
 		return nil, m.doneErr
 	}
-	hctx, cancel := context.WithCancel(ctx)
-	p := &pendingCall{ex: ex, resp: make(chan *jsonrpc.Message, 1), ctx: hctx}
+	p := &pendingCall{ex: ex, resp: make(chan *jsonrpc.Message, 1), parent: ctx}
 	m.mu.Lock()
 	m.pending[r.id] = p
 	if ex.upToken != nil {
@@ -108,8 +113,11 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 		if ex.upToken != nil {
 			delete(m.progress, string(ex.upToken))
 		}
+		cancel := p.cancel
 		m.mu.Unlock()
-		cancel()
+		if cancel != nil {
+			cancel()
+		}
 		ex.handlers.Wait()
 	}()
 	if err := m.write(ctx, r.body); err != nil {
@@ -238,6 +246,9 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 	}
 	if candidates == 1 {
 		started = target.ex.startHandler()
+		if started && target.ctx == nil {
+			target.ctx, target.cancel = context.WithCancel(target.parent)
+		}
 	}
 	m.mu.Unlock()
 	switch {

@@ -292,6 +292,9 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	owner := ownerOf(opts)
 	key := capKey + "|" + OwnerKey(credentialDigest(opts.Header, opts.Token), owner)
+	if c.deps.legacyCallerSession(opts) {
+		key = "legacy|" + key
+	}
 	var victim *session
 	defer func() {
 		if victim != nil {

@@ -136,11 +136,7 @@ func nameParam(method string, params json.RawMessage) string {
 	if key == "" || len(params) == 0 {
 		return ""
 	}
-	raw := jsonrpc.Member(params, key)
-	var name string
-	if raw == nil || json.Unmarshal(raw, &name) != nil {
-		return ""
-	}
+	name, _ := jsonrpc.Unquote(jsonrpc.Member(params, key))
 	return name
 }
 

@@ -27,15 +27,22 @@ var errSessionGone = errors.New("upstream session was released")
 // instead of the Client.
 type sessionEnv struct {
 	*env
-	dial        dialer
-	era         *eraMemory
-	creds       *credentials
-	params      *paramHeaders // x-mcp-header annotations, mirrored into headers
-	ids         atomic.Int64  // the JSON-RPC ids of requests to the upstream
-	pinned      string        // Config.ProtocolVersion: VersionAuto or one revision
+	dial   dialer
+	era    *eraMemory
+	creds  *credentials
+	params *paramHeaders // x-mcp-header annotations, mirrored into headers
+	ids    atomic.Int64  // the JSON-RPC ids of requests to the upstream
+	pinned string        // Config.ProtocolVersion: VersionAuto or one revision
+	// legacyEra: Options.LegacyCaller selects a legacy-era session (stdio
+	// in auto mode).
+	legacyEra   bool
 	clientInfo  mcp.Implementation
 	listTimeout time.Duration
 }
+
+// legacyCallerSession reports whether opts select a legacy-era session (see
+// Options.LegacyCaller).
+func (e *sessionEnv) legacyCallerSession(opts Options) bool { return opts.LegacyCaller && e.legacyEra }
 
 // answered notes that the upstream answered a request: the failure causes
 // warned about are forgotten and a restart backoff ends.
@@ -64,6 +71,9 @@ type session struct {
 	// ephemeral sessions serve one operation and are ended by it; nothing
 	// else is told about an abandoned request on them.
 	ephemeral bool
+	// legacy sessions serve legacy callers: they start with the legacy
+	// handshake, whatever the era verdict (see Options.LegacyCaller).
+	legacy bool
 
 	life context.Context // ends when the session is released
 	end  context.CancelFunc
@@ -86,7 +96,8 @@ func newSession(e *sessionEnv, key string, caps json.RawMessage, opts Options, e
 	life, end := context.WithCancel(context.Background())
 	cred := credentialDigest(opts.Header, opts.Token)
 	return &session{e: e, key: key, caps: caps, injected: opts.Header, token: opts.Token, ephemeral: ephemeral,
-		cred: cred, notify: OwnerKey(cred, ownerOf(opts)), life: life, end: end, turn: make(chan struct{}, 1)}
+		legacy: e.legacyCallerSession(opts), cred: cred, notify: OwnerKey(cred, ownerOf(opts)), life: life, end: end,
+		turn: make(chan struct{}, 1)}
 }
 
 // owned reports whether this is the session of one caller

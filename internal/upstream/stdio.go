@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -29,15 +30,20 @@ const (
 // stdioTransport runs the upstream as a child process speaking
 // newline-delimited JSON-RPC on stdin/stdout.
 //
-// One writer goroutine owns stdin, so a message is always written whole
-// (framing survives a caller giving up mid-write) while each caller waits
-// only as long as its context allows. Nothing holds a lock across a write:
-// close closes stdin, which unblocks the writer.
+// Whoever holds wsem writes to stdin. A caller writes its message itself
+// with one non-blocking write, which takes the whole message whenever the
+// pipe has room (no handoff to another goroutine); what the pipe does not
+// take goes to the writer goroutine, which finishes the message (framing
+// survives a caller giving up mid-write) and then lets go of stdin, while
+// the caller waits only as long as its context allows. Nothing holds a lock
+// across a blocking write: close closes stdin, which unblocks the writer.
 type stdioTransport struct {
 	*mux
 	d      *stdioDialer
 	cmd    *exec.Cmd
 	stdin  *os.File
+	rawIn  syscall.RawConn // stdin's, for writeNow
+	wsem   chan struct{}   // capacity 1: held while a message is being written
 	writes chan stdioWrite
 	quit   chan struct{} // closed by stopWriting: no more writes
 	qonce  sync.Once
@@ -49,7 +55,8 @@ type stdioTransport struct {
 	exited chan struct{}
 }
 
-// stdioWrite is one message handed to the writer; done gets the result.
+// stdioWrite is the rest of a message handed to the writer; done gets the
+// result.
 type stdioWrite struct {
 	buf  []byte
 	done chan error // buffered: the writer never waits for the caller
@@ -107,7 +114,11 @@ func closeFiles(fs ...*os.File) {
 // logger, stdin writer, and the one that waits for the exit and ends the
 // others. notify names the session for its notifications (see OwnerKey).
 func runStdio(d *stdioDialer, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
-	t := &stdioTransport{d: d, cmd: cmd, stdin: stdin, writes: make(chan stdioWrite), quit: make(chan struct{}), exited: make(chan struct{})}
+	t := &stdioTransport{d: d, cmd: cmd, stdin: stdin, wsem: make(chan struct{}, 1), writes: make(chan stdioWrite),
+		quit: make(chan struct{}), exited: make(chan struct{})}
+	if rc, err := stdin.SyscallConn(); err == nil {
+		t.rawIn = rc
+	}
 	t.mux = newMux(d.shared, notify, t.write)
 	e := d.shared
 	var readers sync.WaitGroup
@@ -183,12 +194,28 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 		return &undeliveredError{err}
 	}
 	buf := make([]byte, 0, len(msg)+1)
-	w := stdioWrite{buf: append(append(buf, msg...), '\n'), done: make(chan error, 1)}
+	buf = append(append(buf, msg...), '\n')
 	select {
-	case t.writes <- w:
+	case t.wsem <- struct{}{}:
 	case <-ctx.Done():
 		return &undeliveredError{ctx.Err()}
 	case <-t.quit:
+		return connErr("upstream process is not accepting input", os.ErrClosed)
+	}
+	n, err := writeNow(t.rawIn, buf)
+	if err != nil || n == len(buf) {
+		<-t.wsem
+		if err != nil {
+			return connErr("upstream process is not accepting input", err)
+		}
+		return nil
+	}
+	// The pipe is full: the writer finishes the message and lets go of stdin.
+	w := stdioWrite{buf: buf[n:], done: make(chan error, 1)}
+	select {
+	case t.writes <- w:
+	case <-t.quit:
+		<-t.wsem
 		return connErr("upstream process is not accepting input", os.ErrClosed)
 	}
 	select {
@@ -202,13 +229,15 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	}
 }
 
-// writeLoop writes messages to the child's stdin, one at a time, until
-// stopWriting.
+// writeLoop finishes the messages a caller could not write at once, one at a
+// time, until stopWriting; each write's caller holds wsem, which the writer
+// releases once the message is written.
 func (t *stdioTransport) writeLoop() {
 	for {
 		select {
 		case w := <-t.writes:
 			_, err := t.stdin.Write(w.buf)
+			<-t.wsem
 			w.done <- err
 		case <-t.quit:
 			return

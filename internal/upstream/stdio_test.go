@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
+	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
 // fakeStdioServer is a legacy stdio MCP server run from the test binary, for
@@ -30,6 +31,7 @@ import (
 //	big:          answers tools/call with a 500 KiB result
 //	env:          a plain server whose tools/call result lists its environment
 //	roots:        asks its client roots/list when a tool is called, and answers the call with that answer
+//	modern-only:  speaks 2026-07-28 alone: refuses initialize, answers server/discover
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
@@ -57,8 +59,16 @@ func fakeStdioServer(mode string) int {
 		}
 		switch m.Method {
 		case "server/discover":
+			if mode == "modern-only" {
+				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"serverInfo":{"name":"modern","version":"1"}}`)))
+				continue
+			}
 			reply(jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"}))
 		case "initialize":
+			if mode == "modern-only" {
+				reply(jsonrpc.EncodeError(m.ID, &jsonrpc.Error{Code: -32601, Message: "Method not found"}))
+				continue
+			}
 			if mode == "garbage" {
 				for range 20000 {
 					fmt.Fprintln(out, "garbage, not JSON")
@@ -351,5 +361,23 @@ func TestCloseDuringStdioSetupLeavesNothingRunning(t *testing.T) {
 	}
 	if err := processAlive(pid); err == nil {
 		t.Fatalf("child %d still running after Close", pid)
+	}
+}
+
+// TestStdioLegacyCallerModernOnlyChild: a legacy caller's session on a stdio
+// upstream in auto mode starts with the legacy handshake; a child that
+// refuses it (it speaks only 2026-07-28) is replaced by one spoken to in the
+// modern era, and the call succeeds.
+func TestStdioLegacyCallerModernOnlyChild(t *testing.T) {
+	c := newClient(t, fakeStdioConfig(t, "modern-only"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	opts := Options{LegacyCaller: true}
+	if _, err := c.CallTool(ctx, "boom", json.RawMessage(`{}`), opts); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(ctx, opts)
+	if err != nil || info.Era != mcp.EraModern {
+		t.Fatalf("era = %v, err %v; want modern after the refused handshake", info.Era, err)
 	}
 }
