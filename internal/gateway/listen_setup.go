@@ -58,14 +58,33 @@ type Listener struct {
 // When set-up fails, what was opened is closed, Ack is never called and
 // the Outcome is the fault.
 func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
+	held, out := g.OpenListen(outer, op, want, l)
+	if held == nil {
+		return out
+	}
+	return held.Hold()
+}
+
+// OpenListen is the first part of ListenFilter: it sets the listen up and
+// acknowledges it (l.Ack), and returns the open listen, whose Hold
+// delivers its events until it ends and must be called once, on any
+// goroutine (a server can run it after the handler that opened the listen
+// has returned, so that the frames which opened it are not held). When
+// set-up fails or l.Ack refuses, it returns nil and the outcome (see
+// ListenFilter); nothing is left open.
+func (g *Gateway) OpenListen(outer context.Context, op Operation, want Filter, l Listener) (*OpenedListen, Outcome) {
 	ctx, cancel := context.WithCancel(outer)
-	defer cancel()
 	run, f := g.beginListen(outer, ctx, cancel, &op, &want, &l)
 	if f != nil {
-		return Failed(f)
+		cancel()
+		return nil, Failed(f)
 	}
-	defer g.ls.unregister(run)
-	return holdListen(ctx, run, &op, want.Persist)
+	o := &OpenedListen{ctx: ctx, cancel: cancel, ls: g.ls, run: run, op: op, persist: want.Persist}
+	if out, ok := o.open(); !ok {
+		o.end()
+		return nil, out
+	}
+	return o, Outcome{}
 }
 
 // beginListen describes what a listen follows and registers it, on the
@@ -97,29 +116,61 @@ func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelF
 	return run, nil
 }
 
-// holdListen sets up run's upstream listeners, acknowledges the listen and
-// delivers its events until it ends (see ListenFilter); a persistent one
-// is set up again when an upstream ends a listen it relies on.
-func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool) Outcome {
+// OpenedListen is a listen set up and acknowledged (OpenListen), until its
+// Hold returns.
+type OpenedListen struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ls      *Listens
+	run     *listenRun
+	op      Operation
+	persist bool
+	// What the listen holds now: the gateway it runs on, its targets
+	// there and their listeners.
+	cur     *Gateway
+	targets []listenTarget
+	set     *listenSet
+}
+
+// open sets up the listen's upstream listeners and acknowledges it; false
+// with the outcome when either fails (what was opened is closed).
+func (o *OpenedListen) open() (Outcome, bool) {
+	// A newer config may have taken the listen over (Listens): set up
+	// on the gateway it runs on now.
+	o.cur, o.targets = o.run.current()
+	set, f := o.cur.setUp(o.ctx, &o.op, o.targets, o.run.d.event)
+	if f != nil {
+		set.close()
+		return Failed(f), false
+	}
+	if !o.run.d.ack() {
+		set.close()
+		return Outcome{Result: json.RawMessage(`{}`)}, false
+	}
+	o.set = set
+	return Outcome{}, true
+}
+
+// end releases what the listen holds in the gateway.
+func (o *OpenedListen) end() {
+	o.cancel()
+	o.ls.unregister(o.run)
+}
+
+// Hold delivers the open listen's events until it ends (see ListenFilter),
+// then releases it; a persistent one is set up again when an upstream
+// ends a listen it relies on. Call it once.
+func (o *OpenedListen) Hold() Outcome {
+	defer o.end()
+	return holdListen(o.ctx, o.run, &o.op, o.persist, o.cur, o.targets, o.set)
+}
+
+// holdListen delivers an open listen's events (set up on cur for targets,
+// its listeners set) until it ends; see OpenedListen.Hold.
+func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool, cur *Gateway, targets []listenTarget, set *listenSet) Outcome {
 	d := run.d
 	log := d.g.cfg.Logger
-	for first := true; ; first = false {
-		// A newer config may have taken the listen over (Listens): set up
-		// again on the gateway it runs on now.
-		cur, targets := run.current()
-		set, f := cur.setUp(ctx, op, targets, d.event)
-		if f != nil {
-			set.close()
-			if first {
-				return Failed(f)
-			}
-			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
-			return Outcome{Result: json.RawMessage(`{}`)}
-		}
-		if first && !d.ack() {
-			set.close()
-			return Outcome{Result: json.RawMessage(`{}`)}
-		}
+	for {
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
@@ -133,21 +184,31 @@ func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool
 				return Outcome{Result: json.RawMessage(`{}`)}
 			}
 			d.g.ls.retoken(run, c.changed)
-			continue
-		}
-		if !ended || !persist {
-			if ended {
-				// An upstream ended its listen: the listen no longer covers
-				// it, so it ends too (the caller may listen again), once
-				// what the upstreams sent before is delivered.
-				d.drain()
+		} else {
+			if !ended || !persist {
+				if ended {
+					// An upstream ended its listen: the listen no longer
+					// covers it, so it ends too (the caller may listen
+					// again), once what the upstreams sent before is
+					// delivered.
+					d.drain()
+				}
+				set.close()
+				return Outcome{Result: json.RawMessage(`{}`)}
 			}
 			set.close()
-			return Outcome{Result: json.RawMessage(`{}`)}
+			log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+			if !d.pause(relistenDelay) {
+				return Outcome{Result: json.RawMessage(`{}`)}
+			}
 		}
-		set.close()
-		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
-		if !d.pause(relistenDelay) {
+		// A newer config may have taken the listen over (Listens): set up
+		// again on the gateway it runs on now.
+		var f *fault.Fault
+		cur, targets = run.current()
+		if set, f = cur.setUp(ctx, op, targets, d.event); f != nil {
+			set.close()
+			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 			return Outcome{Result: json.RawMessage(`{}`)}
 		}
 	}

@@ -155,6 +155,9 @@ func (c *conn) serveOne() bool {
 		}
 		c.startWatch(cancel, r.Body == http.NoBody)
 		h.ServeHTTP(ex, ex.req)
+		if ex.ho != nil {
+			c.runHandoff(ex.ho)
+		}
 		c.endWatch()
 	}
 	ex.finish()
