@@ -77,24 +77,22 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
 	})
 	if open == nil {
-		s.duties.stop()
 		h.finishListen(req, res, s)
 		return
 	}
-	hold := func() {
-		defer s.duties.stop()
-		h.finishListen(req, open.Hold(), s)
-	}
+	hold := func() { h.finishListen(req, open.Hold(), s) }
 	if req.handedOff = handoff.Continue(w, hold); !req.handedOff {
 		hold()
 	}
 }
 
-// finishListen ends a listen whose core part returned: a listen never
+// finishListen ends a listen whose core part returned, and its duties'
+// timer: a listen never
 // acknowledged is answered with its error; an acknowledged one, when the
 // gateway ends it rather than the client, ends with the graceful final
 // response (what the core delivered before it ended is written already).
 func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
+	s.duties.stop()
 	w, r, msg := req.w, req.r, req.msg
 	if s.out == nil {
 		if res.Fault == nil {

@@ -159,59 +159,68 @@ func (o *OpenedListen) end() {
 
 // Hold delivers the open listen's events until it ends (see ListenFilter),
 // then releases it; a persistent one is set up again when an upstream
-// ends a listen it relies on. Call it once.
+// ends a listen it relies on. Call it once. A held stream waits in it
+// (runUntil) for as long as it lasts, so it is kept a shallow frame: what
+// is done between two runs of delivery is in next.
 func (o *OpenedListen) Hold() Outcome {
 	defer o.end()
-	return holdListen(o.ctx, o.run, &o.op, o.persist, o.cur, o.targets, o.set)
-}
-
-// holdListen delivers an open listen's events (set up on cur for targets,
-// its listeners set) until it ends; see OpenedListen.Hold.
-func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool, cur *Gateway, targets []listenTarget, set *listenSet) Outcome {
-	d := run.d
-	log := d.g.cfg.Logger
+	d := o.run.d
 	for {
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
 		// goroutine, until the listen or an upstream listen ends.
-		d.start(targets)
-		ended, c := d.runWatched(cur, op, set.ended, targets)
-		if c != nil {
-			// The caller's token changed: set up again with the new one; deleted: end.
-			set.close()
-			if c.gone {
-				return Outcome{Result: json.RawMessage(`{}`)}
-			}
-			d.g.ls.retoken(run, c.changed)
-		} else {
-			if !ended || !persist {
-				if ended {
-					// An upstream ended its listen: the listen no longer
-					// covers it, so it ends too (the caller may listen
-					// again), once what the upstreams sent before is
-					// delivered.
-					d.drain()
-				}
-				set.close()
-				return Outcome{Result: json.RawMessage(`{}`)}
-			}
-			set.close()
-			log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
-			if !d.pause(relistenDelay) {
-				return Outcome{Result: json.RawMessage(`{}`)}
-			}
-		}
-		// A newer config may have taken the listen over (Listens): set up
-		// again on the gateway it runs on now.
-		var f *fault.Fault
-		cur, targets = run.current()
-		if set, f = cur.setUp(ctx, op, targets, d.event); f != nil {
-			set.close()
-			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
-			return Outcome{Result: json.RawMessage(`{}`)}
+		d.start(o.targets)
+		tokens, stopWatch := d.watchTokens(o.cur, &o.op, o.targets)
+		ended, c := d.runUntil(o.set.ended, tokens)
+		stopWatch()
+		if out, done := o.next(ended, c); done {
+			return out
 		}
 	}
+}
+
+// next ends or sets up again a listen whose delivery returned (ended: an
+// upstream ended its listen; c: the caller's token changed); done when
+// the listen ends, with its outcome.
+func (o *OpenedListen) next(ended bool, c *tokenCheck) (out Outcome, done bool) {
+	d := o.run.d
+	log := d.g.cfg.Logger
+	endOK := Outcome{Result: json.RawMessage(`{}`)}
+	switch {
+	case c != nil:
+		// The caller's token changed: set up again with the new one; deleted: end.
+		o.set.close()
+		if c.gone {
+			return endOK, true
+		}
+		d.g.ls.retoken(o.run, c.changed)
+	case !ended || !o.persist:
+		if ended {
+			// An upstream ended its listen: the listen no longer covers
+			// it, so it ends too (the caller may listen again), once what
+			// the upstreams sent before is delivered.
+			d.drain()
+		}
+		o.set.close()
+		return endOK, true
+	default:
+		o.set.close()
+		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		if !d.pause(relistenDelay) {
+			return endOK, true
+		}
+	}
+	// A newer config may have taken the listen over (Listens): set up
+	// again on the gateway it runs on now.
+	var f *fault.Fault
+	o.cur, o.targets = o.run.current()
+	if o.set, f = o.cur.setUp(o.ctx, &o.op, o.targets, d.event); f != nil {
+		o.set.close()
+		log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+		return endOK, true
+	}
+	return Outcome{}, false
 }
 
 // relistenDelay is the pause before a persistent listen (Filter.Persist)

@@ -2,8 +2,9 @@ package h1serve
 
 // A handler may hand the rest of its response to the server
 // (internal/handoff): the continuation then runs on the connection's
-// goroutine from serveOne's frame, once the handler chain has unwound, so
-// a held stream waits a few frames deep and the runtime shrinks its stack.
+// goroutine, once the handler chain and serveOne have returned, from
+// serve's own frame (runHandoff, then endHeld), so a held stream
+// waits a few frames deep and the runtime shrinks its stack.
 // Everything else about the request stays as while its handler runs: the
 // disconnect watch and the request's context, the response's writing
 // methods, its place among Shutdown's active connections; the response
@@ -37,6 +38,16 @@ func (w *response) AfterContinuation(f func()) bool {
 	}
 	w.ho.after = append(w.ho.after, f)
 	return true
+}
+
+// endHeld ends the response serveOne left handed off, once its
+// continuation ran (runHandoff), as serveOne would have; it reports
+// whether the connection may read another request.
+func (c *conn) endHeld() bool {
+	ex, cancel := c.held, c.heldCancel
+	c.held, c.heldCancel = nil, nil
+	c.endWatch()
+	return c.endResponse(ex, cancel)
 }
 
 // runHandoff runs the response's continuation, then the after-work
