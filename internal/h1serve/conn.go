@@ -63,6 +63,7 @@ func (c *conn) serve() {
 		}
 		c.close()
 		c.rd.release()
+		c.abandonHeld()
 	}()
 	c.remote = c.nc.RemoteAddr().String()
 	c.ctx = context.WithValue(context.Background(), http.LocalAddrContextKey, c.nc.LocalAddr())
@@ -166,8 +167,8 @@ func (c *conn) serveOne() bool {
 		}
 		c.startWatch(cancel, r.Body == http.NoBody)
 		h.ServeHTTP(ex, ex.req)
-		if ex.ho != nil { // handed off: serve runs the rest (runHandoff, endHeld)
-			c.held, c.heldCancel = ex, cancel
+		if ex.ho != nil { // handed off (c.held is ex): serve runs the rest (runHandoff, endHeld)
+			c.heldCancel = cancel
 			return true
 		}
 		c.endWatch()

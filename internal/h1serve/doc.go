@@ -137,7 +137,9 @@
 //     response ends when the continuation returned and the after-work
 //     wrappers registered (handoff.After) ran, innermost first; a panic in
 //     the continuation runs that after-work, then is handled as a
-//     handler's. A held stream then waits a few frames deep, and the
+//     handler's. A handler that panics after handing off still has its
+//     continuation run, after the connection closed (its context
+//     cancelled), so that what the stream holds is released. A held stream then waits a few frames deep, and the
 //     runtime shrinks the connection goroutine's stack (16 KB for the
 //     gateway's listen, 4 KB handed off). Rejected: releasing the
 //     connection's goroutine while a stream waits (the stream's writer

@@ -26,6 +26,7 @@ func (w *response) ContinueAfterHandler(f func()) bool {
 		return false
 	}
 	w.ho = &heldResponse{cont: f}
+	w.c.held = w // from now on the continuation runs, even if the handler panics (abandonHeld)
 	return true
 }
 
@@ -62,4 +63,24 @@ func (c *conn) runHandoff(ho *heldResponse) {
 		}
 	}()
 	ho.cont()
+}
+
+// abandonHeld runs, on a connection closed by a panic, the continuation
+// its handler handed over before panicking, and the after-work registered
+// for it: the continuation owns what the stream holds (a listen's
+// registration and upstream listeners) and releases it as it returns,
+// which it does at once, its request's context being cancelled. A panic
+// there is logged, not let out of the connection's deferred cleanup.
+func (c *conn) abandonHeld() {
+	ex := c.held
+	c.held, c.heldCancel = nil, nil
+	if ex == nil || ex.ho == nil || ex.ho.running {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			c.s.logf("h1serve: panic in the continuation of %s's abandoned response: %v", c.remote, v)
+		}
+	}()
+	c.runHandoff(ex.ho)
 }

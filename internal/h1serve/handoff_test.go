@@ -248,3 +248,45 @@ func TestHandoffWriteAfterEnd(t *testing.T) {
 		t.Errorf("second response: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestHandoffHandlerPanics: a handler that panics after handing its
+// stream off still has its continuation run (its request's context
+// cancelled), so what the stream holds is released, and the wrappers'
+// after-work runs; the connection closes, the server goes on.
+func TestHandoffHandlerPanics(t *testing.T) {
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	events := make(chan string, 16)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer handoff.Finally(w, func() { events <- "after" })
+		handoff.Continue(w, func() {
+			if r.Context().Err() != nil {
+				events <- "continuation, cancelled"
+				return
+			}
+			events <- "continuation, live"
+		})
+		if r.URL.Path == "/panic" {
+			panic("handler boom")
+		}
+	})
+	s := &Server{Handler: h, ErrorLog: newLockedLog(&logged, &mu)}
+	addr := serve(t, s, nil)
+	c, br := rawConn(t, addr)
+	_, _ = io.WriteString(c, "GET /panic HTTP/1.1\r\nHost: a\r\n\r\n")
+	expect(t, events, "continuation, cancelled", "after")
+	if _, err := io.ReadAll(br); err != nil {
+		t.Errorf("connection of a panicking handler: %v", err)
+	}
+	c2, br2 := rawConn(t, addr)
+	_, _ = io.WriteString(c2, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	expect(t, events, "continuation, live", "after")
+	if resp, _ := readResp(t, br2, "GET"); resp.StatusCode != 200 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "handler boom") {
+		t.Errorf("panic not logged: %q", logged.String())
+	}
+}
