@@ -52,8 +52,9 @@
 // on (gateway.Listener): a subscriptions/listen and a legacy GET stream run their listen on
 // the request's handler goroutine, which writes each event straight to the stream after
 // re-checking the caller, so a held stream costs that one goroutine (and the server's own per
-// connection). Once such a stream is open (acknowledged, its headers written, KeepOpen and
-// Detach done), the handler hands the rest of it to the server (internal/handoff) and
+// connection). Once such a stream (or an /mcp/sse stream) is open (acknowledged, its headers
+// written, KeepOpen and Detach done), the handler hands the rest of it to the server
+// (internal/handoff) and
 // returns: with the gateway's server (internal/h1serve) the held part then runs from the
 // connection goroutine's top frame, not below the middleware, serve, serveModern and the
 // set-up (about 5.5 KB of frames), so the runtime shrinks that goroutine's stack from 16 KB
