@@ -52,7 +52,23 @@
 // on (gateway.Listener): a subscriptions/listen and a legacy GET stream run their listen on
 // the request's handler goroutine, which writes each event straight to the stream after
 // re-checking the caller, so a held stream costs that one goroutine (and the server's own per
-// connection). The re-check and the keepalive share one timer (duties). Such a stream holds
+// connection). Once such a stream (or an /mcp/sse stream) is open (acknowledged, its headers
+// written, KeepOpen and Detach done), the handler hands the rest of it to the server
+// (internal/handoff) and
+// returns: with the gateway's server (internal/h1serve) the held part then runs from the
+// connection goroutine's top frame, not below the middleware, serve, serveModern and the
+// set-up (about 5.5 KB of frames), so the runtime shrinks that goroutine's stack from 16 KB
+// to 4 KB while the stream waits. net/http (MCPGW_HTTP_SERVER=stdlib) cannot continue a
+// response: there the same code runs the held part in the handler, as before. The set-up
+// stays in the handler, so a listen being set up counts among the requests in flight and the
+// admission bound until it is open, as before; the after-work of the wrappers around the
+// handler is done by then (KeepOpen gives back the admission slot, Detach the generation's
+// count), and the one record that must see the stream's end (observe: the access log line,
+// metrics, live counters, with the stream's duration) is ended through handoff.After when the
+// held part returns. Rejected: a held stream with no goroutine at all, its writer driven by
+// the upstream delivery callbacks and one timer (see internal/handoff); and a goroutine of
+// its own for the held part (no smaller stack: a stack is set by how deep it waits). The
+// re-check and the keepalive share one timer (duties). Such a stream holds
 // no context of its own: it ends by the core's (the request's context, a Listener answering
 // false, Done). Queues (a stream's outgoing messages, the core's pending events) hold storage
 // only while something is queued, so an idle held stream pays for no buffer of its own.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/handoff"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/limits"
@@ -359,19 +360,22 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		http.Error(w, "a stream is already open for this session", http.StatusConflict)
 		return
 	}
-	defer sess.detach(st)
-	_, keyInAuth := identity.Credential(r)
-	op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: nar.scope, urlScope: nar.url}, fault.Legacy, sess.claims.Version)
-	op.ClientCaps = sess.claims.Caps
 	ls := &legacyStream{ctx: r.Context(), st: st, watch: h.watchAuth(r, caller), duties: newDuties(h.cfg.Sessions.RecheckInterval)}
-	defer ls.duties.stop()
+	end := func() {
+		ls.duties.stop()
+		sess.detach(st)
+	}
+	var open *gateway.OpenedListen
 	if !sess.ended() {
+		_, keyInAuth := identity.Credential(r)
+		op := h.operation(&request{w: w, r: r, caller: caller, keyInAuth: keyInAuth, msg: &jsonrpc.Message{}, scope: nar.scope, urlScope: nar.url}, fault.Legacy, sess.claims.Version)
+		op.ClientCaps = sess.claims.Caps
 		// The stream ends by its follow's own context: when the client
 		// leaves (the request's), when a write or the caller's authority
 		// ends it (false from Ack, Emit or Tend), and with the session
 		// (Done; the legacy state's end ends every session). No context of
 		// the front's is held for it.
-		h.cfg.Gateway.ListenFilter(r.Context(), op, sessionFilter(sess), gateway.Listener{
+		open, _ = h.cfg.Gateway.OpenListen(r.Context(), op, sessionFilter(sess), gateway.Listener{
 			Ack: func(json.RawMessage) bool {
 				admit.KeepOpen(w, r)
 				if h.cfg.Detach != nil {
@@ -388,10 +392,20 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 			Done: sess.done,
 		})
 	}
-	if st.w == nil && r.Context().Err() == nil {
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
+	if open == nil {
+		end()
+		if st.w == nil && r.Context().Err() == nil {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
+		}
+		return
 	}
+	// Open: the rest is handed to the server (internal/handoff), which
+	// holds it a few frames deep once this handler chain has unwound.
+	handoff.Run(w, func() {
+		defer end()
+		open.Hold()
+	})
 }
 
 // legacyStream is a legacy session's GET stream while its follow runs

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
-
 	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/handoff"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/observe"
@@ -157,28 +157,43 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(raw)
 	id := hex.EncodeToString(raw)
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	conn := &sseConn{binding: caller.Binding(), ctx: ctx, cancel: cancel}
 	if !h.sseConns.add(id, conn, h.cfg.Sessions.MaxSSEConns, h.cfg.Sessions.MaxSSEConnsPerCaller) { // before the client learns the id
+		cancel()
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
 	}
+	end := sync.OnceFunc(func() {
+		h.sseConns.remove(id)
+		cancel()
+		conn.shut()
+	})
+	handedOff := false
+	defer func() {
+		if !handedOff { // ended here (a panic too), not by the stream handed off
+			end()
+		}
+	}()
 	admit.KeepOpen(w, r)
 	if h.cfg.Detach != nil {
 		h.cfg.Detach(r) // a stream, not a request in flight: it may outlive this front
 	}
 	conn.stream = newStreamSink(w)
-	defer func() {
-		h.sseConns.remove(id)
-		cancel()
-		conn.shut()
-	}()
 	if conn.stream.w.WriteEvent(sse.Event{Type: "endpoint", Data: []byte("/mcp/sse/messages?session_id=" + id)}) != nil {
 		return
 	}
-	// The stream's own goroutine re-checks the caller: no second goroutine
-	// per held connection.
-	conn.stream.run(ctx, h.ctx.Done(), h.watchAuth(r, caller), h.cfg.Sessions.RecheckInterval, cancel)
+	// Open: the rest is handed to the server (internal/handoff), which
+	// holds it a few frames deep once this handler chain has unwound. The
+	// stream's own goroutine re-checks the caller: no second goroutine per
+	// held connection.
+	watch := h.watchAuth(r, caller)
+	hold := func() {
+		defer end()
+		conn.stream.run(ctx, h.ctx.Done(), watch, h.cfg.Sessions.RecheckInterval, cancel)
+	}
+	if handedOff = handoff.Continue(w, hold); !handedOff {
+		hold()
+	}
 }
 
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its

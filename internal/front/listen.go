@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/handoff"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -45,16 +46,19 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 
 // holdListen serves a valid listen (see serveListen), in a frame of its
 // own: the frames that checked it are not held while the listen lasts.
+// The listen is set up and acknowledged here, on the handler's goroutine
+// (so it counts among the requests in flight until it is open); what it
+// holds then is handed to the server (internal/handoff), which runs it
+// once the handler chain has unwound, a few frames deep.
 func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
 	w, r, msg := req.w, req.r, req.msg
 	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
 		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
-	defer s.duties.stop()
 	// The listen ends by its core's own context: when the client leaves
 	// (the request's), when a write or the caller's authority ends it
 	// (false from Ack, Emit or Tend) and at this front's Close (Done). No
 	// context of the front's is held for it.
-	res := h.cfg.Gateway.ListenFilter(r.Context(), *op, *filter, gateway.Listener{
+	open, res := h.cfg.Gateway.OpenListen(r.Context(), *op, *filter, gateway.Listener{
 		Ack: func(honoured json.RawMessage) bool {
 			admit.KeepOpen(w, r)
 			sse.SetHeaders(w.Header())
@@ -72,14 +76,23 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 		Tend: s.tend,
 		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
 	})
-	h.finishListen(req, res, s)
+	if open == nil {
+		h.finishListen(req, res, s)
+		return
+	}
+	hold := func() { h.finishListen(req, open.Hold(), s) }
+	if req.handedOff = handoff.Continue(w, hold); !req.handedOff {
+		hold()
+	}
 }
 
-// finishListen ends a listen whose core part returned: a listen never
+// finishListen ends a listen whose core part returned, and its duties'
+// timer: a listen never
 // acknowledged is answered with its error; an acknowledged one, when the
 // gateway ends it rather than the client, ends with the graceful final
 // response (what the core delivered before it ended is written already).
 func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
+	s.duties.stop()
 	w, r, msg := req.w, req.r, req.msg
 	if s.out == nil {
 		if res.Fault == nil {

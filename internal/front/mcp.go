@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/handoff"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/later"
@@ -150,6 +151,7 @@ type request struct {
 	urlScope  string   // the scoped URL's servers, joined: what a legacy session is bound to
 	unprefix  bool
 	obs       *observe.Request // the record being observed; nil when none
+	handedOff bool             // the rest of the answer runs after the handler returned (internal/handoff)
 }
 
 // serve answers /mcp and, when scoped, /{segment}/mcp. The caller is
@@ -193,7 +195,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 	}
 	req.scope, req.urlScope, req.unprefix = nar.scope, nar.url, nar.single && !h.cfg.ScopedPrefix
 	span := h.observeRequest(req, observe.TransportStreamable)
-	defer span.End()
+	defer func() { endObserved(w, &span, req.handedOff) }()
 	if req.msg.Method != mcp.MethodSubscriptionsListen {
 		// Upstream answers keep their share of the byte budget until this
 		// answer is written (a listen is a stream: its events are not held).
@@ -206,6 +208,19 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		return
 	}
 	h.serveLegacy(req)
+}
+
+// endObserved ends the record of a request when its answer ends: for one
+// handed to the server (a listen, internal/handoff), when its stream
+// ends, so the access log, metrics and live counters see its real end and
+// duration; otherwise now. Only a handed-off record is moved to the heap.
+func endObserved(w http.ResponseWriter, span *observe.RequestSpan, handedOff bool) {
+	if handedOff {
+		held := *span
+		handoff.Finally(w, held.End)
+		return
+	}
+	span.End()
 }
 
 // admit authenticates the sender of a POSTed message from the headers, then

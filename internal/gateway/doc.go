@@ -157,7 +157,13 @@
 //     stream. Tend and the Listener's Done are served only while the listen waits for events,
 //     not during a set-up (bounded by the listing timeout): a re-check or keepalive due then
 //     waits for it. ListenFilter describes the listen in a function that returns before the
-//     listen is held (beginListen), so its frames are not on the held stack. After an
+//     listen is held (beginListen), so its frames are not on the held stack. ListenFilter is
+//     OpenListen (set-up and acknowledgement) then OpenedListen.Hold (delivery until the end),
+//     so that a caller can open a listen in its handler and hold it elsewhere: the front hands
+//     Hold to its server (internal/handoff), which runs it once the handler chain unwound.
+//     Hold waits in runUntil two frames below itself (what happens between two deliveries is
+//     in next): the whole held stack stays under the quarter of 4 KB below which the runtime
+//     halves a stack. After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
 //     one change announced by several upstreams (servers sharing a backend) is told once, and
 //     when a change is told the caller's views of that kind on its other followed servers are

@@ -264,15 +264,16 @@ func (d *delivery) ack() bool {
 	return d.l.Ack(b)
 }
 
-// runWatched is runUntil, also watching the caller's tokens on cur's
-// upstreams (targets) while it runs.
-func (d *delivery) runWatched(cur *Gateway, op *Operation, stop <-chan struct{}, targets []listenTarget) (stopped bool, c *tokenCheck) {
+// watchTokens watches the caller's tokens on cur's upstreams (targets)
+// while delivery runs (runUntil's tokens) until stop; nil and a stop that
+// does nothing when there is nothing to watch (no context nor channel is
+// held for it).
+func (d *delivery) watchTokens(cur *Gateway, op *Operation, targets []listenTarget) (tokens <-chan *tokenCheck, stop context.CancelFunc) {
 	if cur.cfg.CallerTokens == nil || !holdsVaultToken(op, targets) {
-		return d.runUntil(stop, nil) // nothing to watch: no context nor channel held for it
+		return nil, func() {}
 	}
-	wctx, stopWatch := context.WithCancel(d.ctx)
-	defer stopWatch()
-	return d.runUntil(stop, cur.watchCallerTokens(wctx, op, targets))
+	wctx, stop := context.WithCancel(d.ctx)
+	return cur.watchCallerTokens(wctx, op, targets), stop
 }
 
 // pause delivers for a while (between set-ups); false when ctx ended.

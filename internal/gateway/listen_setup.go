@@ -58,14 +58,33 @@ type Listener struct {
 // When set-up fails, what was opened is closed, Ack is never called and
 // the Outcome is the fault.
 func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
+	held, out := g.OpenListen(outer, op, want, l)
+	if held == nil {
+		return out
+	}
+	return held.Hold()
+}
+
+// OpenListen is the first part of ListenFilter: it sets the listen up and
+// acknowledges it (l.Ack), and returns the open listen, whose Hold
+// delivers its events until it ends and must be called once, on any
+// goroutine (a server can run it after the handler that opened the listen
+// has returned, so that the frames which opened it are not held). When
+// set-up fails or l.Ack refuses, it returns nil and the outcome (see
+// ListenFilter); nothing is left open.
+func (g *Gateway) OpenListen(outer context.Context, op Operation, want Filter, l Listener) (*OpenedListen, Outcome) {
 	ctx, cancel := context.WithCancel(outer)
-	defer cancel()
 	run, f := g.beginListen(outer, ctx, cancel, &op, &want, &l)
 	if f != nil {
-		return Failed(f)
+		cancel()
+		return nil, Failed(f)
 	}
-	defer g.ls.unregister(run)
-	return holdListen(ctx, run, &op, want.Persist)
+	o := &OpenedListen{ctx: ctx, cancel: cancel, ls: g.ls, run: run, op: op, persist: want.Persist}
+	if out, ok := o.open(); !ok {
+		o.end()
+		return nil, out
+	}
+	return o, Outcome{}
 }
 
 // beginListen describes what a listen follows and registers it, on the
@@ -97,60 +116,111 @@ func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelF
 	return run, nil
 }
 
-// holdListen sets up run's upstream listeners, acknowledges the listen and
-// delivers its events until it ends (see ListenFilter); a persistent one
-// is set up again when an upstream ends a listen it relies on.
-func holdListen(ctx context.Context, run *listenRun, op *Operation, persist bool) Outcome {
-	d := run.d
-	log := d.g.cfg.Logger
-	for first := true; ; first = false {
-		// A newer config may have taken the listen over (Listens): set up
-		// again on the gateway it runs on now.
-		cur, targets := run.current()
-		set, f := cur.setUp(ctx, op, targets, d.event)
-		if f != nil {
-			set.close()
-			if first {
-				return Failed(f)
-			}
-			log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
-			return Outcome{Result: json.RawMessage(`{}`)}
-		}
-		if first && !d.ack() {
-			set.close()
-			return Outcome{Result: json.RawMessage(`{}`)}
-		}
+// OpenedListen is a listen set up and acknowledged (OpenListen), until its
+// Hold returns.
+type OpenedListen struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	ls      *Listens
+	run     *listenRun
+	op      Operation
+	persist bool
+	// What the listen holds now: the gateway it runs on, its targets
+	// there and their listeners.
+	cur     *Gateway
+	targets []listenTarget
+	set     *listenSet
+}
+
+// open sets up the listen's upstream listeners and acknowledges it; false
+// with the outcome when either fails (what was opened is closed).
+func (o *OpenedListen) open() (Outcome, bool) {
+	// A newer config may have taken the listen over (Listens): set up
+	// on the gateway it runs on now.
+	o.cur, o.targets = o.run.current()
+	set, f := o.cur.setUp(o.ctx, &o.op, o.targets, o.run.d.event)
+	if f != nil {
+		set.close()
+		return Failed(f), false
+	}
+	if !o.run.d.ack() {
+		set.close()
+		return Outcome{Result: json.RawMessage(`{}`)}, false
+	}
+	o.set = set
+	return Outcome{}, true
+}
+
+// end releases what the listen holds in the gateway.
+func (o *OpenedListen) end() {
+	o.cancel()
+	o.ls.unregister(o.run)
+}
+
+// Hold delivers the open listen's events until it ends (see ListenFilter),
+// then releases it; a persistent one is set up again when an upstream
+// ends a listen it relies on. Call it once. A held stream waits in it
+// (runUntil) for as long as it lasts, so it is kept a shallow frame: what
+// is done between two runs of delivery is in next.
+func (o *OpenedListen) Hold() Outcome {
+	defer o.end()
+	d := o.run.d
+	for {
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
 		// goroutine, until the listen or an upstream listen ends.
-		d.start(targets)
-		ended, c := d.runWatched(cur, op, set.ended, targets)
-		if c != nil {
-			// The caller's token changed: set up again with the new one; deleted: end.
-			set.close()
-			if c.gone {
-				return Outcome{Result: json.RawMessage(`{}`)}
-			}
-			d.g.ls.retoken(run, c.changed)
-			continue
-		}
-		if !ended || !persist {
-			if ended {
-				// An upstream ended its listen: the listen no longer covers
-				// it, so it ends too (the caller may listen again), once
-				// what the upstreams sent before is delivered.
-				d.drain()
-			}
-			set.close()
-			return Outcome{Result: json.RawMessage(`{}`)}
-		}
-		set.close()
-		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
-		if !d.pause(relistenDelay) {
-			return Outcome{Result: json.RawMessage(`{}`)}
+		d.start(o.targets)
+		tokens, stopWatch := d.watchTokens(o.cur, &o.op, o.targets)
+		ended, c := d.runUntil(o.set.ended, tokens)
+		stopWatch()
+		if out, done := o.next(ended, c); done {
+			return out
 		}
 	}
+}
+
+// next ends or sets up again a listen whose delivery returned (ended: an
+// upstream ended its listen; c: the caller's token changed); done when
+// the listen ends, with its outcome.
+func (o *OpenedListen) next(ended bool, c *tokenCheck) (out Outcome, done bool) {
+	d := o.run.d
+	log := d.g.cfg.Logger
+	endOK := Outcome{Result: json.RawMessage(`{}`)}
+	switch {
+	case c != nil:
+		// The caller's token changed: set up again with the new one; deleted: end.
+		o.set.close()
+		if c.gone {
+			return endOK, true
+		}
+		d.g.ls.retoken(o.run, c.changed)
+	case !ended || !o.persist:
+		if ended {
+			// An upstream ended its listen: the listen no longer covers
+			// it, so it ends too (the caller may listen again), once what
+			// the upstreams sent before is delivered.
+			d.drain()
+		}
+		o.set.close()
+		return endOK, true
+	default:
+		o.set.close()
+		log.Info("an upstream ended a listen a persistent listen relies on; setting it up again")
+		if !d.pause(relistenDelay) {
+			return endOK, true
+		}
+	}
+	// A newer config may have taken the listen over (Listens): set up
+	// again on the gateway it runs on now.
+	var f *fault.Fault
+	o.cur, o.targets = o.run.current()
+	if o.set, f = o.cur.setUp(o.ctx, &o.op, o.targets, d.event); f != nil {
+		o.set.close()
+		log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
+		return endOK, true
+	}
+	return Outcome{}, false
 }
 
 // relistenDelay is the pause before a persistent listen (Filter.Persist)

@@ -38,6 +38,11 @@ type conn struct {
 	post   bool  // the last request was a POST
 	watch  *watcher
 
+	// A response handed off by its handler (handoff.go), between serveOne
+	// and serveHeld.
+	held       *response
+	heldCancel context.CancelFunc
+
 	// The running request's disconnect watch (watch.go), under wmu.
 	wmu        sync.Mutex
 	seq        uint32 // counts requests; a watch names the one it is for
@@ -58,6 +63,7 @@ func (c *conn) serve() {
 		}
 		c.close()
 		c.rd.release()
+		c.abandonHeld()
 	}()
 	c.remote = c.nc.RemoteAddr().String()
 	c.ctx = context.WithValue(context.Background(), http.LocalAddrContextKey, c.nc.LocalAddr())
@@ -67,6 +73,12 @@ func (c *conn) serve() {
 		}
 		if !c.serveOne() {
 			return
+		}
+		if c.held != nil { // handed off (handoff.go): run from this frame, the shallowest
+			c.runHandoff(c.held.ho)
+			if !c.endHeld() {
+				return
+			}
 		}
 	}
 }
@@ -155,8 +167,18 @@ func (c *conn) serveOne() bool {
 		}
 		c.startWatch(cancel, r.Body == http.NoBody)
 		h.ServeHTTP(ex, ex.req)
+		if ex.ho != nil { // handed off (c.held is ex): serve runs the rest (runHandoff, endHeld)
+			c.heldCancel = cancel
+			return true
+		}
 		c.endWatch()
 	}
+	return c.endResponse(ex, cancel)
+}
+
+// endResponse ends a response whose handler (and continuation) returned
+// and reports whether the connection may read another request.
+func (c *conn) endResponse(ex *response, cancel context.CancelFunc) bool {
 	ex.finish()
 	cancel()
 	if ex.bodyLeft && c.werr == nil {

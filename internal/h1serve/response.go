@@ -44,6 +44,7 @@ type response struct {
 	bodyLeft   bool // the request body was not read to its end: the connection lingers, then closes
 	isHEAD     bool
 	is11       bool
+	ho         *heldResponse // the continuation the handler handed over (handoff.go); nil when none
 
 	mu             sync.Mutex // the 100 Continue (written on a body read) against the header
 	expectContinue bool
