@@ -241,7 +241,10 @@
 // field takes the default):
 //
 //   - one POSTed message: MCPConfig.MaxBodyBytes, default DefaultMaxBodyBytes
-//     (4 MiB); larger: 413.
+//     (4 MiB); larger: 413. A body announcing at most 4 KB (maxSizedBody)
+//     is read into a buffer of its announced size, allocated before it
+//     arrives (so a listen's message keeps no slack); a larger one grows
+//     as it arrives (io.ReadAll).
 //   - live legacy sessions: SessionConfig.MaxLive, default 10000; opening
 //     one more ends the least recently used. Per caller:
 //     SessionConfig.MaxLivePerCaller, default 1000; one more ends that

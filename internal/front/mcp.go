@@ -243,11 +243,40 @@ func (h *MCP) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > h.cfg.MaxBodyBytes {
 		return nil, errBodyTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes), r.ContentLength)
 	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 		return nil, errBodyTooLarge
 	}
 	return body, err
+}
+
+// maxSizedBody bounds the Content-Length readAllSized allocates for before
+// the body arrives (io.ReadAll's first buffer is 512 bytes): what a client
+// that announces a body and sends nothing makes the gateway hold.
+const maxSizedBody = 4 << 10
+
+// readAllSized is io.ReadAll for a body that announced its length n: one
+// buffer of exactly n bytes when n is at most maxSizedBody, so that a
+// message a held stream keeps (a listen's, decoded into slices of it)
+// keeps no slack. A body longer than announced is read on to its end.
+func readAllSized(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > maxSizedBody {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	var one [1]byte
+	m, err := r.Read(one[:])
+	if m == 0 && err == io.EOF {
+		return b, nil
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(append(b, one[:m]...), rest...), err
 }
 
 // readMessage reads and decodes the POSTed message of an established caller.

@@ -79,7 +79,7 @@ func (g *Gateway) OpenListen(outer context.Context, op Operation, want Filter, l
 		cancel()
 		return nil, Failed(f)
 	}
-	o := &OpenedListen{ctx: ctx, cancel: cancel, ls: g.ls, run: run, op: op, persist: want.Persist}
+	o := &OpenedListen{ctx: ctx, cancel: cancel, ls: g.ls, run: run, op: &op, persist: want.Persist}
 	if out, ok := o.open(); !ok {
 		o.end()
 		return nil, out
@@ -119,11 +119,14 @@ func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelF
 // OpenedListen is a listen set up and acknowledged (OpenListen), until its
 // Hold returns.
 type OpenedListen struct {
-	ctx     context.Context
-	cancel  context.CancelFunc
-	ls      *Listens
-	run     *listenRun
-	op      Operation
+	ctx    context.Context
+	cancel context.CancelFunc
+	ls     *Listens
+	run    *listenRun
+	// op is OpenListen's own (the delivery's query keeps it too), not a
+	// copy: set up by beginListen, then only read (its binding cached by
+	// the query), so sharing it costs a held listen one Operation less.
+	op      *Operation
 	persist bool
 	// What the listen holds now: the gateway it runs on, its targets
 	// there and their listeners.
@@ -138,7 +141,7 @@ func (o *OpenedListen) open() (Outcome, bool) {
 	// A newer config may have taken the listen over (Listens): set up
 	// on the gateway it runs on now.
 	o.cur, o.targets = o.run.current()
-	set, f := o.cur.setUp(o.ctx, &o.op, o.targets, o.run.d.event)
+	set, f := o.cur.setUp(o.ctx, o.op, o.targets, o.run.d.event)
 	if f != nil {
 		set.close()
 		return Failed(f), false
@@ -171,7 +174,7 @@ func (o *OpenedListen) Hold() Outcome {
 		// opening is delivered. Delivery runs here, on the listen's own
 		// goroutine, until the listen or an upstream listen ends.
 		d.start(o.targets)
-		tokens, stopWatch := d.watchTokens(o.cur, &o.op, o.targets)
+		tokens, stopWatch := d.watchTokens(o.cur, o.op, o.targets)
 		ended, c := d.runUntil(o.set.ended, tokens)
 		stopWatch()
 		if out, done := o.next(ended, c); done {
@@ -215,7 +218,7 @@ func (o *OpenedListen) next(ended bool, c *tokenCheck) (out Outcome, done bool) 
 	// again on the gateway it runs on now.
 	var f *fault.Fault
 	o.cur, o.targets = o.run.current()
-	if o.set, f = o.cur.setUp(o.ctx, &o.op, o.targets, d.event); f != nil {
+	if o.set, f = o.cur.setUp(o.ctx, o.op, o.targets, d.event); f != nil {
 		o.set.close()
 		log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 		return endOK, true

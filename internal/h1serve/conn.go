@@ -137,7 +137,8 @@ func (c *conn) serveOne() bool {
 	}
 	ex := &response{c: c, hdr: make(http.Header), clen: -1}
 	ex.body.ex = ex
-	if herr := ex.parseHead(head); herr != nil {
+	var rv http.Request // the request before its context is set; WithContext copies it
+	if herr := ex.parseHead(&rv, head); herr != nil {
 		c.reject(herr)
 		return false
 	}
@@ -152,21 +153,21 @@ func (c *conn) serveOne() bool {
 		_ = c.nc.SetWriteDeadline(time.Time{})
 		c.wdl = false
 	}
-	r := &ex.reqv
-	r.RemoteAddr = c.remote
-	ex.isHEAD = r.Method == http.MethodHead
-	c.post = r.Method == http.MethodPost
+	rv.RemoteAddr = c.remote
+	ex.isHEAD = rv.Method == http.MethodHead
+	ex.reqClose, ex.noBody = rv.Close, rv.Body == http.NoBody
+	c.post = rv.Method == http.MethodPost
 	ctx, cancel := context.WithCancel(c.ctx)
-	ex.req = r.WithContext(ctx)
+	r := rv.WithContext(ctx)
 	if r.RequestURI == "*" {
-		ex.serveAsterisk()
+		ex.serveAsterisk(r.Method)
 	} else {
 		h := c.s.Handler
 		if h == nil {
 			h = http.DefaultServeMux
 		}
 		c.startWatch(cancel, r.Body == http.NoBody)
-		h.ServeHTTP(ex, ex.req)
+		h.ServeHTTP(ex, r)
 		if ex.ho != nil { // handed off (c.held is ex): serve runs the rest (runHandoff, endHeld)
 			c.heldCancel = cancel
 			return true
@@ -190,8 +191,8 @@ func (c *conn) endResponse(ex *response, cancel context.CancelFunc) bool {
 
 // serveAsterisk answers "OPTIONS *" (200, as net/http does) and refuses
 // "*" with any other method.
-func (ex *response) serveAsterisk() {
-	if ex.reqv.Method == http.MethodOptions {
+func (ex *response) serveAsterisk(method string) {
+	if method == http.MethodOptions {
 		ex.hdr.Set("Content-Length", "0")
 		ex.WriteHeader(http.StatusOK)
 		return

@@ -126,8 +126,14 @@
 //     in one pass, header keys canonicalised in place, and all its strings
 //     cut from one string; the request, its URL (origin-form targets with
 //     plain characters skip url.Parse), body and response are one
-//     allocation. The header map is made per request: handlers may keep
-//     r.Header past the request, so reusing it is not safe.
+//     allocation, and the http.Request handed to the handler another (the
+//     copy WithContext makes: the parsed one is on serveOne's stack, so a
+//     handler that passes on a copy of its own lets this one go). The
+//     header map is made per request: handlers may keep r.Header past the
+//     request, so reusing it is not safe. The response header map is let
+//     go once a response is committed while its handler goes on (a
+//     stream): Header then returns a fresh map, whose changes have no
+//     effect, as with net/http.
 //   - A handler may hand the rest of its response to the server
 //     (internal/handoff, handoff.go): it writes what opens a stream, gives
 //     a continuation and returns; serveOne then returns too, and serve

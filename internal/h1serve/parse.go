@@ -15,10 +15,10 @@ type span struct{ ks, ke, vs, ve int }
 // maxCLDigits bounds a Content-Length's digits, so that it fits an int64.
 const maxCLDigits = 18
 
-// parseHead parses a request head (see reader.readHead) into ex's request
+// parseHead parses a request head (see reader.readHead) into r and ex's
 // fields. It canonicalises header keys in head, in place. A request the
 // server must refuse comes back as an httpError.
-func (ex *response) parseHead(head []byte) *httpError {
+func (ex *response) parseHead(r *http.Request, head []byte) *httpError {
 	nl := bytes.IndexByte(head, '\n')
 	line := trimCR(head[:nl])
 	sp1 := bytes.IndexByte(line, ' ')
@@ -61,7 +61,6 @@ func (ex *response) parseHead(head []byte) *httpError {
 	}
 
 	s := string(head)
-	r := &ex.reqv
 	r.Method = internMethod(method, s, sp1)
 	r.RequestURI = s[sp1+1 : sp2]
 	if ex.is11 {
@@ -69,10 +68,10 @@ func (ex *response) parseHead(head []byte) *httpError {
 	} else {
 		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.0", 1, 0
 	}
-	if err := ex.parseTarget(r.RequestURI); err != nil {
+	if err := ex.parseTarget(r, r.RequestURI); err != nil {
 		return err
 	}
-	return ex.parseHeader(s, spans)
+	return ex.parseHeader(r, s, spans)
 }
 
 // scanHeader validates the header lines in rest (which starts at offset
@@ -126,8 +125,7 @@ func scanHeader(rest []byte, base int, spans []span) ([]span, *httpError) {
 
 // parseHeader builds the request's header map from the spans of s and
 // applies what the framing headers say.
-func (ex *response) parseHeader(s string, spans []span) *httpError {
-	r := &ex.reqv
+func (ex *response) parseHeader(r *http.Request, s string, spans []span) *httpError {
 	h := make(http.Header, len(spans))
 	strs := make([]string, len(spans))
 	var host string
@@ -176,7 +174,7 @@ func (ex *response) parseHeader(s string, spans []span) *httpError {
 	if r.Host == "" {
 		r.Host = host
 	}
-	if err := ex.framing(cl, cls > 0, te); err != nil {
+	if err := ex.framing(r, cl, cls > 0, te); err != nil {
 		return err
 	}
 	conn := h["Connection"]
@@ -204,8 +202,7 @@ func (ex *response) parseHeader(s string, spans []span) *httpError {
 // framing sets the request's body framing from its Content-Length and
 // Transfer-Encoding; a request with both, or with anything unclear, is
 // refused.
-func (ex *response) framing(cl string, hasCL bool, te []string) *httpError {
-	r := &ex.reqv
+func (ex *response) framing(r *http.Request, cl string, hasCL bool, te []string) *httpError {
 	if len(te) > 0 {
 		if !ex.is11 {
 			return badRequest("Transfer-Encoding in an HTTP/1.0 request")
@@ -249,8 +246,7 @@ func (ex *response) framing(cl string, hasCL bool, te []string) *httpError {
 
 // parseTarget sets the request's URL (and Host, for the absolute form)
 // from its request target.
-func (ex *response) parseTarget(target string) *httpError {
-	r := &ex.reqv
+func (ex *response) parseTarget(r *http.Request, target string) *httpError {
 	if target == "*" {
 		ex.url.Path = "*"
 		r.URL = &ex.url

@@ -15,17 +15,18 @@ import (
 
 var errAfterHandler = errors.New("h1serve: response written after its handler returned")
 
-// response is one request and its response: the request's fields, URL and
-// body live in it, so that a request costs few allocations. It is the
+// response is one request and its response: the request's URL and body
+// live in it, so that a request costs few allocations (its http.Request is
+// the one copy WithContext makes: nothing here keeps it, so a handler that
+// hands on a copy of its own, or a stream that keeps only part of it, does
+// not hold it for the response's life). It is the
 // handler's http.ResponseWriter, with Flush and the deadlines
 // http.ResponseController uses.
 type response struct {
 	c    *conn
-	reqv http.Request // the request before its context is set
-	req  *http.Request
 	url  url.URL
 	body body
-	hdr  http.Header
+	hdr  http.Header // nil once committed: Header then makes a fresh one
 
 	status      int
 	wroteHeader bool
@@ -44,6 +45,8 @@ type response struct {
 	bodyLeft   bool // the request body was not read to its end: the connection lingers, then closes
 	isHEAD     bool
 	is11       bool
+	reqClose   bool          // the request asked to close the connection
+	noBody     bool          // the request has no body (its Body is http.NoBody)
 	ho         *heldResponse // the continuation the handler handed over (handoff.go); nil when none
 
 	mu             sync.Mutex // the 100 Continue (written on a body read) against the header
@@ -51,8 +54,16 @@ type response struct {
 	wroteContinue  bool
 }
 
-// Header implements http.ResponseWriter.
-func (w *response) Header() http.Header { return w.hdr }
+// Header implements http.ResponseWriter. Once the header is committed,
+// changes to it have no effect (as with net/http): the map sent is let go,
+// so that a long response (a held stream) does not keep it, and a fresh
+// one is made for a handler that still asks.
+func (w *response) Header() http.Header {
+	if w.hdr == nil {
+		w.hdr = make(http.Header)
+	}
+	return w.hdr
+}
 
 // WriteHeader implements http.ResponseWriter.
 func (w *response) WriteHeader(code int) {
@@ -289,7 +300,7 @@ func (w *response) commit(final bool) {
 			w.closeAfter = true
 		}
 	}
-	if w.req.Close || w.c.s.shutting.Load() || httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
+	if w.reqClose || w.c.s.shutting.Load() || httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
 		w.closeAfter = true
 	}
 	keepAlive10 := false
@@ -334,6 +345,12 @@ func (w *response) commit(final bool) {
 	*hb = out
 	w.c.s.putWBuf(w.out)
 	w.out = hb
+	if !final {
+		// The handler goes on (a stream, maybe held for hours): the map
+		// sent is let go. A final commit's response ends now anyway, and a
+		// goroutine the handler left may still read its Header.
+		w.hdr = nil
+	}
 }
 
 // finish ends the response after its handler returned.
@@ -378,7 +395,7 @@ func (w *response) finish() {
 func (w *response) discardBody() bool {
 	b := &w.body
 	switch {
-	case w.reqv.Body == http.NoBody || b.eof:
+	case w.noBody || b.eof:
 		return true
 	case w.expectContinue && !w.wroteContinue:
 		return false // the client may not send the body

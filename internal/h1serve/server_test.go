@@ -503,6 +503,7 @@ func TestStreamHoldsNoBuffers(t *testing.T) {
 			checked <- err.Error()
 			return
 		}
+		w.Header().Set("X-Before", "1")
 		_, _ = io.WriteString(w, "event\n\n")
 		if err := rc.Flush(); err != nil {
 			checked <- err.Error()
@@ -514,17 +515,22 @@ func TestStreamHoldsNoBuffers(t *testing.T) {
 			checked <- "write buffer held"
 		case rw.c.rd.buf != nil:
 			checked <- "read buffer held"
+		case rw.hdr != nil:
+			checked <- "header map held after the head was sent"
 		default:
 			checked <- ""
 		}
+		w.Header().Set("X-After", "1") // usable, without effect
+		_, _ = io.WriteString(w, "more\n\n")
 	})}, nil)
 	c, br := rawConn(t, addr)
 	_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}")
 	if msg := <-checked; msg != "" {
 		t.Fatal(msg)
 	}
-	if resp, body := readResp(t, br, "POST"); body != "event\n\n" {
-		t.Fatalf("%d %q", resp.StatusCode, body)
+	resp, body := readResp(t, br, "POST")
+	if body != "event\n\nmore\n\n" || resp.Header.Get("X-Before") != "1" || resp.Header.Get("X-After") != "" {
+		t.Fatalf("%d %q %v", resp.StatusCode, body, resp.Header)
 	}
 }
 
