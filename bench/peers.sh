@@ -118,6 +118,9 @@ start fixture-modern "$FIXTURE" -http "127.0.0.1:$P_MODERN"
 MODERN_PID=$LAST_PID
 start fixture-legacy "$FIXTURE" -http "127.0.0.1:$P_LEGACY" -stateless=false
 LEGACY_PID=$LAST_PID
+# The peers connect to their upstreams as they start (TBXark skips one it cannot reach), so
+# the fixtures must be listening first.
+for p in "$P_MODERN" "$P_LEGACY"; do timeout 20 "$LG" wait -addr "127.0.0.1:$p"; done
 cat >"$TMP/gw.yaml" <<YAML
 general_settings:
   master_key: $KEY

@@ -107,6 +107,11 @@ func (h *harness) startGateway(r *result, cfg string, env ...string) (*gateway, 
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LITELLM_SALT_KEY=" + h.salt,
 		"MCPGW_SOAK_DEBUG_ADDR=" + g.debug}, env...)
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} { // the gateway's GC settings, to compare them
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	cmd.Stdout = io.Discard
 	cmd.Stderr = g.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

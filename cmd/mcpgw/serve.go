@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -67,29 +66,10 @@ func parseServeFlags(args []string, stderr io.Writer, lookupEnv func(string) (st
 // runServe loads the config, serves HTTP until ctx ends, then drains and returns 0. SIGHUP
 // reloads the config.
 func runServe(ctx context.Context, args []string, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
-	setGCPercent(lookupEnv)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	return serveWith(ctx, args, stderr, lookupEnv, hup)
-}
-
-// defaultGCPercent is the garbage collector's target (GOGC) serve runs
-// with when the environment sets none. The gateway's live heap is small
-// and its calls allocate ~20 KB each, so at Go's default of 100 it
-// collected every few hundred calls: 400 cut the gateway's CPU per
-// legacy tools/call by about a tenth (the modern one's moved within the
-// noise; docs/benchmarks.md, h53-hotpath) for a peak heap of five times
-// the live one instead of two (+12 MB RSS under load in that run). GOGC overrides it; GOMEMLIMIT bounds the heap whatever the
-// target.
-const defaultGCPercent = 400
-
-// setGCPercent applies defaultGCPercent unless GOGC is set (the runtime
-// then already applied it).
-func setGCPercent(lookupEnv func(string) (string, bool)) {
-	if _, ok := lookupEnv("GOGC"); !ok {
-		debug.SetGCPercent(defaultGCPercent)
-	}
 }
 
 // serveWith is runServe with the reload signals read from hup.
