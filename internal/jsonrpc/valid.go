@@ -58,24 +58,8 @@ func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool 
 				}
 			}
 			continue
-		case c == '"':
-			if i = validString(data, i); i < 0 {
-				return false
-			}
-		case c == 't':
-			if i = validLiteral(data, i, "true"); i < 0 {
-				return false
-			}
-		case c == 'f':
-			if i = validLiteral(data, i, "false"); i < 0 {
-				return false
-			}
-		case c == 'n':
-			if i = validLiteral(data, i, "null"); i < 0 {
-				return false
-			}
 		default:
-			if i = validNumber(data, i); i < 0 {
+			if i = validScalar(data, i); i < 0 {
 				return false
 			}
 		}
@@ -114,6 +98,22 @@ func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool 
 			break
 		}
 	}
+}
+
+// validScalar checks the string, literal or number at data[i]; it returns
+// where it ends, or -1.
+func validScalar(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return validString(data, i)
+	case 't':
+		return validLiteral(data, i, "true")
+	case 'f':
+		return validLiteral(data, i, "false")
+	case 'n':
+		return validLiteral(data, i, "null")
+	}
+	return validNumber(data, i)
 }
 
 // validKey checks an object member's key and colon at data[i]; it returns
