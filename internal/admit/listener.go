@@ -61,6 +61,16 @@ func (c *limitConn) Close() error {
 	return err
 }
 
+// CloseWrite ends the wrapped connection's sending side, when it has one,
+// so that a server answering before it closes (a refused request) can tell
+// the client the answer is complete.
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.New("admit: connection cannot close its sending side alone")
+}
+
 // SyscallConn gives the wrapped connection's file descriptor, so that a
 // server can wait on it (limitConn only counts closes).
 func (c *limitConn) SyscallConn() (syscall.RawConn, error) {

@@ -365,6 +365,12 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		ls.duties.stop()
 		sess.detach(st)
 	}
+	held := false
+	defer func() {
+		if !held { // ended here (a panic in set-up too), not by the stream
+			end()
+		}
+	}()
 	var open *gateway.OpenedListen
 	if !sess.ended() {
 		_, keyInAuth := identity.Credential(r)
@@ -393,7 +399,6 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		})
 	}
 	if open == nil {
-		end()
 		if st.w == nil && r.Context().Err() == nil {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "cannot follow this caller's upstreams now; retry later", http.StatusServiceUnavailable)
@@ -402,6 +407,7 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 	}
 	// Open: the rest is handed to the server (internal/handoff), which
 	// holds it a few frames deep once this handler chain has unwound.
+	held = true
 	handoff.Run(w, func() {
 		defer end()
 		open.Hold()

@@ -163,14 +163,14 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many open HTTP+SSE connections; retry later", http.StatusServiceUnavailable)
 		return
 	}
-	end := sync.OnceFunc(func() {
+	end := func() {
 		h.sseConns.remove(id)
 		cancel()
 		conn.shut()
-	})
+	}
 	handedOff := false
 	defer func() {
-		if !handedOff { // ended here (a panic too), not by the stream handed off
+		if !handedOff { // ended here (a panic too), not by the stream
 			end()
 		}
 	}()
@@ -187,13 +187,11 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 	// stream's own goroutine re-checks the caller: no second goroutine per
 	// held connection.
 	watch := h.watchAuth(r, caller)
-	hold := func() {
+	handedOff = true // from here the stream ends it, held here or by the server
+	handoff.Run(w, func() {
 		defer end()
 		conn.stream.run(ctx, h.ctx.Done(), watch, h.cfg.Sessions.RecheckInterval, cancel)
-	}
-	if handedOff = handoff.Continue(w, hold); !handedOff {
-		hold()
-	}
+	})
 }
 
 // serveSSEMessage takes one POSTed message of an HTTP+SSE connection; its

@@ -78,7 +78,7 @@ func (g *Gateway) live(ctx context.Context, op *Operation, servers []string) ([]
 		s := g.servers[name]
 		ctx, cancel := context.WithTimeout(ctx, g.cfg.ListTimeout)
 		defer cancel()
-		info, err := s.Client.Discover(ctx, g.options(s, op, multi))
+		info, err := s.Client.Discover(ctx, g.sharedOptions(s, op, multi))
 		if err != nil {
 			return nil, err
 		}

@@ -284,6 +284,15 @@ func resuming(params json.RawMessage) bool {
 	return jsonrpc.Member(params, "requestState") != nil || jsonrpc.Member(params, "inputResponses") != nil
 }
 
+// sharedOptions are options for what serves callers of every era alike
+// (listings, discovery): on the upstream's own era's session, never a
+// legacy caller's (see options).
+func (g *Gateway) sharedOptions(s *Server, op *Operation, multi bool) upstream.Options {
+	opts := g.options(s, op, multi)
+	opts.LegacyCaller = false
+	return opts
+}
+
 // query builds the catalog view of this operation's caller.
 func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 	multi := len(servers) > 1
@@ -292,9 +301,7 @@ func (g *Gateway) query(op *Operation, servers []string) catalog.Query {
 		Prefixed: !op.Unprefixed,
 		Binding:  op.binding(),
 		Options: func(name string) upstream.Options {
-			opts := g.options(g.servers[name], op, multi)
-			opts.LegacyCaller = false // a listing serves callers of every era
-			return opts
+			return g.sharedOptions(g.servers[name], op, multi)
 		},
 		CredentialKey: func(name string) string {
 			return credentialKey(g.options(g.servers[name], op, multi))

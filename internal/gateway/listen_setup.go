@@ -80,10 +80,17 @@ func (g *Gateway) OpenListen(outer context.Context, op Operation, want Filter, l
 		return nil, Failed(f)
 	}
 	o := &OpenedListen{ctx: ctx, cancel: cancel, ls: g.ls, run: run, op: &op, persist: want.Persist}
-	if out, ok := o.open(); !ok {
-		o.end()
+	opened := false
+	defer func() {
+		if !opened { // set-up refused, or a panic in it (l.Ack's writes)
+			o.end()
+		}
+	}()
+	out, ok := o.open()
+	if !ok {
 		return nil, out
 	}
+	opened = true
 	return o, Outcome{}
 }
 
@@ -112,7 +119,15 @@ func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelF
 	if !g.ls.register(run) {
 		return nil, fault.New(fault.Unavailable, "the gateway is shutting down")
 	}
+	baselined := false
+	defer func() {
+		if !baselined { // a panic taking the views: nothing stays registered
+			cancel()
+			g.ls.unregister(run)
+		}
+	}()
 	d.baseline(targets)
+	baselined = true
 	return run, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ import (
 func BenchmarkServe(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
 	req := []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:4000\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: " +
-		itoa(len(body)) + "\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer sk-bench-master-key\r\n" +
+		strconv.Itoa(len(body)) + "\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer sk-bench-master-key\r\n" +
 		"Content-Type: application/json\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nMcp-Protocol-Version: 2026-07-28\r\n" +
 		"Accept-Encoding: gzip\r\n\r\n" + body)
 	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`)

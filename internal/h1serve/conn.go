@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -231,8 +232,8 @@ func (c *conn) reject(e *httpError) {
 		msg += ": " + e.msg
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	c.write([]byte("HTTP/1.1 " + itoa(e.code) + " " + text +
-		"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + itoa(e.code) + " " + msg))
+	c.write([]byte("HTTP/1.1 " + strconv.Itoa(e.code) + " " + text +
+		"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + strconv.Itoa(e.code) + " " + msg))
 	c.linger()
 }
 
@@ -255,19 +256,6 @@ func (c *conn) linger() {
 	for {
 		if _, err := c.nc.Read(buf[:]); err != nil {
 			return
-		}
-	}
-}
-
-func itoa(n int) string {
-	var b [8]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
 		}
 	}
 }

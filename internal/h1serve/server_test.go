@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -331,7 +332,7 @@ func TestDisconnectCancels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				req := "POST " + tc.path + " HTTP/1.1\r\nHost: a\r\nContent-Length: " + itoa(len(tc.body)) + "\r\n\r\n" + tc.body
+				req := "POST " + tc.path + " HTTP/1.1\r\nHost: a\r\nContent-Length: " + strconv.Itoa(len(tc.body)) + "\r\n\r\n" + tc.body
 				_, _ = io.WriteString(c, req)
 				time.Sleep(30 * time.Millisecond)
 				if tc.path == "/reset" {

@@ -40,8 +40,9 @@
 //     when scraped, so the hot path pays nothing for them.
 //
 // A tools/call's two LiteLLM counters are resolved once per tool, server and
-// caller and kept (at most maxResolved, 4 096, entries; past that, calls take
-// the full path: the caps' locks and the registry's label lookups), so a
+// caller and kept (at most maxResolved, 4 096, entries; past that, a new one
+// takes an arbitrary old one's place, so names a caller makes up cannot fill
+// it for good), so a
 // repeated call costs one read-locked map lookup; the spend child is made on
 // the first call that cost something, so free calls export no spend series.
 // The two duration histograms' children are kept the same way, by the record fields

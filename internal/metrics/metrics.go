@@ -69,7 +69,7 @@ type Metrics struct {
 	labelIdx []int
 	// resolved holds the tool counters' children per tool, server and caller, so a
 	// repeated call pays one map read instead of the caps' locks and two label
-	// lookups; at most maxResolved entries, then new ones are not kept (see toolSeries).
+	// lookups; at most maxResolved entries, a new one evicting an arbitrary one (see toolSeries).
 	resolvedMu sync.RWMutex
 	resolved   map[toolKey]*toolSeries
 	// serverObs and clientObs hold the two duration histograms' children by the record's
@@ -100,7 +100,7 @@ type clientKey struct {
 // label derivation (the names cap's lock, UTF-8 checks) and the registry's hashing and
 // validation of every label value. The derivation is stable for equal keys (a name admitted
 // by the cap stays admitted; one refused stays refused), so a cached child is the one the
-// full path would find. At most maxResolved entries; past that, new keys take the full path.
+// full path would find. At most maxResolved entries; a new key past that evicts an arbitrary one.
 type observers[K comparable] struct {
 	mu sync.RWMutex
 	m  map[K]prometheus.Observer
@@ -118,14 +118,25 @@ func (o *observers[K]) put(k K, obs prometheus.Observer) {
 	if o.m == nil {
 		o.m = make(map[K]prometheus.Observer)
 	}
-	if len(o.m) < maxResolved {
-		o.m[k] = obs
+	if _, ok := o.m[k]; !ok && len(o.m) >= maxResolved {
+		evictOne(o.m)
 	}
+	o.m[k] = obs
 	o.mu.Unlock()
 }
 
-// maxResolved bounds Metrics.resolved: the caps bound distinct label sets already, this
-// bounds the memory of the shortcut; past it calls take the full path.
+// evictOne deletes one arbitrary entry of m (map iteration starts
+// anywhere), making room in a full shortcut map: keys a caller can make up
+// (tool names) then cannot fill it for good.
+func evictOne[K comparable, V any](m map[K]V) {
+	for k := range m {
+		delete(m, k)
+		return
+	}
+}
+
+// maxResolved bounds Metrics.resolved and the observers' maps: the caps bound distinct label
+// sets already, this bounds the memory of the shortcut; a new key past it evicts an arbitrary one.
 const maxResolved = 4096
 
 // toolKey is what a tool call's LiteLLM label values are derived from (target: the tool name
@@ -274,9 +285,10 @@ func (m *Metrics) series(target, server string, c observe.Caller) *toolSeries {
 	values := m.toolValues(tool, server, c)
 	ts = &toolSeries{values: values, calls: m.calls.WithLabelValues(values...)}
 	m.resolvedMu.Lock()
-	if len(m.resolved) < maxResolved {
-		m.resolved[k] = ts
+	if _, ok := m.resolved[k]; !ok && len(m.resolved) >= maxResolved {
+		evictOne(m.resolved)
 	}
+	m.resolved[k] = ts
 	m.resolvedMu.Unlock()
 	return ts
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/mcpgw/mcpgw/internal/observe"
 )
 
-// TestResolvedSeriesBounded: past maxResolved label sets the shortcut keeps no more, and
+// TestResolvedSeriesBounded: past maxResolved label sets the shortcut keeps no more (a new one
+// takes an old one's place), and
 // every call is still counted once under its own labels; spend is exported only for label
 // sets whose calls cost something.
 func TestResolvedSeriesBounded(t *testing.T) {
@@ -25,6 +26,13 @@ func TestResolvedSeriesBounded(t *testing.T) {
 	}
 	if len(m.resolved) != maxResolved {
 		t.Fatalf("resolved = %d, want the cap %d", len(m.resolved), maxResolved)
+	}
+	newest := false // a full shortcut makes room: the latest label set is kept
+	for k := range m.resolved {
+		newest = newest || k.caller.KeyHash == strconv.Itoa(n-1)
+	}
+	if !newest {
+		t.Fatal("the newest label set was not kept once the shortcut was full")
 	}
 	fams, err := m.Gatherer().Gather()
 	if err != nil {

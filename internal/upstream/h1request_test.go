@@ -2,7 +2,12 @@ package upstream
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
+	"sync/atomic"
+
 	"bytes"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"io"
 	"net/http"
 	"net/url"
@@ -97,5 +102,23 @@ func TestWriteRequestAllocations(t *testing.T) {
 	})
 	if n > 0 {
 		t.Errorf("%v allocations per request, want none", n)
+	}
+}
+
+// A URL's user:password reaches the upstream as Basic authorization, as
+// http.Client sends it, whichever path writes the request.
+func TestURLUserinfoSentAsBasicAuth(t *testing.T) {
+	var got atomic.Value
+	f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		got.Store(r.Header.Get("Authorization"))
+		writeJSON(w, 200, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
+	})
+	u := strings.Replace(f.url(), "http://", "http://alice:pw@", 1)
+	c := newClient(t, Config{Name: "up", URL: u, ProtocolVersion: "2025-11-25"})
+	if _, err := c.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"x","arguments":{}}`), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Basic YWxpY2U6cHc="; got.Load() != want {
+		t.Fatalf("Authorization = %v, want %q", got.Load(), want)
 	}
 }

@@ -29,6 +29,7 @@ func (s *session) handshake(ctx context.Context) error {
 		// A child that refuses the legacy handshake may speak only the
 		// modern era: a fresh child gets what the verdict says.
 		e.log.Debug("legacy handshake refused; trying the upstream's era", "err", causeText(err))
+		e.legacyRefused.Store(true)
 		s.replaceTransport(nil)
 	}
 	v := e.era.get()

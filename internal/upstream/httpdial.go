@@ -86,7 +86,10 @@ func newHTTPDialer(e *env, rawURL string, client *http.Client, creds *credential
 		u.Host = strings.TrimSuffix(u.Host, ":") // as NewRequest does: an empty port is none
 		d.parsed = u
 	}
-	if h1, ok := client.Transport.(*h1Transport); ok && client.Jar == nil && client.Timeout == 0 {
+	// The direct path writes the request itself: a URL's user:password,
+	// which http.Client turns into Basic authorization, takes the client's.
+	if h1, ok := client.Transport.(*h1Transport); ok && client.Jar == nil && client.Timeout == 0 &&
+		(d.parsed == nil || d.parsed.User == nil) {
 		d.direct = h1
 	}
 	return d

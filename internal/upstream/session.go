@@ -35,14 +35,20 @@ type sessionEnv struct {
 	pinned string        // Config.ProtocolVersion: VersionAuto or one revision
 	// legacyEra: Options.LegacyCaller selects a legacy-era session (stdio
 	// in auto mode).
-	legacyEra   bool
-	clientInfo  mcp.Implementation
-	listTimeout time.Duration
+	legacyEra bool
+	// legacyRefused: a child refused the legacy handshake (it speaks only
+	// the modern era); legacy callers then share the modern sessions
+	// instead of starting a child to be refused again.
+	legacyRefused atomic.Bool
+	clientInfo    mcp.Implementation
+	listTimeout   time.Duration
 }
 
 // legacyCallerSession reports whether opts select a legacy-era session (see
 // Options.LegacyCaller).
-func (e *sessionEnv) legacyCallerSession(opts Options) bool { return opts.LegacyCaller && e.legacyEra }
+func (e *sessionEnv) legacyCallerSession(opts Options) bool {
+	return opts.LegacyCaller && e.legacyEra && !e.legacyRefused.Load()
+}
 
 // answered notes that the upstream answered a request: the failure causes
 // warned about are forgotten and a restart backoff ends.

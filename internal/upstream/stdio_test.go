@@ -380,4 +380,7 @@ func TestStdioLegacyCallerModernOnlyChild(t *testing.T) {
 	if err != nil || info.Era != mcp.EraModern {
 		t.Fatalf("era = %v, err %v; want modern after the refused handshake", info.Era, err)
 	}
+	if c.deps.legacyCallerSession(opts) {
+		t.Fatal("the next legacy caller would start another child to be refused again")
+	}
 }
