@@ -74,7 +74,7 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		Header: h, Request: req}
 	te, cl := h["Transfer-Encoding"], h["Content-Length"]
 	switch {
-	case len(te) == 1 && len(cl) == 0 && strings.EqualFold(te[0], "chunked"):
+	case len(te) == 1 && len(cl) == 0 && equalToken(te[0], "chunked"):
 		delete(h, "Transfer-Encoding")
 		resp.TransferEncoding = []string{"chunked"}
 		resp.ContentLength = -1
@@ -100,13 +100,20 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 func hasToken(values []string, token string) bool {
 	for _, v := range values {
 		for f := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.Trim(f, " \t"), token) {
+			if equalToken(strings.Trim(f, " \t"), token) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// equalToken compares a header field's token with an ASCII token ignoring
+// ASCII case only, as net/http does: Unicode folding must not make one (the
+// Kelvin sign folds to "k", the long s to "s"). Every non-ASCII rune that
+// folds to an ASCII letter is longer than one byte, so equal lengths leave
+// strings.EqualFold only ASCII to fold.
+func equalToken(v, token string) bool { return len(v) == len(token) && strings.EqualFold(v, token) }
 
 // statusCode returns the code of an HTTP/1.1 status line with a reason.
 func statusCode(line string) (int, bool) {

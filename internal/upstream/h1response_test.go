@@ -87,6 +87,9 @@ var responseSeeds = []string{
 	"HTTP/1.1 200 OK\nContent-Length: 1\n\na",
 	"HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 1\r\n\r\na",
 	"HTTP/1.1 200 OK\r\nX: caf\xc3\xa9\r\nContent-Length: 1\r\n\r\na",
+	// Unicode folding must not make a framing token: the Kelvin sign folds to "k", the long s to "s".
+	"HTTP/1.1 200 OK\r\nTransfer-Encoding: chun\u212aed\r\n\r\n1\r\na\r\n0\r\n\r\n",
+	"HTTP/1.1 200 OK\r\nConnection: clo\u017fe\r\nContent-Length: 1\r\n\r\na",
 }
 
 // TestReadResponseMatchesNetHTTP: every answer quickResponse takes reads as
