@@ -744,3 +744,59 @@ func FuzzSessionRefusal(f *testing.F) {
 		}
 	})
 }
+
+// A streamed answer's end is waited for with the connection's read
+// deadline: a connection reused later must not carry it (a call after the
+// deadline would fail on it, and be sent again on a new connection), and a
+// stream held open past its answer is cut after streamEndGrace, not waited
+// out.
+func TestStreamEndDeadlineIsCleared(t *testing.T) {
+	var hold atomic.Bool
+	f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		writeSSE(w, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
+		if hold.Load() {
+			select { // held open well past streamEndGrace
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		time.Sleep(2 * time.Millisecond) // the stream's end comes a little after the answer
+	})
+	var conns atomic.Int32
+	counted := &fakeUpstream{t: t, next: f.next}
+	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
+	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	counted.srv.Start()
+	t.Cleanup(counted.srv.Close)
+	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
+	call := func() error {
+		_, err := c.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"x","arguments":{}}`), Options{})
+		return err
+	}
+	for i := range 6 {
+		if err := call(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		time.Sleep(2 * streamEndGrace) // past any deadline the last drain set
+	}
+	if n := conns.Load(); n > 3 {
+		t.Fatalf("%d connections for 6 sequential streamed answers: a reused connection kept its deadline", n)
+	}
+	hold.Store(true)
+	start := time.Now()
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("a stream held open past its answer took %v", d)
+	}
+	hold.Store(false)
+	if err := call(); err != nil {
+		t.Fatalf("after a cut stream: %v", err)
+	}
+}
