@@ -695,18 +695,7 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 		writeSSE(w, toolsPage(m.ID, "a"))
 		time.Sleep(5 * time.Millisecond) // the stream's end comes a little after the answer
 	})
-	// The same handler on a server that counts its connections (set before
-	// it starts).
-	var conns atomic.Int32
-	counted := &fakeUpstream{t: t, next: f.next}
-	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
-	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	counted.srv.Start()
-	t.Cleanup(counted.srv.Close)
+	counted, conns := countedConns(t, f)
 	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
 	for range 20 {
 		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
@@ -716,6 +705,22 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 	if n := conns.Load(); n > 3 {
 		t.Fatalf("%d connections for 20 sequential streamed answers: answers cut short are not reused", n)
 	}
+}
+
+// countedConns serves f's handler on a server that counts its
+// connections (counted before it starts).
+func countedConns(t *testing.T, f *fakeUpstream) (*fakeUpstream, *atomic.Int32) {
+	conns := new(atomic.Int32)
+	counted := &fakeUpstream{t: t, next: f.next}
+	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
+	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	counted.srv.Start()
+	t.Cleanup(counted.srv.Close)
+	return counted, conns
 }
 
 // FuzzSessionRefusal feeds arbitrary error bodies to the parser that
@@ -763,16 +768,7 @@ func TestStreamEndDeadlineIsCleared(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond) // the stream's end comes a little after the answer
 	})
-	var conns atomic.Int32
-	counted := &fakeUpstream{t: t, next: f.next}
-	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
-	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	counted.srv.Start()
-	t.Cleanup(counted.srv.Close)
+	counted, conns := countedConns(t, f)
 	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
 	call := func() error {
 		_, err := c.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"x","arguments":{}}`), Options{})
