@@ -1,12 +1,13 @@
 package admit
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // Defaults, used when a Config field is zero.
@@ -30,24 +31,33 @@ type Config struct {
 	MaxInflight int
 }
 
-// admissionKey holds the request's *admitted in its context.
-type admissionKey struct{}
-
-// admitted is one request's place in the in-flight bound.
+// admitted is one request's place in the in-flight bound, kept in its
+// context's scope (reqscope.Admission).
 type admitted struct {
-	once    sync.Once
-	release func()
-	held    bool // handed to work that outlives the request (HoldSlot)
+	slots    chan struct{} // the bound's places: one is this request's until done
+	released atomic.Bool
+	held     bool // handed to work that outlives the request (HoldSlot)
 }
 
-func (a *admitted) done() { a.once.Do(a.release) }
+// done gives the place back, once.
+func (a *admitted) done() {
+	if a.released.CompareAndSwap(false, true) {
+		<-a.slots
+	}
+}
+
+// admission is the request's place in the bound, nil when it holds none.
+func admission(r *http.Request) *admitted {
+	a, _ := reqscope.Value(r.Context(), reqscope.Admission).(*admitted)
+	return a
+}
 
 // HoldSlot keeps r's place in the in-flight bound after its handler
 // returns, for work the request started that answers later; the returned
 // func gives it back. It must be called on the handler's goroutine.
 func HoldSlot(r *http.Request) (release func()) {
-	a, ok := r.Context().Value(admissionKey{}).(*admitted)
-	if !ok {
+	a := admission(r)
+	if a == nil {
 		return func() {}
 	}
 	a.held = true
@@ -77,18 +87,17 @@ func Handler(next http.Handler, cfg Config) http.Handler {
 				refuse(w, http.StatusServiceUnavailable, busy)
 				return
 			}
-			a := &admitted{release: func() { <-slots }}
+			a := &admitted{slots: slots}
 			defer func() {
 				if !a.held {
 					a.done()
 				}
 			}()
-			r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
+			r = reqscope.Request(reqscope.With(r.Context(), reqscope.Admission, a), r)
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(cfg.BodyReadTimeout)) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			if http.NewResponseController(w).SetReadDeadline(time.Now().Add(cfg.BodyReadTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, w: w}
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -102,7 +111,7 @@ func Handler(next http.Handler, cfg Config) http.Handler {
 // discarding of an unread body is bounded.
 type deadlineBody struct {
 	io.ReadCloser
-	rc      *http.ResponseController
+	w       http.ResponseWriter // its controller is made when needed: kept, it was an allocation per request
 	cleared bool
 }
 
@@ -110,7 +119,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.cleared {
 		b.cleared = true
-		_ = b.rc.SetReadDeadline(time.Time{})
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
 	}
 	return n, err
 }
@@ -122,7 +131,7 @@ func KeepOpen(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	if a, ok := r.Context().Value(admissionKey{}).(*admitted); ok {
+	if a := admission(r); a != nil {
 		a.done()
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/front"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -58,25 +60,35 @@ func (g *generation) leave() {
 // ends or detaches (a long-lived stream once open: a subscriptions/listen,
 // a legacy GET or /mcp/sse stream may outlive g, see Apply).
 func (g *generation) serveCounted(w http.ResponseWriter, r *http.Request) {
-	var once sync.Once
-	leave := func() { once.Do(g.leave) }
-	defer leave()
-	g.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), servedKey{}, &served{g: g, leave: leave})))
+	s := &served{g: g}
+	defer s.leave()
+	g.mux.ServeHTTP(w, reqscope.Request(reqscope.With(r.Context(), reqscope.Served, s), r))
 }
 
-// servedKey keys, in a request's context, the generation serving it.
-type servedKey struct{}
-
-// served is the generation serving a request and the request's leave.
+// served is the generation serving a request (kept in its context's
+// scope, reqscope.Served) and whether the request left it.
 type served struct {
-	g     *generation
-	leave func()
+	g    *generation
+	left atomic.Bool
+}
+
+// leave stops counting the request among g's in flight, once.
+func (s *served) leave() {
+	if s.left.CompareAndSwap(false, true) {
+		s.g.leave()
+	}
+}
+
+// servedOf is the generation serving ctx's request, nil when none.
+func servedOf(ctx context.Context) *served {
+	s, _ := reqscope.Value(ctx, reqscope.Served).(*served)
+	return s
 }
 
 // detach stops counting r among its generation's requests in flight
 // (front.MCPConfig.Detach).
 func detach(r *http.Request) {
-	if s, ok := r.Context().Value(servedKey{}).(*served); ok {
+	if s := servedOf(r.Context()); s != nil {
 		s.leave()
 	}
 }
@@ -85,8 +97,8 @@ func detach(r *http.Request) {
 // work r started that answers after r returns (front.MCPConfig.Hold). r is
 // itself counted, so the generation is not idle yet.
 func hold(r *http.Request) (release func()) {
-	s, ok := r.Context().Value(servedKey{}).(*served)
-	if !ok {
+	s := servedOf(r.Context())
+	if s == nil {
 		return func() {}
 	}
 	s.g.mu.Lock()

@@ -181,7 +181,7 @@ func (r serverRegistry) apply(ctx context.Context) error {
 	// The write is stored: waiting for the Apply that serves it must not count among the
 	// requests that Apply's retirement of this generation waits for (with other writers
 	// waiting on the next Apply, that wait would run to its timeout).
-	if s, ok := ctx.Value(servedKey{}).(*served); ok {
+	if s := servedOf(ctx); s != nil {
 		s.leave()
 	}
 	tick := time.NewTicker(2 * time.Millisecond)

@@ -188,6 +188,7 @@ func (h *MCP) forwardLegacy(ctx context.Context, req *request, sess *live, out s
 		out.finish(http.StatusOK, jsonrpc.EncodeError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s", msg.Method)))
 		return
 	}
+	ctx, usage := limits.WithUsage(ctx) // before WithCancel: written into the request's own scope
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sess.inflight.add(msg.ID, cancel)
@@ -198,7 +199,6 @@ func (h *MCP) forwardLegacy(ctx context.Context, req *request, sess *live, out s
 			out.send(jsonrpc.EncodeNotification(mcp.NotifProgress, params))
 		}
 	}
-	ctx, usage := limits.WithUsage(ctx)
 	res := h.cfg.Gateway.Do(ctx, op)
 	noteOutcome(req.obs, res)
 	if ctx.Err() != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 	"github.com/mcpgw/mcpgw/internal/seal"
 )
 
@@ -201,7 +202,7 @@ func (h *MCP) serve(w http.ResponseWriter, r *http.Request, segment string, scop
 		// answer is written (a listen is a stream: its events are not held).
 		ctx, done := later.With(req.r.Context())
 		defer done()
-		req.r = req.r.WithContext(ctx)
+		req.r = reqscope.Request(ctx, req.r)
 	}
 	if modernHeader || hasModernMeta(req.msg) {
 		h.serveModern(req)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // OAuthFlow is the per-user token vault's authorization-code flow, as the flow endpoints use it.
@@ -69,7 +70,7 @@ func WithPublicBase(base func(*http.Request) string, next http.Handler) http.Han
 		base = requestBase
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(gateway.WithPublicBase(r.Context(), base(r))))
+		next.ServeHTTP(w, reqscope.Request(gateway.WithPublicBase(r.Context(), func() string { return base(r) }), r))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // maxTargetBytes bounds the target name a record carries: it comes from the
@@ -39,7 +40,7 @@ func (h *MCP) observeRequest(req *request, transport string) observe.RequestSpan
 		rec.Meta = jsonrpc.Member(msg.Params, "_meta")
 	}
 	ctx, span := h.cfg.Observer.Request(req.r.Context(), rec)
-	req.r = req.r.WithContext(ctx)
+	req.r = reqscope.Request(ctx, req.r)
 	req.obs = rec
 	if transport == observe.TransportSSE {
 		rec.Status = http.StatusAccepted // the answer rides the connection's stream
@@ -57,7 +58,7 @@ func (h *MCP) observeREST(w http.ResponseWriter, r *http.Request, caller *identi
 	}
 	rec := &observe.Request{Method: method, Transport: observe.TransportREST, Caller: observedCaller(caller), Header: r.Header}
 	ctx, span := h.cfg.Observer.Request(r.Context(), rec)
-	return &observedWriter{ResponseWriter: w, rec: rec}, r.WithContext(ctx), span
+	return &observedWriter{ResponseWriter: w, rec: rec}, reqscope.Request(ctx, r), span
 }
 
 // observedCaller is the record's view of a caller.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 	"github.com/mcpgw/mcpgw/internal/observe"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // RegisterREST adds the REST routes that need no MCP client:
@@ -150,7 +151,7 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	defer span.End()
 	ctx, done := later.With(r.Context()) // see serve
 	defer done()
-	r = r.WithContext(ctx)
+	r = reqscope.Request(ctx, r)
 	// A browser may send a cross-site text/plain or form POST without asking
 	// first; only JSON, which it must ask for, runs a tool.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {

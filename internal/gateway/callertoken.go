@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // CallerTokens supplies callers' own OAuth tokens for the servers whose credential is the
@@ -24,18 +25,19 @@ type CallerTokens interface {
 	AuthorizeURL(ctx context.Context, caller *identity.Caller, server string) string
 }
 
-type publicBaseKey struct{}
-
 // WithPublicBase returns ctx carrying the gateway's public base URL as the caller reached it,
-// for the authorize URLs the gateway hands out.
-func WithPublicBase(ctx context.Context, base string) context.Context {
-	return context.WithValue(ctx, publicBaseKey{}, base)
+// for the authorize URLs the gateway hands out, made by base when first asked for: most
+// requests hand out none, and making it was two allocations per request.
+func WithPublicBase(ctx context.Context, base func() string) context.Context {
+	return reqscope.With(ctx, reqscope.PublicBase, base)
 }
 
 // PublicBase is the public base URL ctx carries; "" when none.
 func PublicBase(ctx context.Context) string {
-	s, _ := ctx.Value(publicBaseKey{}).(string)
-	return s
+	if base, _ := reqscope.Value(ctx, reqscope.PublicBase).(func() string); base != nil {
+		return base()
+	}
+	return ""
 }
 
 // resolveCallerTokens looks up, once per operation, the caller's tokens for the visible

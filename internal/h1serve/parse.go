@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/asciifold"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -191,7 +192,7 @@ func (ex *response) parseHeader(r *http.Request, s string, spans []span) *httpEr
 	// As net/http: the first Expect value counts, an empty one is none,
 	// and HTTP/1.0 gets no 100 Continue (stricter: a list is refused).
 	if e := h["Expect"]; len(e) > 0 && e[0] != "" {
-		if !asciiEqualFold(e[0], "100-continue") {
+		if !asciifold.Equal(e[0], "100-continue") {
 			return &httpError{http.StatusExpectationFailed, "unsupported Expect"}
 		}
 		ex.expectContinue = ex.is11 && r.ContentLength != 0
@@ -210,7 +211,7 @@ func (ex *response) framing(r *http.Request, cl string, hasCL bool, te []string)
 		if hasCL {
 			return badRequest("both Transfer-Encoding and Content-Length")
 		}
-		if len(te) != 1 || !asciiEqualFold(te[0], "chunked") { // not strings.EqualFold: "\u212a" (Kelvin) folds to "k"
+		if len(te) != 1 || !asciifold.Equal(te[0], "chunked") { // not strings.EqualFold: "\u212a" (Kelvin) folds to "k"
 			return &httpError{http.StatusNotImplemented, "unsupported transfer encoding"}
 		}
 		r.TransferEncoding = []string{"chunked"}
@@ -293,28 +294,6 @@ func fastPath(t string) bool {
 	}
 	for ; i < len(t); i++ {
 		if c := t[i]; c <= ' ' || c >= 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// asciiEqualFold reports whether s and t are equal under ASCII case
-// folding only (strings.EqualFold also folds non-ASCII runes to ASCII
-// letters, which a front proxy would not: a smuggling risk).
-func asciiEqualFold(s, t string) bool {
-	if len(s) != len(t) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		a, b := s[i], t[i]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a != b {
 			return false
 		}
 	}

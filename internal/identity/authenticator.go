@@ -55,7 +55,8 @@ type Config struct {
 type Authenticator struct {
 	hasMaster    bool
 	masterDigest [sha256.Size]byte
-	open         bool // no master key, no webhook, PermitWeak: every request is admitted
+	masterHash   string // hex of masterDigest: the master caller's KeyHash, made once
+	open         bool   // no master key, no webhook, PermitWeak: every request is admitted
 	webhook      string
 	client       *http.Client
 	timeout      time.Duration
@@ -91,6 +92,7 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.MasterKey != "" {
 		a.hasMaster = true
 		a.masterDigest = sha256.Sum256([]byte(cfg.MasterKey))
+		a.masterHash = hex.EncodeToString(a.masterDigest[:])
 	}
 	if cfg.CustomAuthURL != "" {
 		u, err := url.Parse(cfg.CustomAuthURL)
@@ -154,10 +156,17 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 	}
 	key, _ := Credential(r)
 	var digest [sha256.Size]byte
-	keyHash := ""
+	keyHash, master := "", false
 	if key != "" {
 		digest = sha256.Sum256([]byte(key))
-		keyHash = hex.EncodeToString(digest[:])
+		// Comparing fixed-size digests in constant time leaks neither content nor length;
+		// the master key's hash is made once, not per request.
+		master = a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1
+		if master {
+			keyHash = a.masterHash
+		} else {
+			keyHash = hex.EncodeToString(digest[:])
+		}
 	}
 	if a.open {
 		return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
@@ -169,8 +178,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request, metho
 		return a.jwt.authenticate(ctx, r, key)
 	}
 	if a.webhook == "" {
-		// Comparing fixed-size digests in constant time leaks neither content nor length.
-		if a.hasMaster && subtle.ConstantTimeCompare(digest[:], a.masterDigest[:]) == 1 {
+		if master {
 			return &Caller{KeyHash: keyHash, UserID: MasterUserID, Role: RoleProxyAdmin, IsMaster: true}, nil
 		}
 		if a.keys != nil {

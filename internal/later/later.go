@@ -4,7 +4,8 @@
 // the budget bounds answers for their whole stay in the gateway, not just
 // while they are read.
 //
-// A request opts in with With; code that holds something calls Defer and,
+// A request opts in with With (the list is kept in its context's scope,
+// reqscope.Later: With returns the same context when the scope had no list); code that holds something calls Defer and,
 // when the request has no list (or its list already ran), does the work at
 // once. A list is used by one request: its work runs once, when the
 // function With returned is called.
@@ -13,9 +14,9 @@ package later
 import (
 	"context"
 	"sync"
-)
 
-type key struct{}
+	"github.com/mcpgw/mcpgw/internal/reqscope"
+)
 
 // list is one request's deferred work.
 type list struct {
@@ -28,13 +29,13 @@ type list struct {
 // the list's work (once; later calls do nothing).
 func With(ctx context.Context) (context.Context, func()) {
 	l := &list{}
-	return context.WithValue(ctx, key{}, l), l.run
+	return reqscope.With(ctx, reqscope.Later, l), l.run
 }
 
 // Defer adds fn to ctx's list and reports true, or reports false when ctx
 // has no list or its list already ran: the caller must then run fn itself.
 func Defer(ctx context.Context, fn func()) bool {
-	l, _ := ctx.Value(key{}).(*list)
+	l, _ := reqscope.Value(ctx, reqscope.Later).(*list)
 	if l == nil {
 		return false
 	}
@@ -62,8 +63,5 @@ func (l *list) run() {
 // are cached, not answered) uses it, so that only the answer itself waits
 // for the answer to be written.
 func Without(ctx context.Context) context.Context {
-	if l, _ := ctx.Value(key{}).(*list); l == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, key{}, (*list)(nil))
+	return reqscope.Without(ctx, reqscope.Later)
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // Usage collects, for one request, what the limits that admitted it have
@@ -23,17 +25,15 @@ type left struct {
 	reset            time.Duration
 }
 
-type usageKey struct{}
-
 // WithUsage returns ctx carrying a new, empty Usage.
 func WithUsage(ctx context.Context) (context.Context, *Usage) {
 	u := &Usage{}
-	return context.WithValue(ctx, usageKey{}, u), u
+	return reqscope.With(ctx, reqscope.Usage, u), u
 }
 
 // UsageFrom is the Usage ctx carries, or nil.
 func UsageFrom(ctx context.Context) *Usage {
-	u, _ := ctx.Value(usageKey{}).(*Usage)
+	u, _ := reqscope.Value(ctx, reqscope.Usage).(*Usage)
 	return u
 }
 

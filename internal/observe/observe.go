@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // The transports a downstream request arrives on.
@@ -159,11 +160,9 @@ func (o *Observer) Close() {
 // when not.
 func (o *Observer) Enabled() bool { return o != nil }
 
-type requestKey struct{}
-
 // RequestFrom returns the downstream request in flight on ctx, or nil.
 func RequestFrom(ctx context.Context) *Request {
-	r, _ := ctx.Value(requestKey{}).(*Request)
+	r, _ := reqscope.Value(ctx, reqscope.Observed).(*Request)
 	return r
 }
 
@@ -183,7 +182,7 @@ func (o *Observer) Request(ctx context.Context, r *Request) (context.Context, Re
 	if r.Start.IsZero() {
 		r.Start = time.Now()
 	}
-	ctx = context.WithValue(ctx, requestKey{}, r)
+	ctx = reqscope.With(ctx, reqscope.Observed, r)
 	for _, s := range o.sinks {
 		ctx = s.StartRequest(ctx, r)
 	}

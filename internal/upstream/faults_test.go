@@ -695,18 +695,7 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 		writeSSE(w, toolsPage(m.ID, "a"))
 		time.Sleep(5 * time.Millisecond) // the stream's end comes a little after the answer
 	})
-	// The same handler on a server that counts its connections (set before
-	// it starts).
-	var conns atomic.Int32
-	counted := &fakeUpstream{t: t, next: f.next}
-	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
-	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	counted.srv.Start()
-	t.Cleanup(counted.srv.Close)
+	counted, conns := countedConns(t, f)
 	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
 	for range 20 {
 		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
@@ -716,6 +705,22 @@ func TestStreamedAnswersReuseConnections(t *testing.T) {
 	if n := conns.Load(); n > 3 {
 		t.Fatalf("%d connections for 20 sequential streamed answers: answers cut short are not reused", n)
 	}
+}
+
+// countedConns serves f's handler on a server that counts its
+// connections (counted before it starts).
+func countedConns(t *testing.T, f *fakeUpstream) (*fakeUpstream, *atomic.Int32) {
+	conns := new(atomic.Int32)
+	counted := &fakeUpstream{t: t, next: f.next}
+	counted.srv = httptest.NewUnstartedServer(http.HandlerFunc(counted.serve))
+	counted.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	counted.srv.Start()
+	t.Cleanup(counted.srv.Close)
+	return counted, conns
 }
 
 // FuzzSessionRefusal feeds arbitrary error bodies to the parser that
@@ -743,4 +748,51 @@ func FuzzSessionRefusal(f *testing.F) {
 			t.Fatalf("a %q body was read", mt)
 		}
 	})
+}
+
+// A streamed answer's end is waited for with the connection's read
+// deadline: a connection reused later must not carry it (a call after the
+// deadline would fail on it, and be sent again on a new connection), and a
+// stream held open past its answer is cut after streamEndGrace, not waited
+// out.
+func TestStreamEndDeadlineIsCleared(t *testing.T) {
+	var hold atomic.Bool
+	f := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		writeSSE(w, jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[]}`)))
+		if hold.Load() {
+			select { // held open well past streamEndGrace
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		time.Sleep(2 * time.Millisecond) // the stream's end comes a little after the answer
+	})
+	counted, conns := countedConns(t, f)
+	c := newClient(t, Config{Name: "up", URL: counted.url(), ProtocolVersion: "2025-11-25"})
+	call := func() error {
+		_, err := c.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"x","arguments":{}}`), Options{})
+		return err
+	}
+	for i := range 6 {
+		if err := call(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		time.Sleep(2 * streamEndGrace) // past any deadline the last drain set
+	}
+	if n := conns.Load(); n > 3 {
+		t.Fatalf("%d connections for 6 sequential streamed answers: a reused connection kept its deadline", n)
+	}
+	hold.Store(true)
+	start := time.Now()
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("a stream held open past its answer took %v", d)
+	}
+	hold.Store(false)
+	if err := call(); err != nil {
+		t.Fatalf("after a cut stream: %v", err)
+	}
 }

@@ -4,6 +4,10 @@ package upstream
 
 import "net"
 
-// alive cannot look at an idle connection here without reading from it:
-// a connection the upstream closed is found at its next use.
-func alive(net.Conn) bool { return true }
+// aliveCheck cannot look at an idle connection here without reading from
+// it: a connection the upstream closed is found at its next use.
+type aliveCheck struct{}
+
+func newAliveCheck(net.Conn) *aliveCheck { return &aliveCheck{} }
+
+func (*aliveCheck) alive() bool { return true }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // maxQuickFields bounds the header fields writeRequest sorts on its stack;
@@ -109,15 +111,15 @@ func quickRequest(req *http.Request) bool {
 	if host == "" {
 		host = req.URL.Host
 	}
-	if !plainHost(host) || !validValue(req.URL.RequestURI()) || strings.ContainsAny(req.URL.RequestURI(), "\t ") {
+	if uri := req.URL.RequestURI(); !plainHost(host) || !httpguts.ValidHeaderFieldValue(uri) || strings.ContainsAny(uri, "\t ") {
 		return false
 	}
 	for k, vv := range req.Header {
-		if !validKey(k) {
+		if !httpguts.ValidHeaderFieldName(k) {
 			return false
 		}
 		for _, v := range vv {
-			if !validValue(v) || strings.ContainsAny(v, "\r\n") {
+			if !httpguts.ValidHeaderFieldValue(v) { // no CR or LF either
 				return false
 			}
 		}

@@ -10,6 +10,9 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/asciifold"
+	"golang.org/x/net/http/httpguts"
 )
 
 // readResponse reads the response to req from br. The common answer of an
@@ -53,7 +56,7 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		l, more, _ := strings.Cut(rest, "\r\n")
 		rest = more
 		k, v, ok := strings.Cut(l, ":")
-		if !ok || !validKey(k) || !validValue(v) {
+		if !ok || !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(v) {
 			return nil // obs-fold, a bad name or value: http.ReadResponse's to judge
 		}
 		k = textproto.CanonicalMIMEHeaderKey(k)
@@ -64,7 +67,7 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 			h[k] = vals[i : i+1 : i+1]
 		}
 	}
-	if hasToken(h["Connection"], "close") {
+	if httpguts.HeaderValuesContainsToken(h["Connection"], "close") {
 		return nil // http.ReadResponse also drops the header
 	}
 	if _, ok := h["Trailer"]; ok {
@@ -74,7 +77,7 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 		Header: h, Request: req}
 	te, cl := h["Transfer-Encoding"], h["Content-Length"]
 	switch {
-	case len(te) == 1 && len(cl) == 0 && equalToken(te[0], "chunked"):
+	case len(te) == 1 && len(cl) == 0 && asciifold.Equal(te[0], "chunked"):
 		delete(h, "Transfer-Encoding")
 		resp.TransferEncoding = []string{"chunked"}
 		resp.ContentLength = -1
@@ -96,28 +99,9 @@ func quickResponse(br *bufio.Reader, req *http.Request) *http.Response {
 	return resp
 }
 
-// hasToken reports whether a comma-separated list header holds token.
-func hasToken(values []string, token string) bool {
-	for _, v := range values {
-		for f := range strings.SplitSeq(v, ",") {
-			if equalToken(strings.Trim(f, " \t"), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// equalToken compares a header field's token with an ASCII token ignoring
-// ASCII case only, as net/http does: Unicode folding must not make one (the
-// Kelvin sign folds to "k", the long s to "s"). Every non-ASCII rune that
-// folds to an ASCII letter is longer than one byte, so equal lengths leave
-// strings.EqualFold only ASCII to fold.
-func equalToken(v, token string) bool { return len(v) == len(token) && strings.EqualFold(v, token) }
-
 // statusCode returns the code of an HTTP/1.1 status line with a reason.
 func statusCode(line string) (int, bool) {
-	if len(line) < len("HTTP/1.1 200 ") || line[:len("HTTP/1.1 ")] != "HTTP/1.1 " || line[12] != ' ' || !validValue(line) {
+	if len(line) < len("HTTP/1.1 200 ") || line[:len("HTTP/1.1 ")] != "HTTP/1.1 " || line[12] != ' ' || !httpguts.ValidHeaderFieldValue(line) {
 		return 0, false
 	}
 	code := 0
@@ -128,34 +112,6 @@ func statusCode(line string) (int, bool) {
 		code = code*10 + int(c-'0')
 	}
 	return code, true
-}
-
-// validKey reports a header name that is a non-empty token (RFC 9110).
-func validKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validValue reports a header value of visible characters, spaces, tabs
-// and obs-text only.
-func validValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // sizedBody is a body of n bytes left on br.

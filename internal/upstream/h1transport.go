@@ -21,6 +21,10 @@ const (
 	h1DialTimeout    = 30 * time.Second
 	h1KeepAlive      = 30 * time.Second // TCP keep-alive probes
 	h1BufSize        = 8 << 10          // each connection's read and write buffers
+	// h1CheckIdle: a connection idle at least this long is peeked at
+	// (aliveCheck) before reuse; one idle for less is used at once (see
+	// conn).
+	h1CheckIdle = time.Millisecond
 )
 
 // h1Transport carries plain-HTTP (http://, no proxy) requests over HTTP/1.1
@@ -81,6 +85,7 @@ type h1Conn struct {
 	conn   net.Conn
 	br     *bufio.Reader
 	bw     *bufio.Writer
+	check  *aliveCheck
 	key    string
 	idleAt time.Time
 	reused bool
@@ -241,6 +246,25 @@ type h1Body struct {
 	keep bool          // the connection may be reused after this response
 	done atomic.Bool   // the exchange ended (finish ran)
 	eof  atomic.Bool   // the body was read to its end
+	// deadline: endWithin set a read deadline on the connection, cleared
+	// before it goes back to the pool.
+	deadline bool
+}
+
+// endWithin bounds the reading of the rest of the body to d from now with
+// the connection's read deadline (a read past it fails, and the connection
+// is closed) and reports whether it could; one timer per connection, where
+// a timer per call (time.AfterFunc) cost two allocations. It must be
+// called on the goroutine reading the body.
+func (b *h1Body) endWithin(d time.Duration) bool {
+	if b.done.Load() {
+		return false
+	}
+	if b.pc.conn.SetReadDeadline(time.Now().Add(d)) != nil {
+		return false
+	}
+	b.deadline = true
+	return true
 }
 
 func (b *h1Body) Read(p []byte) (int, error) {
@@ -274,21 +298,31 @@ func (b *h1Body) finish(reuse bool) {
 	if !b.done.CompareAndSwap(false, true) {
 		return
 	}
-	if b.stop() && reuse && b.pc.br.Buffered() == 0 {
+	if b.stop() && reuse && b.pc.br.Buffered() == 0 &&
+		(!b.deadline || b.pc.conn.SetReadDeadline(time.Time{}) == nil) {
 		b.t.put(b.pc)
 		return
 	}
 	b.pc.conn.Close()
 }
 
-// conn returns an idle connection to key, or dials a new one.
+// conn returns an idle connection to key, or dials a new one. An idle
+// connection is peeked at (one system call) only when it has been idle for
+// h1CheckIdle or more: an upstream closes a connection it keeps idle after
+// its own idle timeout, or when it restarts, not within a millisecond of
+// its last answer without saying so (Connection: close, which is honoured);
+// on a busy pool, where connections are idle for microseconds, the check
+// was a system call per call. A connection closed that soon after all is
+// found by the request's write or read, and handled as any reused
+// connection that failed (see exchange).
 func (t *h1Transport) conn(ctx context.Context, key string) (*h1Conn, error) {
 	for {
-		pc := t.take(key)
+		now := time.Now()
+		pc := t.take(key, now)
 		if pc == nil {
 			break
 		}
-		if alive(pc.conn) {
+		if now.Sub(pc.idleAt) < h1CheckIdle || pc.check.alive() {
 			pc.reused = true
 			return pc, nil
 		}
@@ -298,13 +332,13 @@ func (t *h1Transport) conn(ctx context.Context, key string) (*h1Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &h1Conn{conn: c, key: key, br: bufio.NewReaderSize(c, h1BufSize), bw: bufio.NewWriterSize(c, h1BufSize)}, nil
+	return &h1Conn{conn: c, key: key, br: bufio.NewReaderSize(c, h1BufSize), bw: bufio.NewWriterSize(c, h1BufSize),
+		check: newAliveCheck(c)}, nil
 }
 
 // take removes the most recently used unexpired idle connection to key
 // from the pool, closing the expired ones it passes.
-func (t *h1Transport) take(key string) *h1Conn {
-	now := time.Now()
+func (t *h1Transport) take(key string, now time.Time) *h1Conn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := t.idle[key]

@@ -189,6 +189,7 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 	} else {
 		defer br.releaseAfterAnswer()
 	}
+	raw := resp.Body
 	resp.Body = budgetBody{br, resp.Body}
 	drained := false
 	defer func() {
@@ -219,7 +220,7 @@ func (t *httpTransport) call(ctx context.Context, ex *exchange, r outgoing) (*js
 		m, err := t.readStream(ctx, ex, resp, r, br)
 		if err == nil {
 			drained = true
-			drain(resp.Body) // the answer is in: let the connection be reused
+			drain(resp.Body, raw) // the answer is in: let the connection be reused
 		}
 		return m, err
 	default:
@@ -580,8 +581,15 @@ const streamEndGrace = 20 * time.Millisecond
 // which follows the answer at once) so that the connection returns to the
 // pool instead of being closed: a stream cut short costs the next request a
 // new TCP connection. An upstream that keeps the stream open past its answer
-// is cut after streamEndGrace.
-func drain(body io.ReadCloser) {
+// is cut after streamEndGrace: by the connection's read deadline when raw,
+// the body as the transport gave it, is this package's (h1Body), else by a
+// timer that closes body.
+func drain(body, raw io.ReadCloser) {
+	if hb, ok := raw.(*h1Body); ok && hb.endWithin(streamEndGrace) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+		body.Close()
+		return
+	}
 	timer := time.AfterFunc(streamEndGrace, func() { body.Close() })
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 	timer.Stop()

@@ -40,15 +40,13 @@ type mux struct {
 const replyQueue = 64
 
 type pendingCall struct {
-	ex     *exchange
-	resp   chan *jsonrpc.Message
-	parent context.Context // the call's context
-	// ctx is the call's handler context, made (under mux.mu) when the
-	// first server→client request for the call arrives: most calls get
-	// none, and a context per call would cost each of them. cancel ends it
-	// when the call ends.
-	ctx    context.Context
-	cancel context.CancelFunc
+	ex   *exchange
+	resp chan *jsonrpc.Message
+	// hctx is the call's handler context (from the call's), made under
+	// mux.mu when the first server→client request for the call arrives:
+	// most calls get none, and a context per call would cost each of them.
+	// It ends when the call ends.
+	hctx lazyCancel
 }
 
 func newMux(e *env, cred string, write func(context.Context, []byte) error) *mux {
@@ -100,7 +98,7 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 	if m.dead() {
 		return nil, m.doneErr
 	}
-	p := &pendingCall{ex: ex, resp: make(chan *jsonrpc.Message, 1), parent: ctx}
+	p := &pendingCall{ex: ex, resp: make(chan *jsonrpc.Message, 1), hctx: lazyCancel{parent: ctx}}
 	m.mu.Lock()
 	m.pending[r.id] = p
 	if ex.upToken != nil {
@@ -113,11 +111,9 @@ func (m *mux) call(ctx context.Context, ex *exchange, r outgoing) (*jsonrpc.Mess
 		if ex.upToken != nil {
 			delete(m.progress, string(ex.upToken))
 		}
-		cancel := p.cancel
+		hctx := p.hctx // made under mu by the reader, if at all
 		m.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
+		hctx.stop()
 		ex.handlers.Wait()
 	}()
 	if err := m.write(ctx, r.body); err != nil {
@@ -244,10 +240,11 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 			target = p
 		}
 	}
+	var hctx context.Context
 	if candidates == 1 {
 		started = target.ex.startHandler()
-		if started && target.ctx == nil {
-			target.ctx, target.cancel = context.WithCancel(target.parent)
+		if started {
+			hctx = target.hctx.get()
 		}
 	}
 	m.mu.Unlock()
@@ -263,7 +260,7 @@ func (m *mux) serveRequest(msg *jsonrpc.Message) {
 		m.reply(busyReply(msg))
 		return
 	}
-	target.ex.serveAsync(target.ctx, target.ctx, msg, m.send, nil)
+	target.ex.serveAsync(hctx, hctx, msg, m.send, nil)
 }
 
 // reply queues an answer that belongs to no call for the one replier

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // AddressedPrefix begins every per-server header a caller addresses to one
@@ -99,7 +101,7 @@ func (a *Addressed) Match(header string) (server, name string, ok bool) {
 			continue
 		}
 		name = http.CanonicalHeaderKey(tail[1:])
-		if !validHeaderName(name) || ownedByTransport[name] {
+		if !httpguts.ValidHeaderFieldName(name) || ownedByTransport[name] {
 			return "", "", false
 		}
 		return n.server, name, true

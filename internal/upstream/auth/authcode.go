@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/asciifold"
+	"golang.org/x/net/http/httpguts"
 )
 
 // UserToken is a token set an authorization-code or refresh-token grant
@@ -76,9 +79,9 @@ func GrantToken(ctx context.Context, client *http.Client, tokenURL string, form 
 		return UserToken{}, &TokenError{StatusCode: resp.StatusCode, Code: safeErrorCode(fields.errCode, secret)}
 	case fields.access == "":
 		return UserToken{}, fmt.Errorf("%w: no access_token", ErrMalformedTokenResponse)
-	case fields.tokenType != "" && !asciiEqualFold(fields.tokenType, "bearer"):
+	case fields.tokenType != "" && !asciifold.Equal(fields.tokenType, "bearer"):
 		return UserToken{}, fmt.Errorf("%w: token_type is not bearer", ErrMalformedTokenResponse)
-	case !validHeaderValue(fields.access):
+	case !httpguts.ValidHeaderFieldValue(fields.access):
 		return UserToken{}, fmt.Errorf("%w: access_token has control characters", ErrMalformedTokenResponse)
 	}
 	t := UserToken{Access: fields.access, Refresh: fields.refresh, Issued: issued}

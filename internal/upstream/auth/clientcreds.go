@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/asciifold"
+	"golang.org/x/net/http/httpguts"
 )
 
 // DefaultMintTimeout bounds one token request when the config sets none.
@@ -309,9 +312,9 @@ func (c *ClientCredentials) mint(ctx context.Context) (*cachedToken, []string, e
 		return nil, nil, &TokenError{StatusCode: resp.StatusCode, Code: safeErrorCode(fields.errCode, c.secret)}
 	case fields.access == "":
 		return nil, nil, fmt.Errorf("%w: no access_token", ErrMalformedTokenResponse)
-	case fields.tokenType != "" && !asciiEqualFold(fields.tokenType, "bearer"):
+	case fields.tokenType != "" && !asciifold.Equal(fields.tokenType, "bearer"):
 		return nil, nil, fmt.Errorf("%w: token_type is not bearer", ErrMalformedTokenResponse)
-	case !validHeaderValue(fields.access):
+	case !httpguts.ValidHeaderFieldValue(fields.access):
 		return nil, nil, fmt.Errorf("%w: access_token has control characters", ErrMalformedTokenResponse)
 	}
 	renewAt, expiry := renewalTimes(issued, lifetime(fields.expiresIn))

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"unicode"
+
+	"github.com/mcpgw/mcpgw/internal/asciifold"
 )
 
 // Auth types accepted in a server's auth_type.
@@ -109,7 +111,7 @@ func (k kind) format(value string) string {
 func StripAuthScheme(value, scheme string) string {
 	s := strings.TrimLeftFunc(value, unicode.IsSpace)
 	n := len(scheme)
-	if n == 0 || len(s) <= n || !asciiEqualFold(s[:n], scheme) {
+	if n == 0 || len(s) <= n || !asciifold.Equal(s[:n], scheme) {
 		return s
 	}
 	rest := s[n:]
@@ -144,26 +146,4 @@ func alreadyEncodedBasic(s string) bool {
 	}
 	b, err := base64.StdEncoding.Strict().DecodeString(s)
 	return err == nil && strings.IndexByte(string(b), ':') >= 0
-}
-
-// asciiEqualFold compares a and b ignoring ASCII case only. Auth schemes and
-// header names are ASCII tokens, so Unicode folding (for example the Kelvin
-// sign folding to "k") must not make two of them equal.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i], b[i]
-		if 'A' <= ca && ca <= 'Z' {
-			ca += 'a' - 'A'
-		}
-		if 'A' <= cb && cb <= 'Z' {
-			cb += 'a' - 'A'
-		}
-		if ca != cb {
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/asciifold"
+	"golang.org/x/net/http/httpguts"
 )
 
 // PolicyConfig is one server's outbound header configuration, as read from
@@ -55,23 +58,23 @@ func NewPolicy(cfg PolicyConfig) (*Policy, error) {
 		if k == kindNone {
 			return nil, fmt.Errorf("%w: auth_header_name is set but auth_type %q carries no credential", ErrInvalidPolicy, cfg.AuthType)
 		}
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, fmt.Errorf("%w: auth_header_name %q is not a valid header name", ErrInvalidPolicy, name)
 		}
 		p.slot, p.custom = name, true
 	}
 	p.slot = http.CanonicalHeaderKey(p.slot)
 	p.static = k.format(cfg.AuthValue)
-	if !validHeaderValue(p.static) {
+	if !httpguts.ValidHeaderFieldValue(p.static) {
 		return nil, fmt.Errorf("%w: auth_value contains control characters", ErrInvalidPolicy)
 	}
 	seen := make(map[string]bool, len(cfg.StaticHeaders))
 	for rawName, rawValue := range cfg.StaticHeaders {
 		name, value := strings.TrimSpace(rawName), strings.TrimSpace(rawValue)
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, fmt.Errorf("%w: static header name %q is not a valid header name", ErrInvalidPolicy, name)
 		}
-		if !validHeaderValue(value) {
+		if !httpguts.ValidHeaderFieldValue(value) {
 			return nil, fmt.Errorf("%w: static header %q has control characters in its value", ErrInvalidPolicy, name)
 		}
 		key := http.CanonicalHeaderKey(name)
@@ -134,7 +137,7 @@ func (p *Policy) Apply(dst, injected http.Header, token string) {
 		}
 	}
 	for name, values := range injected {
-		if p.custom && asciiEqualFold(name, p.slot) {
+		if p.custom && asciifold.Equal(name, p.slot) {
 			continue
 		}
 		vs := make([]string, len(values))
@@ -160,42 +163,9 @@ func (p *Policy) StripCredentials(h http.Header) {
 // keys are removed too.
 func StripCredentialHeaders(h http.Header, slot string) {
 	for name := range h {
-		if asciiEqualFold(name, HeaderAuthorization) || asciiEqualFold(name, HeaderAPIKey) ||
-			(slot != "" && asciiEqualFold(name, slot)) {
+		if asciifold.Equal(name, HeaderAuthorization) || asciifold.Equal(name, HeaderAPIKey) ||
+			(slot != "" && asciifold.Equal(name, slot)) {
 			delete(h, name)
 		}
 	}
-}
-
-// validHeaderName reports whether s is an RFC 9110 token.
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// isTokenChar reports whether c is an RFC 9110 tchar.
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-// validHeaderValue reports whether s has no control characters other than
-// horizontal tab (so no CR/LF header injection).
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
