@@ -16,7 +16,8 @@ import (
 // upstream is sent (the credentials Query.CredentialKey names); each
 // caller's own filter is applied to the result afterwards.
 //
-// A walk runs on its own goroutine, on a context that keeps the first
+// A walk runs on its own goroutine (or on its first caller's, when that is
+// a fan-out's own: see walkHere), on a context that keeps the first
 // caller's values but not its cancellation: a waiter whose context ends
 // stops waiting without ending the walk for the others. The walk is
 // cancelled when its last waiter leaves, and the upstream client bounds it
@@ -95,7 +96,11 @@ func (fs *flights) land(key string, f *flight, list Pages, err error) {
 // sharing a walk already in progress for the same list and credentials
 // under the same stamp, and keeps it in the cache under key when the
 // upstream allowed it and nothing changed meanwhile.
-func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
+//
+// inline says the caller runs on a goroutine of its own that nobody waits
+// on past its context's end (a fan-out's, see Patiently): a walk it leads
+// then runs on that goroutine rather than on one more (see walkHere).
+func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey, inline bool) (Pages, error) {
 	stamp, stampErr := c.cache.Stamp(ctx, key)
 	fk := flightKey(key)
 	// While the server's breaker is open, the walk in progress is its
@@ -109,6 +114,9 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		if q.Options != nil {
 			opts = q.Options(s.Name)
 		}
+		if inline {
+			return c.walkHere(ctx, fctx, f, fk, s, method, key, opts)
+		}
 		go c.walk(fctx, f, fk, s, method, key, opts)
 	}
 	select {
@@ -119,6 +127,21 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		c.flights.leave(fk, f)
 		return Pages{}, ctx.Err()
 	}
+}
+
+// walkHere runs the walk f that the caller leads on the caller's goroutine.
+// The caller stays f's waiter until ctx ends, as load's select has it: its
+// leaving then ends the walk when nobody else waits for it, and otherwise
+// the walk runs on for the others, which keeps this goroutine until it
+// lands (bounded by the listing timeout), its result reported as ctx's end.
+func (c *Catalog) walkHere(ctx, fctx context.Context, f *flight, fk string, s *Server, method string, key ListKey, opts upstream.Options) (Pages, error) {
+	stop := context.AfterFunc(ctx, func() { c.flights.leave(fk, f) })
+	c.walk(fctx, f, fk, s, method, key, opts)
+	if !stop() {
+		return Pages{}, ctx.Err() // it left when ctx ended
+	}
+	c.flights.leave(fk, f)
+	return f.list, f.err
 }
 
 // walk is one shared upstream list walk: it asks the upstream (its breaker

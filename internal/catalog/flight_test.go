@@ -158,3 +158,63 @@ func TestACallerAfterAListChangeDoesNotShareAnOlderWalk(t *testing.T) {
 		t.Fatalf("cached after the change: %s (found %v)", items, ok)
 	}
 }
+
+// A fan-out (List) leads its walks on its own goroutines (walkHere): its
+// caller leaving does not end a walk another caller waits for, and the
+// walk is not made twice.
+func TestAFanOutLeavingDoesNotEndTheWalkItLeads(t *testing.T) {
+	up, release := gatedTools(t, func() []string { return []string{"a"} })
+	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
+	s, q := cat.servers["s"], Query{Servers: []string{"s"}, Binding: "b"}
+	ctx, cancel := context.WithCancel(context.Background())
+	listed := make(chan struct{})
+	go func() { _, _ = cat.List(ctx, q, mcp.MethodToolsList, ""); close(listed) }()
+	waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
+	second := make(chan []json.RawMessage, 1)
+	go func() { items, _ := cat.fetch(context.Background(), q, s, mcp.MethodToolsList); second <- items }()
+	waitFor(t, "the second joined", func() bool {
+		cat.flights.mu.Lock()
+		defer cat.flights.mu.Unlock()
+		for _, f := range cat.flights.m {
+			return f.waiters == 2
+		}
+		return false
+	})
+	cancel()
+	select {
+	case <-listed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the fan-out whose context ended kept its caller waiting")
+	}
+	release()
+	if items := <-second; len(items) != 1 {
+		t.Fatalf("the remaining waiter got %d items; the walk was ended under it", len(items))
+	}
+	if c := up.Count(mcp.MethodToolsList); c != 1 {
+		t.Fatalf("%d upstream walks, want 1", c)
+	}
+}
+
+// The fan-out that leads a walk and is its only waiter ends it by leaving.
+func TestAFanOutLeavingEndsTheWalkOnlyItWaitsFor(t *testing.T) {
+	up, _ := gatedTools(t, func() []string { return []string{"a"} })
+	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
+	q := Query{Servers: []string{"s"}, Binding: "b"}
+	ctx, cancel := context.WithCancel(context.Background())
+	listed := make(chan struct{})
+	go func() { _, _ = cat.List(ctx, q, mcp.MethodToolsList, ""); close(listed) }()
+	waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
+	cat.flights.mu.Lock()
+	var f *flight
+	for _, fl := range cat.flights.m {
+		f = fl
+	}
+	cat.flights.mu.Unlock()
+	cancel()
+	select {
+	case <-f.done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the walk ran on after its last waiter left")
+	}
+	<-listed
+}

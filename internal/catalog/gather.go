@@ -32,7 +32,7 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 		if s == nil {
 			return Pages{}, fmt.Errorf("unknown server %q", q.Servers[i])
 		}
-		return c.fetchPages(ctx, q, s, method)
+		return c.fetchPages(ctx, q, s, method, true) // its own goroutine: a walk it leads runs on it
 	})
 	for i := range out {
 		out[i] = fetched{items: lists[i].Items, cuts: lists[i].Cuts, err: errs[i]}
@@ -49,6 +49,8 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 // upstream's own timeouts) so that what it learns fills caches and
 // breakers, and a success marks the server slow but alive; otherwise it is
 // cancelled. A panic in fn is recovered, logged and reported as an error.
+// When ctx ends, the calls still running have context.Canceled as their
+// error and are not waited for.
 func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func(ctx context.Context, i int) (T, error)) ([]T, []error) {
 	type result struct {
 		i   int
@@ -94,6 +96,17 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 				jobs[r.i] = nil
 				pending--
 			}
+		case <-ctx.Done():
+			// Nobody is left to wait for: what runs on is ended by its
+			// context (the caller's end cancels it), or runs on for the
+			// other callers of a walk it leads (see walkHere).
+			for i, j := range jobs {
+				if j != nil {
+					errs[i] = context.Canceled // what a call cancelled by ctx's end returned
+					jobs[i] = nil
+				}
+			}
+			pending = 0
 		case <-patience:
 			patience = nil
 			for i, j := range jobs {
