@@ -221,13 +221,13 @@ type fetched struct {
 // fetch returns the items of one server's list, from the cache when the
 // upstream allowed it.
 func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) ([]json.RawMessage, error) {
-	l, err := c.fetchPages(ctx, q, s, method, false)
+	l, err := c.fetchPages(ctx, q, s, method)
 	return l.Items, err
 }
 
 // fetchPages returns one server's list with its page cuts, from the cache
-// when the upstream allowed it; inline is load's.
-func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method string, inline bool) (Pages, error) {
+// when the upstream allowed it.
+func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method string) (Pages, error) {
 	cred := ""
 	if q.CredentialKey != nil {
 		cred = q.CredentialKey(s.Name)
@@ -239,7 +239,7 @@ func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method str
 	if hit {
 		return l, nil
 	}
-	return c.load(ctx, q, s, method, key, inline)
+	return c.load(ctx, q, s, method, key)
 }
 
 // List serves one page of the aggregated list method for q. cursor is the

@@ -97,10 +97,10 @@ func (fs *flights) land(key string, f *flight, list Pages, err error) {
 // under the same stamp, and keeps it in the cache under key when the
 // upstream allowed it and nothing changed meanwhile.
 //
-// inline says the caller runs on a goroutine of its own that nobody waits
-// on past its context's end (a fan-out's, see Patiently): a walk it leads
-// then runs on that goroutine rather than on one more (see walkHere).
-func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey, inline bool) (Pages, error) {
+// A fan-out's fetch (ctx is Patiently's fetchJob) runs on a goroutine of
+// its own that nobody waits on past its caller's end: a walk it leads runs
+// on that goroutine rather than on one more (see walkHere).
+func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
 	stamp, stampErr := c.cache.Stamp(ctx, key)
 	fk := flightKey(key)
 	// While the server's breaker is open, the walk in progress is its
@@ -114,8 +114,8 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		if q.Options != nil {
 			opts = q.Options(s.Name)
 		}
-		if inline {
-			return c.walkHere(ctx, fctx, f, fk, s, method, key, opts)
+		if j, ok := ctx.(*fetchJob); ok && j.lead(&c.flights, fk, f) {
+			return c.walkHere(j, fctx, f, fk, s, method, key, opts)
 		}
 		go c.walk(fctx, f, fk, s, method, key, opts)
 	}
@@ -129,16 +129,17 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 	}
 }
 
-// walkHere runs the walk f that the caller leads on the caller's goroutine.
-// The caller stays f's waiter until ctx ends, as load's select has it: its
-// leaving then ends the walk when nobody else waits for it, and otherwise
-// the walk runs on for the others, which keeps this goroutine until it
-// lands (bounded by the listing timeout), its result reported as ctx's end.
-func (c *Catalog) walkHere(ctx, fctx context.Context, f *flight, fk string, s *Server, method string, key ListKey, opts upstream.Options) (Pages, error) {
-	stop := context.AfterFunc(ctx, func() { c.flights.leave(fk, f) })
+// walkHere runs the walk f that the caller leads on the caller's goroutine:
+// j, a fan-out's fetch (Patiently), leads it (fetchJob.lead). The caller
+// stays f's waiter until the fetch is abandoned (its caller's context
+// ended), as load's select has it: its leaving then ends the walk when
+// nobody else waits for it, and otherwise the walk runs on for the others,
+// which keeps this goroutine until it lands (bounded by the listing
+// timeout), its result reported as the fetch's end.
+func (c *Catalog) walkHere(j *fetchJob, fctx context.Context, f *flight, fk string, s *Server, method string, key ListKey, opts upstream.Options) (Pages, error) {
 	c.walk(fctx, f, fk, s, method, key, opts)
-	if !stop() {
-		return Pages{}, ctx.Err() // it left when ctx ended
+	if !j.unlead() {
+		return Pages{}, j.Err() // it left when the fetch was abandoned
 	}
 	c.flights.leave(fk, f)
 	return f.list, f.err

@@ -27,7 +27,7 @@ func (c *Catalog) Read(ctx context.Context, q Query, server string) error {
 	}
 	for _, method := range catalogMethods {
 		key := ListKey{Server: server, Method: method, Binding: q.Binding, Credentials: cred}
-		if _, err := c.load(ctx, q, s, method, key, false); err != nil {
+		if _, err := c.load(ctx, q, s, method, key); err != nil {
 			return err
 		}
 	}
