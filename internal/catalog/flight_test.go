@@ -196,4 +196,3 @@ func TestACallerAfterAListChangeDoesNotShareAnOlderWalk(t *testing.T) {
 		t.Fatalf("cached after the change: %s (found %v)", items, ok)
 	}
 }
-
