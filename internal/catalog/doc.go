@@ -95,7 +95,11 @@
 //     list changed or was forgotten since the walk began) walks again rather than share an
 //     answer from before the change. The walk runs on its own goroutine: a waiter whose context
 //     ends stops waiting at once without ending it for the others; the last waiter leaving
-//     cancels it, and the upstream client bounds it by the listing timeout in any case. Only the
+//     cancels it, and the upstream client bounds it by the listing timeout in any case. A
+//     fan-out's walk runs on the fan-out's goroutine for that server (walkHere), which nobody
+//     waits on past its caller's end (Patiently stops waiting then): one goroutine per
+//     upstream per listing, not two. Such a goroutine may run on after its caller left, to land
+//     a walk others wait for, as the walk's own goroutine would. Only the
 //     walk's starter asks the breaker; while a server's breaker is open a caller finding its
 //     walk (the probe) in progress is skipped, not made to wait. At most one walk per server,
 //     method and credentials is joinable at a time (an older one runs on for its own waiters).

@@ -16,7 +16,8 @@ import (
 // upstream is sent (the credentials Query.CredentialKey names); each
 // caller's own filter is applied to the result afterwards.
 //
-// A walk runs on its own goroutine, on a context that keeps the first
+// A walk runs on its own goroutine (or on its first caller's, when that is
+// a fan-out's own: see walkHere), on a context that keeps the first
 // caller's values but not its cancellation: a waiter whose context ends
 // stops waiting without ending the walk for the others. The walk is
 // cancelled when its last waiter leaves, and the upstream client bounds it
@@ -95,6 +96,10 @@ func (fs *flights) land(key string, f *flight, list Pages, err error) {
 // sharing a walk already in progress for the same list and credentials
 // under the same stamp, and keeps it in the cache under key when the
 // upstream allowed it and nothing changed meanwhile.
+//
+// A fan-out's fetch (ctx is Patiently's fetchJob) runs on a goroutine of
+// its own that nobody waits on past its caller's end: a walk it leads runs
+// on that goroutine rather than on one more (see walkHere).
 func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, key ListKey) (Pages, error) {
 	stamp, stampErr := c.cache.Stamp(ctx, key)
 	fk := flightKey(key)
@@ -109,6 +114,9 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		if q.Options != nil {
 			opts = q.Options(s.Name)
 		}
+		if j, ok := ctx.(*fetchJob); ok && j.lead(&c.flights, fk, f) {
+			return c.walkHere(j, fctx, f, fk, s, method, key, opts)
+		}
 		go c.walk(fctx, f, fk, s, method, key, opts)
 	}
 	select {
@@ -119,6 +127,22 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		c.flights.leave(fk, f)
 		return Pages{}, ctx.Err()
 	}
+}
+
+// walkHere runs the walk f that the caller leads on the caller's goroutine:
+// j, a fan-out's fetch (Patiently), leads it (fetchJob.lead). The caller
+// stays f's waiter until the fetch is abandoned (its caller's context
+// ended), as load's select has it: its leaving then ends the walk when
+// nobody else waits for it, and otherwise the walk runs on for the others,
+// which keeps this goroutine until it lands (bounded by the listing
+// timeout), its result reported as the fetch's end.
+func (c *Catalog) walkHere(j *fetchJob, fctx context.Context, f *flight, fk string, s *Server, method string, key ListKey, opts upstream.Options) (Pages, error) {
+	c.walk(fctx, f, fk, s, method, key, opts)
+	if !j.unlead() {
+		return Pages{}, j.Err() // it left when the fetch was abandoned
+	}
+	c.flights.leave(fk, f)
+	return f.list, f.err
 }
 
 // walk is one shared upstream list walk: it asks the upstream (its breaker

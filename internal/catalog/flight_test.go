@@ -80,57 +80,95 @@ func TestConcurrentListFetchesShareOneUpstreamWalk(t *testing.T) {
 // A waiter whose context ends stops waiting at once; the walk goes on for
 // the others.
 func TestAWaiterLeavingDoesNotEndTheSharedWalk(t *testing.T) {
-	up, release := gatedTools(t, func() []string { return []string{"a"} })
-	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
-	s, q := cat.servers["s"], Query{Servers: []string{"s"}, Binding: "b"}
-	ctx, cancel := context.WithCancel(context.Background())
-	first := make(chan error, 1)
-	go func() { _, err := cat.fetch(ctx, q, s, mcp.MethodToolsList); first <- err }()
-	waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
-	second := make(chan []json.RawMessage, 1)
-	go func() { items, _ := cat.fetch(context.Background(), q, s, mcp.MethodToolsList); second <- items }()
-	time.Sleep(50 * time.Millisecond) // the second joins
-	cancel()
-	select {
-	case err := <-first:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("the leaving waiter got %v, want its context's end", err)
+	forEachLeader(t, func(t *testing.T, lead leader) {
+		up, release := gatedTools(t, func() []string { return []string{"a"} })
+		cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
+		s, q := cat.servers["s"], Query{Servers: []string{"s"}, Binding: "b"}
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan error, 1)
+		go func() { first <- lead(ctx, cat, q) }()
+		waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
+		second := make(chan []json.RawMessage, 1)
+		go func() { items, _ := cat.fetch(context.Background(), q, s, mcp.MethodToolsList); second <- items }()
+		waitFor(t, "the second joined", func() bool {
+			cat.flights.mu.Lock()
+			defer cat.flights.mu.Unlock()
+			for _, f := range cat.flights.m {
+				return f.waiters == 2
+			}
+			return false
+		})
+		cancel()
+		select {
+		case err := <-first:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the leaving waiter got %v, want its context's end", err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("a waiter whose context ended kept waiting")
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("a waiter whose context ended kept waiting")
-	}
-	release()
-	if items := <-second; len(items) != 1 {
-		t.Fatalf("the remaining waiter got %d items; the walk was ended under it", len(items))
-	}
-	if c := up.Count(mcp.MethodToolsList); c != 1 {
-		t.Fatalf("%d upstream walks, want 1", c)
-	}
+		release()
+		if items := <-second; len(items) != 1 {
+			t.Fatalf("the remaining waiter got %d items; the walk was ended under it", len(items))
+		}
+		if c := up.Count(mcp.MethodToolsList); c != 1 {
+			t.Fatalf("%d upstream walks, want 1", c)
+		}
+	})
 }
 
 // The last waiter leaving ends the walk: it does not run on to the listing
 // timeout.
 func TestAWalkEndsWhenItsLastWaiterLeaves(t *testing.T) {
-	up, _ := gatedTools(t, func() []string { return []string{"a"} })
-	cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
-	s, q := cat.servers["s"], Query{Servers: []string{"s"}, Binding: "b"}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { _, err := cat.fetch(ctx, q, s, mcp.MethodToolsList); errc <- err }()
-	waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
+	forEachLeader(t, func(t *testing.T, lead leader) {
+		up, _ := gatedTools(t, func() []string { return []string{"a"} })
+		cat := newTestCatalog(t, Config{}, upSpec{name: "s", fake: up})
+		q := Query{Servers: []string{"s"}, Binding: "b"}
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() { errc <- lead(ctx, cat, q) }()
+		waitFor(t, "the walk reached the upstream", func() bool { return up.Count(mcp.MethodToolsList) == 1 })
+		f := onlyFlight(cat)
+		cancel()
+		<-errc
+		select {
+		case <-f.done:
+		case <-time.After(2 * time.Second):
+			t.Fatal("the walk ran on after its last waiter left")
+		}
+	})
+}
+
+// leader starts a walk of server s's tools/list as its first caller and
+// returns the error its caller saw.
+type leader func(ctx context.Context, cat *Catalog, q Query) error
+
+// forEachLeader runs test with a walk led by a lone fetch (on a goroutine
+// of the walk's own) and by a fan-out (List: on the fan-out's goroutine
+// for the server, walkHere).
+func forEachLeader(t *testing.T, test func(t *testing.T, lead leader)) {
+	t.Run("fetch", func(t *testing.T) {
+		test(t, func(ctx context.Context, cat *Catalog, q Query) error {
+			_, err := cat.fetch(ctx, q, cat.servers["s"], mcp.MethodToolsList)
+			return err
+		})
+	})
+	t.Run("fan-out", func(t *testing.T) {
+		test(t, func(ctx context.Context, cat *Catalog, q Query) error {
+			_, _ = cat.List(ctx, q, mcp.MethodToolsList, "")
+			return ctx.Err() // a listing answers with outcomes, not an error
+		})
+	})
+}
+
+// onlyFlight is cat's one walk in flight (nil when none).
+func onlyFlight(cat *Catalog) *flight {
 	cat.flights.mu.Lock()
-	var f *flight
-	for _, fl := range cat.flights.m {
-		f = fl
+	defer cat.flights.mu.Unlock()
+	for _, f := range cat.flights.m {
+		return f
 	}
-	cat.flights.mu.Unlock()
-	cancel()
-	<-errc
-	select {
-	case <-f.done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the walk ran on after its last waiter left")
-	}
+	return nil
 }
 
 // A caller whose stamp is newer than a walk's (the list changed since the

@@ -14,13 +14,58 @@ import (
 // errPanic is a fetch that panicked; the panic was logged.
 var errPanic = errors.New("internal error while listing")
 
-// fetchJob is one server's fetch within an aggregate.
+// fetchJob is one server's fetch within an aggregate, and the context the
+// fetch runs on: a walk the fetch leads on its goroutine (walkHere) finds
+// it there and has its waiter counted out when the fetch is abandoned,
+// without a callback of its own on the context.
 type fetchJob struct {
+	context.Context
 	cancel context.CancelFunc
 	stop   func() bool // disarms the caller's cancellation
 	mu     sync.Mutex
 	ended  bool
 	bg     bool // holds a background slot
+	// led is the walk led on this fetch's goroutine, nil when none: its
+	// waiter is counted out (flights.leave) when the fetch is abandoned.
+	led   *flight
+	ledAt string // led's flightKey
+	fs    *flights
+}
+
+// abandon cancels the fetch and counts it out of the walk it leads.
+func (j *fetchJob) abandon() {
+	j.cancel()
+	j.mu.Lock()
+	f := j.led
+	j.led = nil
+	j.mu.Unlock()
+	if f != nil {
+		j.fs.leave(j.ledAt, f)
+	}
+}
+
+// lead records f as the walk led on this fetch's goroutine; false when the
+// fetch was abandoned already (its context ended) or leads another walk
+// (a fetch that fans out further), which then runs on a goroutine of its
+// own.
+func (j *fetchJob) lead(fs *flights, key string, f *flight) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.led != nil || j.Err() != nil {
+		return false
+	}
+	j.led, j.ledAt, j.fs = f, key, fs
+	return true
+}
+
+// unlead forgets the walk led on this fetch's goroutine; false when the
+// fetch was abandoned meanwhile, which counted it out already.
+func (j *fetchJob) unlead() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	led := j.led != nil
+	j.led = nil
+	return led
 }
 
 // gather lists method on every server of q concurrently, with the
@@ -32,7 +77,7 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 		if s == nil {
 			return Pages{}, fmt.Errorf("unknown server %q", q.Servers[i])
 		}
-		return c.fetchPages(ctx, q, s, method)
+		return c.fetchPages(ctx, q, s, method) // ctx is the fetchJob: a walk it leads runs on its goroutine
 	})
 	for i := range out {
 		out[i] = fetched{items: lists[i].Items, cuts: lists[i].Cuts, err: errs[i]}
@@ -49,6 +94,8 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 // upstream's own timeouts) so that what it learns fills caches and
 // breakers, and a success marks the server slow but alive; otherwise it is
 // cancelled. A panic in fn is recovered, logged and reported as an error.
+// When ctx ends, the calls still running have context.Canceled as their
+// error and are not waited for.
 func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func(ctx context.Context, i int) (T, error)) ([]T, []error) {
 	type result struct {
 		i   int
@@ -63,7 +110,8 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 		// A listing is cached, not answered: its bytes are not held until
 		// the request's answer is written (internal/later).
 		fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
-		j := &fetchJob{cancel: cancel, stop: context.AfterFunc(ctx, cancel)}
+		j := &fetchJob{Context: fctx, cancel: cancel}
+		j.stop = context.AfterFunc(ctx, j.abandon)
 		jobs[i] = j
 		go func() {
 			r := result{i: i}
@@ -77,7 +125,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 				}
 				results <- r
 			}()
-			r.v, r.err = fn(fctx, i)
+			r.v, r.err = fn(j, i)
 		}()
 	}
 	var patience <-chan time.Time
@@ -94,6 +142,17 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 				jobs[r.i] = nil
 				pending--
 			}
+		case <-ctx.Done():
+			// Nobody is left to wait for: what runs on is ended by its
+			// context (the caller's end cancels it), or runs on for the
+			// other callers of a walk it leads (see walkHere).
+			for i, j := range jobs {
+				if j != nil {
+					errs[i] = context.Canceled // what a call cancelled by ctx's end returned
+					jobs[i] = nil
+				}
+			}
+			pending = 0
 		case <-patience:
 			patience = nil
 			for i, j := range jobs {
@@ -131,7 +190,7 @@ func (j *fetchJob) detach(c *Catalog) {
 	select {
 	case c.background <- struct{}{}:
 	default:
-		j.cancel()
+		j.abandon()
 		return
 	}
 	j.mu.Lock()

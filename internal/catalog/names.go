@@ -39,11 +39,21 @@ type names struct {
 	// lastLearn is, per server, what learnLocked was last given: the same
 	// names and annotations again (an unchanged listing) change nothing.
 	lastLearn map[string]learnedFrom
-	// parsed holds, per server, the annotations its last recorded listing's
-	// annotated tools parsed to (nil: none or invalid), by each tool's JSON
-	// as listed: a tool listed again byte for byte is not parsed again.
-	// Each server's holds only one listing's tools.
-	parsed map[string]map[string][]mcp.ParamSpec
+	// parsed holds, per server, its last recorded tools/list and what its
+	// annotated tools parsed to: the same listing again (the common case)
+	// takes its annotations as they are, and a tool listed again byte for
+	// byte is not parsed again. Each server's holds only one listing.
+	parsed map[string]*toolSpecs
+}
+
+// toolSpecs is one listing's items and the annotations of its tools; never
+// changed once made.
+type toolSpecs struct {
+	items []json.RawMessage
+	// byItem is what each annotated tool parsed to (nil: none or invalid),
+	// by its JSON as listed.
+	byItem map[string][]mcp.ParamSpec
+	specs  map[string][]mcp.ParamSpec // by name: the tools with valid annotations
 }
 
 // learnedFrom is one listing's names and annotations as learnLocked took them.
@@ -54,7 +64,7 @@ type learnedFrom struct {
 
 // sameSpecs reports whether a and b hold the same annotations: the same
 // tools, each with the very same parsed slice (an unchanged tool's, from
-// names.parsed).
+// names.parsed). The same listing again gives the very same map.
 func sameSpecs(a, b map[string][]mcp.ParamSpec) bool {
 	if len(a) != len(b) {
 		return false
@@ -100,7 +110,6 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		return
 	}
 	key := seenKey(q, server, method)
-	var specs, parsed map[string][]mcp.ParamSpec
 	n.mu.Lock()
 	last := n.parsed[server]
 	prev, had := n.lists[key]
@@ -116,36 +125,20 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 			}
 		}
 	}
-	for i, it := range items {
-		name := names[i]
-		if name == "" {
-			continue
+	annotated := annotations && method == mcp.MethodToolsList
+	var specs map[string][]mcp.ParamSpec
+	parsed := last
+	if annotated {
+		if last == nil || !jsonrpc.EqualRaws(items, last.items) {
+			parsed = parseSpecs(items, names, last)
 		}
-		if !annotations || method != mcp.MethodToolsList || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
-			continue
-		}
-		sp, ok := last[string(it)]
-		if !ok {
-			if sp, _ = mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); len(sp) == 0 {
-				sp = nil // invalid or none
-			}
-		}
-		if parsed == nil {
-			parsed = map[string][]mcp.ParamSpec{}
-		}
-		parsed[string(it)] = sp
-		if sp != nil {
-			if specs == nil {
-				specs = map[string][]mcp.ParamSpec{}
-			}
-			specs[name] = sp
-		}
+		specs = parsed.specs
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if parsed != nil || last != nil {
+	if annotated && parsed != last {
 		if n.parsed == nil || len(n.parsed) >= maxSeen {
-			n.parsed = map[string]map[string][]mcp.ParamSpec{}
+			n.parsed = map[string]*toolSpecs{}
 		}
 		n.parsed[server] = parsed
 	}
@@ -153,9 +146,43 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		n.lists = map[string]shown{}
 	}
 	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
-	if annotations && method == mcp.MethodToolsList {
+	if annotated {
 		n.learnLocked(server, names, set, specs)
 	}
+}
+
+// parseSpecs returns the annotations of the tools in items (names[i] is
+// items[i]'s name, "" for one without), reusing what a tool listed byte for
+// byte in last (nil: none) parsed to.
+func parseSpecs(items []json.RawMessage, names []string, last *toolSpecs) *toolSpecs {
+	out := &toolSpecs{items: items}
+	var known map[string][]mcp.ParamSpec
+	if last != nil {
+		known = last.byItem
+	}
+	for i, it := range items {
+		name := names[i]
+		if name == "" || !bytes.Contains(it, []byte(mcp.XMCPHeader)) {
+			continue
+		}
+		sp, ok := known[string(it)]
+		if !ok {
+			if sp, _ = mcp.ParseParamSpecs(jsonrpc.Member(it, "inputSchema")); len(sp) == 0 {
+				sp = nil // invalid or none
+			}
+		}
+		if out.byItem == nil {
+			out.byItem = map[string][]mcp.ParamSpec{}
+		}
+		out.byItem[string(it)] = sp
+		if sp != nil {
+			if out.specs == nil {
+				out.specs = map[string][]mcp.ParamSpec{}
+			}
+			out.specs[name] = sp
+		}
+	}
+	return out
 }
 
 // learnLocked makes specs the learned annotations of the tools in set, the

@@ -47,7 +47,7 @@ func (n *nameSpans) of(server, method string, items []json.RawMessage) *spanned 
 	n.mu.Lock()
 	last := n.last[key]
 	n.mu.Unlock()
-	if last != nil && sameList(items, last.items) {
+	if last != nil && jsonrpc.EqualRaws(items, last.items) {
 		return last
 	}
 	s := &spanned{items: items, spans: make([]itemName, len(items)), names: make([]string, len(items))}
@@ -71,19 +71,6 @@ func (n *nameSpans) of(server, method string, items []json.RawMessage) *spanned 
 	n.last[key] = s
 	n.mu.Unlock()
 	return s
-}
-
-// sameList reports whether a and b hold the same bytes, item by item.
-func sameList(a, b []json.RawMessage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // renamed returns the items with prefix (`"<server><sep>`, a JSON string

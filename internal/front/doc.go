@@ -12,7 +12,7 @@
 // isError result, or LiteLLM's {"detail": …} refusal; the challenge of an auth refusal becomes
 // WWW-Authenticate. A modern result then gets resultType and the gateway's serverInfo, and a
 // complete result of a cacheable method (server/discover, the four lists, resources/read) valid
-// ttlMs and cacheScope (withCacheHints: the upstream's own when valid, an integer
+// ttlMs and cacheScope (appendModern: the upstream's own when valid, an integer
 // 0 ≤ ttlMs < 10^15 and "public" or "private"; else 0 and "private", immediately stale and
 // never shared). REST answers errors as {"error": code, "message": …}.
 //

@@ -104,7 +104,7 @@ func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
 		return
 	}
 	if r.Context().Err() == nil && !s.failed { // we end it, not the client: say so
-		_ = s.send(jsonrpc.EncodeResult(msg.ID, h.modernResult(s.tagged(json.RawMessage(`{}`)))))
+		_ = s.send(h.encodeModern(msg.ID, s.tagged(json.RawMessage(`{}`)), false))
 	}
 }
 

@@ -107,35 +107,21 @@ func (h *MCP) answerModern(w http.ResponseWriter, rp *reply, msg *jsonrpc.Messag
 		rp.finish(a.status, jsonrpc.EncodeError(msg.ID, a.err))
 		return
 	}
-	res := a.result
-	if !out.InputRequired && mcp.CacheableMethod(msg.Method) {
-		res = withCacheHints(res)
-	}
-	rp.finish(http.StatusOK, jsonrpc.EncodeResult(msg.ID, h.modernResult(res)))
+	hints := !out.InputRequired && mcp.CacheableMethod(msg.Method)
+	rp.finish(http.StatusOK, h.encodeModern(msg.ID, a.result, hints))
 }
 
-// modernResult stamps what every 2026-07-28 result carries: resultType
-// (absent from legacy upstreams' results) and the gateway's serverInfo.
-func (h *MCP) modernResult(res json.RawMessage) json.RawMessage {
-	var vals [2][]byte // one pass finds both (the first of a name twice)
-	_ = jsonrpc.FirstMembers(res, []string{"resultType", "_meta"}, vals[:])
-	if vals[0] == nil {
-		if b, err := jsonrpc.SetMember(res, "resultType", []byte(`"complete"`)); err == nil {
-			res = b
-		}
+// encodeModern returns the response to id whose result is res as
+// appendModern makes it, written once into a buffer of its size.
+func (h *MCP) encodeModern(id jsonrpc.ID, res json.RawMessage, hints bool) []byte {
+	if res == nil {
+		return jsonrpc.EncodeResult(id, nil)
 	}
-	meta := vals[1]
-	if len(meta) == 0 || meta[0] != '{' {
-		meta = []byte(`{}`)
-	}
-	meta, err := jsonrpc.SetMember(meta, mcp.MetaServerInfo, h.serverInfo)
-	if err != nil {
-		return res
-	}
-	if b, err := jsonrpc.SetMember(res, "_meta", meta); err == nil {
-		res = b
-	}
-	return res
+	// What appendModern may add: resultType, the cache hints and serverInfo.
+	const added = 96
+	b := make([]byte, 0, 40+len(id.Raw())+len(res)+len(h.serverInfo)+added)
+	b = h.appendModern(jsonrpc.AppendResultHead(b, id), res, hints)
+	return append(b, '}')
 }
 
 // metaOf returns params._meta, or nil.

@@ -3,6 +3,7 @@ package front
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -22,9 +23,20 @@ func TestWithCacheHints(t *testing.T) {
 		{"input_required untouched", `{"resultType":"input_required","inputRequests":{}}`, `{"resultType":"input_required","inputRequests":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := withCacheHints([]byte(tc.in))
+			h := &MCP{serverInfo: []byte(`{"name":"gw"}`)}
+			var got map[string]any
+			if err := json.Unmarshal(h.appendModern(nil, []byte(tc.in), true), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got["_meta"] == nil || (!strings.Contains(tc.in, "resultType") && got["resultType"] != "complete") {
+				t.Fatalf("appendModern(%s) = %v: no _meta or resultType", tc.in, got)
+			}
+			delete(got, "_meta")
+			if !strings.Contains(tc.in, "resultType") {
+				delete(got, "resultType")
+			}
 			if !jsonEqual(t, got, tc.want) {
-				t.Fatalf("withCacheHints(%s) = %s, want %s", tc.in, got, tc.want)
+				t.Fatalf("appendModern(%s) = %s, want %s", tc.in, got, tc.want)
 			}
 		})
 	}

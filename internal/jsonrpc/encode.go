@@ -32,14 +32,21 @@ func AppendNotification(dst []byte, method string, params json.RawMessage) []byt
 
 // AppendResult appends a success response envelope to dst.
 func AppendResult(dst []byte, id ID, result json.RawMessage) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.Raw()...)
-	dst = append(dst, `,"result":`...)
+	dst = AppendResultHead(dst, id)
 	if result == nil {
 		result = json.RawMessage("{}")
 	}
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// AppendResultHead appends the start of a success response envelope to dst,
+// up to its result: the result and a closing '}' are the caller's to append
+// (for a result written straight into the envelope's buffer).
+func AppendResultHead(dst []byte, id ID) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.Raw()...)
+	return append(dst, `,"result":`...)
 }
 
 // AppendError appends an error response envelope to dst. A zero id is encoded

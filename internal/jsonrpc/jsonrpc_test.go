@@ -340,29 +340,40 @@ func FuzzMembers(f *testing.F) {
 				t.Fatalf("Members(%q)[%q] = %q, encoding/json %q", data, k, vals[i], m[k])
 			}
 		}
-		// FirstMembers and Member agree on the first of duplicate keys.
-		if err := FirstMembers(bytes.TrimSpace(data), keys, vals); err != nil {
-			t.Fatalf("FirstMembers(%q): %v", data, err)
+		// MemberSpans' first spans and Member agree on the first of
+		// duplicate keys; its last spans are Members'.
+		first, last := make([]Span, len(keys)), make([]Span, len(keys))
+		if err := MemberSpans(bytes.TrimSpace(data), keys, first, last); err != nil {
+			t.Fatalf("MemberSpans(%q): %v", data, err)
 		}
 		for i, k := range keys {
-			if first := Member(bytes.TrimSpace(data), k); !bytes.Equal(vals[i], first) || first == nil {
-				t.Fatalf("FirstMembers(%q)[%q] = %q, Member %q", data, k, vals[i], first)
+			obj := bytes.TrimSpace(data)
+			if got, want := first[i].Of(obj), Member(obj, k); !bytes.Equal(got, want) || want == nil {
+				t.Fatalf("MemberSpans(%q) first[%q] = %q, Member %q", data, k, got, want)
+			}
+			if got := last[i].Of(obj); !bytes.Equal(got, vals[i]) {
+				t.Fatalf("MemberSpans(%q) last[%q] = %q, Members %q", data, k, got, vals[i])
 			}
 		}
 	})
 }
 
-func TestFirstMembers(t *testing.T) {
+func TestMemberSpans(t *testing.T) {
 	obj := []byte(`{"a":1,"b":{"a":2},"a":3,"c":"x"}`)
-	vals := make([][]byte, 3)
-	if err := FirstMembers(obj, []string{"a", "c", "z"}, vals); err != nil {
+	first, last := make([]Span, 3), make([]Span, 3)
+	if err := MemberSpans(obj, []string{"a", "c", "z"}, first, last); err != nil {
 		t.Fatal(err)
 	}
-	if string(vals[0]) != "1" || string(vals[1]) != `"x"` || vals[2] != nil {
-		t.Fatalf("FirstMembers = %q", vals)
+	if string(first[0].Of(obj)) != "1" || string(last[0].Of(obj)) != "3" ||
+		string(first[1].Of(obj)) != `"x"` || first[1] != last[1] ||
+		first[2].Of(obj) != nil || last[2].Start != -1 {
+		t.Fatalf("MemberSpans = %v / %v", first, last)
 	}
 	if string(Member(obj, "a")) != "1" || Member(obj, "z") != nil {
 		t.Fatalf("Member = %q / %q", Member(obj, "a"), Member(obj, "z"))
+	}
+	if MemberSpans([]byte(`[1]`), []string{"a"}, first, last) == nil {
+		t.Fatal("MemberSpans of an array: no error")
 	}
 }
 

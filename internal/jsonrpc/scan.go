@@ -2,8 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // scanObject calls fn for each top-level member of the JSON object in data,
@@ -159,25 +161,52 @@ func Member(raw []byte, key string) []byte {
 // object obj, nil when absent, in one pass; the last of duplicate members
 // wins, as with encoding/json. obj must be valid JSON.
 func Members(obj []byte, keys []string, vals [][]byte) error {
-	clear(vals)
+	var buf [2][8]Span // no allocation for the few keys callers ask for
+	first, last := buf[0][:], buf[1][:]
+	if len(keys) > len(first) {
+		first, last = make([]Span, len(keys)), make([]Span, len(keys))
+	}
+	err := MemberSpans(obj, keys, first, last)
+	for i := range keys {
+		vals[i] = last[i].Of(obj)
+	}
+	return err
+}
+
+// EqualRaws reports whether a and b hold the same bytes, item by item. Items
+// that are the very same slices (an unchanged list handed on by a memo) are
+// told equal without comparing a byte.
+func EqualRaws(a, b []json.RawMessage) bool {
+	return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+// Span is where one member's value lies in a JSON object: obj[Start:End].
+// Start is -1 when the member is absent.
+type Span struct{ Start, End int }
+
+// Of returns the value at sp in obj, nil when absent.
+func (sp Span) Of(obj []byte) []byte {
+	if sp.Start < 0 {
+		return nil
+	}
+	return obj[sp.Start:sp.End]
+}
+
+// MemberSpans finds the members keys[i] of the JSON object obj in one pass:
+// first[i] is where the first member of that name lies (as with Member) and
+// last[i] where the last one does (the one encoding/json keeps), both with
+// Start -1 when absent. obj must be valid JSON.
+func MemberSpans(obj []byte, keys []string, first, last []Span) error {
+	for i := range keys {
+		first[i], last[i] = Span{-1, -1}, Span{-1, -1}
+	}
 	return scanRaw(obj, func(k []byte, s, e int) error {
 		for i, key := range keys {
 			if keyIs(k, key) {
-				vals[i] = obj[s:e]
-			}
-		}
-		return nil
-	})
-}
-
-// FirstMembers is Members where the first of duplicate members wins, as with
-// Member.
-func FirstMembers(obj []byte, keys []string, vals [][]byte) error {
-	clear(vals)
-	return scanRaw(obj, func(k []byte, s, e int) error {
-		for i, key := range keys {
-			if vals[i] == nil && keyIs(k, key) {
-				vals[i] = obj[s:e]
+				if first[i].Start < 0 {
+					first[i] = Span{s, e}
+				}
+				last[i] = Span{s, e}
 			}
 		}
 		return nil

@@ -49,12 +49,8 @@ func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool 
 				break
 			}
 			if c == '{' {
-				k := i
-				if i = validKey(data, i); i < 0 {
+				if i = memberKey(data, i, len(stack) == 1 && member != nil, &key, &vstart); i < 0 {
 					return false
-				}
-				if len(stack) == 1 && member != nil {
-					key, vstart = data[k:skipString(data, k)], i
 				}
 			}
 			continue
@@ -87,12 +83,8 @@ func validMembers(data []byte, member func(rawKey []byte, start, end int)) bool 
 			}
 			i = skipWS(data, i+1)
 			if top == '{' {
-				k := i
-				if i = validKey(data, i); i < 0 {
+				if i = memberKey(data, i, len(stack) == 1 && member != nil, &key, &vstart); i < 0 {
 					return false
-				}
-				if len(stack) == 1 && member != nil {
-					key, vstart = data[k:skipString(data, k)], i
 				}
 			}
 			break
@@ -116,20 +108,27 @@ func validScalar(data []byte, i int) int {
 	return validNumber(data, i)
 }
 
-// validKey checks an object member's key and colon at data[i]; it returns
-// where the value starts, or -1.
-func validKey(data []byte, i int) int {
+// memberKey checks an object member's key and colon at data[i], scanning
+// the key once; it returns where the value starts, or -1. When record is
+// set, *key is set to the raw key and *vstart to where its value starts.
+func memberKey(data []byte, i int, record bool, key *[]byte, vstart *int) int {
 	if i >= len(data) || data[i] != '"' {
 		return -1
 	}
+	k := i
 	if i = validString(data, i); i < 0 {
 		return -1
 	}
+	rawKey := data[k:i]
 	i = skipWS(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipWS(data, i+1)
+	i = skipWS(data, i+1)
+	if record {
+		*key, *vstart = rawKey, i
+	}
+	return i
 }
 
 // validString checks the string starting at data[i] (a quote) and returns

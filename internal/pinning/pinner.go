@@ -1,7 +1,6 @@
 package pinning
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
@@ -332,7 +332,7 @@ func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[s
 	p.mu.Unlock()
 	var byItem map[string]Definition
 	if known != nil {
-		if known.same(items) {
+		if jsonrpc.EqualRaws(items, known.items) {
 			return known.defs, known.byName
 		}
 		byItem = known.byItem
@@ -360,20 +360,6 @@ func (p *Pinner) define(st *state, items []json.RawMessage) ([]Definition, map[s
 	st.defined = l
 	p.mu.Unlock()
 	return defs, l.byName
-}
-
-// same reports whether items are this listing's, in the same order: then its
-// definitions are theirs, found by comparing bytes, without hashing any.
-func (l *listing) same(items []json.RawMessage) bool {
-	if len(items) != len(l.items) {
-		return false
-	}
-	for i, it := range items {
-		if !bytes.Equal(it, l.items[i]) { // the same slice: no byte compared
-			return false
-		}
-	}
-	return true
 }
 
 // judgeAll asks the listing guardrails about every description whose definition is not

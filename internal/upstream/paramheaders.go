@@ -15,13 +15,11 @@ import (
 type paramHeaders struct {
 	mu    sync.RWMutex
 	tools map[string][]mcp.ParamSpec
-	// parsed holds what the last listing's annotated tools parsed to, by
-	// each tool's JSON as listed: a tool listed again byte for byte is not
-	// parsed again. It holds only that listing's tools, so it is bounded
-	// as a listing is.
-	parsed map[string]annotated
 	// last is the last listing learned: the same items again (the very
 	// slices, as a walk's page memo hands them back) are learned already.
+	// A listing that changed is parsed again whole: only its annotated
+	// tools are parsed at all, and a per-tool memo of them saved little
+	// once unchanged listings stopped reaching the parse.
 	last learnedList
 }
 
@@ -35,6 +33,9 @@ type learnedList struct {
 
 // sameItems reports whether a and b are the same items: the same slices of
 // the same bytes, which the page memo hands back for an unchanged page.
+// Equal bytes elsewhere are not enough (jsonrpc.EqualRaws): the kept list
+// handed back must be slices of items, which the walk's recut tells apart
+// by their address.
 func sameItems(a, b []json.RawMessage) bool {
 	if len(a) != len(b) {
 		return false
@@ -59,7 +60,7 @@ type annotated struct {
 // those, and keep the rest).
 func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string)) []json.RawMessage {
 	p.mu.RLock()
-	last, prev := p.parsed, p.last
+	prev := p.last
 	p.mu.RUnlock()
 	if len(items) > 0 && sameItems(items, prev.items) {
 		for _, a := range prev.dropped {
@@ -68,7 +69,6 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 		return prev.kept
 	}
 	found := map[string][]mcp.ParamSpec{}
-	var parsed map[string]annotated
 	var kept []json.RawMessage // nil while every item is kept
 	var dropped []annotated
 	for i, it := range items {
@@ -78,14 +78,7 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 			}
 			continue
 		}
-		a, ok := last[string(it)]
-		if !ok {
-			a = parseAnnotated(it)
-		}
-		if parsed == nil {
-			parsed = map[string]annotated{}
-		}
-		parsed[string(it)] = a
+		a := parseAnnotated(it)
 		if a.err != "" {
 			warn(a.name, a.err)
 			dropped = append(dropped, a)
@@ -106,7 +99,6 @@ func (p *paramHeaders) learn(items []json.RawMessage, warn func(tool, why string
 	}
 	p.mu.Lock()
 	p.tools = found
-	p.parsed = parsed
 	p.last = learnedList{items: items, kept: kept, dropped: dropped}
 	p.mu.Unlock()
 	return kept
