@@ -95,7 +95,10 @@
 //     cost the client about 8 % more CPU per call (BenchmarkStdioToolsCallC10,
 //     interleaved, 10 of 11 pairs). A lock held across a blocking write was
 //     rejected because a child that stops reading would hold every caller
-//     past its deadline.
+//     past its deadline. The semaphore's holder frames the message in one
+//     buffer per child (kept up to 64 KiB, dropped when larger) and writes
+//     it through a callback bound once, so a write allocates nothing; the
+//     reader decodes a whole line from its bufio buffer with one copy.
 //   - Lower layers get their dependencies as a value (env, sessionEnv,
 //     the dialer) instead of a pointer to the Client. With the pointer,
 //     every layer could reach every field (the pool, the verdict, the

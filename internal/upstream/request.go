@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -60,10 +61,11 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 // send encodes and sends one request under a fresh id.
 func (s *session) send(ctx, rctx context.Context, tr transport, method string, params json.RawMessage, in *Interactions, modern bool) (*jsonrpc.Message, error) {
 	e := s.e
-	id := jsonrpc.IntID(e.ids.Add(1))
+	n := e.ids.Add(1)
+	id := jsonrpc.IntID(n)
 	var rewrite json.RawMessage
 	if tr.sharedStream() {
-		rewrite = json.RawMessage(`"mcpgw-` + id.String() + `"`)
+		rewrite = append(strconv.AppendInt(append(make([]byte, 0, 32), `"mcpgw-`...), n, 10), '"')
 	}
 	var meta json.RawMessage
 	if modern {

@@ -42,8 +42,8 @@ type stdioTransport struct {
 	d      *stdioDialer
 	cmd    *exec.Cmd
 	stdin  *os.File
-	rawIn  syscall.RawConn // stdin's, for writeNow
-	wsem   chan struct{}   // capacity 1: held while a message is being written
+	in     *stdinWriter  // writes to stdin at once; used by wsem's holder
+	wsem   chan struct{} // capacity 1: held while a message is being written
 	writes chan stdioWrite
 	quit   chan struct{} // closed by stopWriting: no more writes
 	qonce  sync.Once
@@ -116,9 +116,11 @@ func closeFiles(fs ...*os.File) {
 func runStdio(d *stdioDialer, cmd *exec.Cmd, stdin, stdout, stderr *os.File, notify string) *stdioTransport {
 	t := &stdioTransport{d: d, cmd: cmd, stdin: stdin, wsem: make(chan struct{}, 1), writes: make(chan stdioWrite),
 		quit: make(chan struct{}), exited: make(chan struct{})}
-	if rc, err := stdin.SyscallConn(); err == nil {
-		t.rawIn = rc
+	var rc syscall.RawConn
+	if c, err := stdin.SyscallConn(); err == nil {
+		rc = c
 	}
+	t.in = newStdinWriter(rc)
 	t.mux = newMux(d.shared, notify, t.write)
 	e := d.shared
 	var readers sync.WaitGroup
@@ -193,8 +195,6 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return &undeliveredError{err}
 	}
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
 	select {
 	case t.wsem <- struct{}{}:
 	case <-ctx.Done():
@@ -202,8 +202,12 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	case <-t.quit:
 		return connErr("upstream process is not accepting input", os.ErrClosed)
 	}
-	n, err := writeNow(t.rawIn, buf)
+	// The holder of wsem owns t.in and its buffer until it lets go of wsem
+	// (or the writer goroutine does, for a message it finishes).
+	buf := t.in.frame(msg)
+	n, err := t.in.writeNow()
 	if err != nil || n == len(buf) {
+		t.in.release()
 		<-t.wsem
 		if err != nil {
 			return connErr("upstream process is not accepting input", err)
@@ -215,6 +219,7 @@ func (t *stdioTransport) write(ctx context.Context, msg []byte) error {
 	select {
 	case t.writes <- w:
 	case <-t.quit:
+		t.in.release()
 		<-t.wsem
 		return connErr("upstream process is not accepting input", os.ErrClosed)
 	}
@@ -237,6 +242,7 @@ func (t *stdioTransport) writeLoop() {
 		select {
 		case w := <-t.writes:
 			_, err := t.stdin.Write(w.buf)
+			t.in.release()
 			<-t.wsem
 			w.done <- err
 		case <-t.quit:
@@ -252,10 +258,14 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 	defer budget.releaseHeld()
 	br := bufio.NewReaderSize(budget, 64<<10)
 	max := int(t.env.maxMessage)
-	var line []byte
+	var long []byte // a line longer than br's buffer, gathered
 	for {
 		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
+		line := chunk // a whole line in br's buffer: decoded from there
+		if len(long) > 0 || errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			line = long
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(line) > max {
 				t.fail(protoErr("invalid MCP response: message too large", nil))
@@ -273,7 +283,11 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 				t.dispatch(msg)
 			}
 		}
-		line = line[:0]
+		if cap(long) > reuseMax {
+			long = nil
+		} else {
+			long = long[:0]
+		}
 		budget.releaseHeld()
 		if err != nil {
 			if errors.As(err, new(*BudgetError)) {
