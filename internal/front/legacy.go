@@ -490,6 +490,7 @@ func (s *streamSink) open(w http.ResponseWriter) {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	s.w = sse.NewWriter(w)
+	s.w.Lean() // a held stream keeps no buffer between its rare writes
 }
 
 // send queues a message; false when the queue is full (a stuck client).

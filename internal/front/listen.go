@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,11 +55,18 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 	w, r, msg := req.w, req.r, req.msg
 	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
 		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+	// The body is not held for the listen's life: its filter is parsed, the
+	// core needs none of its params, and the capabilities are copied.
+	lop := *op
+	lop.Params, lop.ClientCaps = nil, bytes.Clone(op.ClientCaps)
+	if req.obs != nil {
+		req.obs.Meta = bytes.Clone(req.obs.Meta)
+	}
 	// The listen ends by its core's own context: when the client leaves
 	// (the request's), when a write or the caller's authority ends it
 	// (false from Ack, Emit or Tend) and at this front's Close (Done). No
 	// context of the front's is held for it.
-	open, res := h.cfg.Gateway.OpenListen(r.Context(), *op, *filter, gateway.Listener{
+	open, res := h.cfg.Gateway.OpenListen(r.Context(), lop, *filter, gateway.Listener{
 		Ack: func(honoured json.RawMessage) bool {
 			admit.KeepOpen(w, r)
 			sse.SetHeaders(w.Header())
@@ -80,7 +88,12 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 		h.finishListen(req, res, s)
 		return
 	}
-	hold := func() { h.finishListen(req, open.Hold(), s) }
+	// What the held part keeps of the request: its writer and its id.
+	id := msg.ID
+	hold := func() {
+		open.Hold()
+		h.endListen(id, s)
+	}
 	if req.handedOff = handoff.Continue(w, hold); !req.handedOff {
 		hold()
 	}
@@ -92,19 +105,26 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 // gateway ends it rather than the client, ends with the graceful final
 // response (what the core delivered before it ended is written already).
 func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
-	s.duties.stop()
-	w, r, msg := req.w, req.r, req.msg
-	if s.out == nil {
-		if res.Fault == nil {
-			res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
-		}
-		if r.Context().Err() == nil {
-			h.answerModern(w, newReply(w, r), msg, res)
-		}
+	if s.out != nil {
+		h.endListen(req.msg.ID, s)
 		return
 	}
-	if r.Context().Err() == nil && !s.failed { // we end it, not the client: say so
-		_ = s.send(jsonrpc.EncodeResult(msg.ID, h.modernResult(s.tagged(json.RawMessage(`{}`)))))
+	s.duties.stop()
+	w, r, msg := req.w, req.r, req.msg
+	if res.Fault == nil {
+		res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
+	}
+	if r.Context().Err() == nil {
+		h.answerModern(w, newReply(w, r), msg, res)
+	}
+}
+
+// endListen ends an acknowledged listen whose id is id (see
+// finishListen): its outcome is its stream.
+func (h *MCP) endListen(id jsonrpc.ID, s *listenStream) {
+	s.duties.stop()
+	if s.ctx.Err() == nil && !s.failed { // we end it, not the client: say so
+		_ = s.send(jsonrpc.EncodeResult(id, h.modernResult(s.tagged(json.RawMessage(`{}`)))))
 	}
 }
 
@@ -129,6 +149,7 @@ type listenStream struct {
 func (s *listenStream) open(w http.ResponseWriter) {
 	s.rc = http.NewResponseController(w)
 	s.out = sse.NewWriter(w)
+	s.out.Lean() // a held stream keeps no buffer between its rare writes
 	s.duties.open()
 }
 

@@ -65,7 +65,37 @@ type delivery struct {
 	// changed: true when the upstream said so, false for a check of the
 	// view alone.
 	changed [len(listKinds)]map[string]bool
-	views   map[viewKey]string // the caller's view of each list; "" unknown
+	// views is the caller's view of each list followed ("" unknown): a
+	// few entries (servers times kinds followed), searched in order; a
+	// map would hold a bucket group of several hundred bytes per listen.
+	views []viewEntry
+}
+
+// viewEntry is the caller's view of one server's list kind.
+type viewEntry struct {
+	viewKey
+	digest string
+}
+
+// viewLocked returns the view recorded for key ("" when none); d.mu is held.
+func (d *delivery) viewLocked(key viewKey) string {
+	for i := range d.views {
+		if d.views[i].viewKey == key {
+			return d.views[i].digest
+		}
+	}
+	return ""
+}
+
+// setViewLocked records the view for key; d.mu is held.
+func (d *delivery) setViewLocked(key viewKey, digest string) {
+	for i := range d.views {
+		if d.views[i].viewKey == key {
+			d.views[i].digest = digest
+			return
+		}
+	}
+	d.views = append(d.views, viewEntry{key, digest})
 }
 
 type pendingEvent struct {
@@ -81,7 +111,7 @@ type viewKey struct {
 
 func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, l *Listener) *delivery {
 	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l,
-		wake: make(chan struct{}, 1), views: map[viewKey]string{}}
+		wake: make(chan struct{}, 1)}
 }
 
 // current returns the gateway the listen runs on now and its query there.
@@ -137,7 +167,7 @@ func (d *delivery) baseline(targets []listenTarget) {
 				defer d.g.recovered("listen view", d.cancel)
 				v := d.view(t.server.Name, k)
 				mu.Lock()
-				d.views[viewKey{t.server.Name, k}] = v
+				d.setViewLocked(viewKey{t.server.Name, k}, v)
 				mu.Unlock()
 			}()
 		}
@@ -357,8 +387,8 @@ func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
 		now := d.view(server, kind)
 		key := viewKey{server, kind}
 		d.mu.Lock()
-		before := d.views[key]
-		d.views[key] = now
+		before := d.viewLocked(key)
+		d.setViewLocked(key, now)
 		d.mu.Unlock()
 		if now != before || (fromUpstream && now == "") {
 			changed = true
@@ -376,9 +406,9 @@ func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
 func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 	d.mu.Lock()
 	var others []string
-	for key := range d.views {
-		if key.kind == kind && !told[key.server] {
-			others = append(others, key.server)
+	for _, v := range d.views {
+		if v.kind == kind && !told[v.server] {
+			others = append(others, v.server)
 		}
 	}
 	d.mu.Unlock()
@@ -390,7 +420,7 @@ func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 			defer d.g.recovered("listen view", d.cancel)
 			now := d.view(server, kind)
 			d.mu.Lock()
-			d.views[viewKey{server, kind}] = now
+			d.setViewLocked(viewKey{server, kind}, now)
 			d.mu.Unlock()
 		}()
 	}
