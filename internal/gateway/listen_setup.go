@@ -153,20 +153,29 @@ type OpenedListen struct {
 // open sets up the listen's upstream listeners and acknowledges it; false
 // with the outcome when either fails (what was opened is closed).
 func (o *OpenedListen) open() (Outcome, bool) {
-	// A newer config may have taken the listen over (Listens): set up
-	// on the gateway it runs on now.
+	if f := o.setUp(); f != nil {
+		return Failed(f), false
+	}
+	if !o.run.d.ack() {
+		o.set.close()
+		return Outcome{Result: json.RawMessage(`{}`)}, false
+	}
+	return Outcome{}, true
+}
+
+// setUp opens the listen's upstream listeners (Gateway.setUp) on the
+// gateway it runs on now: a newer config may have taken the listen over
+// (Listens). When that fails, what was opened is closed and o.set is left
+// as it was.
+func (o *OpenedListen) setUp() *fault.Fault {
 	o.cur, o.targets = o.run.current()
 	set, f := o.cur.setUp(o.ctx, o.op, o.targets, o.run.d.event)
 	if f != nil {
 		set.close()
-		return Failed(f), false
-	}
-	if !o.run.d.ack() {
-		set.close()
-		return Outcome{Result: json.RawMessage(`{}`)}, false
+		return f
 	}
 	o.set = set
-	return Outcome{}, true
+	return nil
 }
 
 // end releases what the listen holds in the gateway.
@@ -229,12 +238,7 @@ func (o *OpenedListen) next(ended bool, c *tokenCheck) (out Outcome, done bool) 
 			return endOK, true
 		}
 	}
-	// A newer config may have taken the listen over (Listens): set up
-	// again on the gateway it runs on now.
-	var f *fault.Fault
-	o.cur, o.targets = o.run.current()
-	if o.set, f = o.cur.setUp(o.ctx, o.op, o.targets, d.event); f != nil {
-		o.set.close()
+	if f := o.setUp(); f != nil {
 		log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 		return endOK, true
 	}
