@@ -53,8 +53,9 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 // once the handler chain has unwound, a few frames deep.
 func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
 	w, r, msg := req.w, req.r, req.msg
+	wake := make(chan struct{}, 1) // the listen's one channel for its work and the duties' (gateway.Listener.Wake)
 	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
-		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+		duties: newWakingDuties(h.cfg.Sessions.RecheckInterval, wake)}
 	// The body is not held for the listen's life: its filter is parsed, the
 	// core needs none of its params, and the capabilities are copied.
 	lop := *op
@@ -80,7 +81,7 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 			return s.write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, s.tagged(params)))
 		},
 		Emit: s.emit,
-		Tick: s.duties.timer.C,
+		Wake: wake,
 		Tend: s.tend,
 		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
 	})

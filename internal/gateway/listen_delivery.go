@@ -110,8 +110,11 @@ type viewKey struct {
 }
 
 func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, l *Listener) *delivery {
-	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l,
-		wake: make(chan struct{}, 1)}
+	wake := l.Wake // one channel for the listen's work and its caller's (Listener.Wake)
+	if wake == nil {
+		wake = make(chan struct{}, 1)
+	}
+	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l, wake: wake}
 }
 
 // current returns the gateway the listen runs on now and its query there.
@@ -250,13 +253,14 @@ func (d *delivery) start(targets []listenTarget) {
 // Done closes (false), or stop closes (true). Nothing is emitted once run
 // has returned.
 func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
-	stopped, _ = d.runUntil(stop, nil)
+	stopped, _ = d.runUntil(stop, nil, nil)
 	return stopped
 }
 
-// runUntil is run that also returns, with what it found, when tokens
+// runUntil is run that also returns true once ended reports true when it
+// is woken (nil: never), and returns, with what it found, when tokens
 // reports that the caller's vault token changed or was deleted.
-func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
+func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
 	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
@@ -269,17 +273,18 @@ func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (st
 		case <-d.l.Done:
 			d.cancel()
 			return false, nil
-		case <-d.l.Wake:
-			if !d.tend() {
-				return false, nil
-			}
-			continue
 		case <-d.l.Tick:
 			if !d.tend() {
 				return false, nil
 			}
 			continue
 		case <-d.wake:
+		}
+		if ended != nil && ended() {
+			return true, nil
+		}
+		if d.l.Wake != nil && !d.tend() { // the caller's wakes come on the same channel
+			return false, nil
 		}
 		if !d.step() {
 			return false, nil
