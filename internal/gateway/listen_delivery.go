@@ -162,6 +162,11 @@ func (t *listenTarget) kinds() []int {
 func (d *delivery) baseline(targets []listenTarget) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	n := 0
+	for _, t := range targets {
+		n += len(t.kinds())
+	}
+	d.views = make([]viewEntry, 0, n) // exactly the views followed
 	for _, t := range targets {
 		for _, k := range t.kinds() {
 			wg.Add(1)
