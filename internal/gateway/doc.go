@@ -152,7 +152,11 @@
 //     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
 //     fetches views and emits, after the acknowledgement. The caller's own duties for its
 //     stream run there too (Listener: Tend, woken by its Wake and Tick channels; Done ends
-//     the listen), so a held stream needs one goroutine for all of it: a front loop of its own
+//     the listen). Wake is also the delivery's own channel, and an upstream ending its listen
+//     is a flag read on a wake, so a held listen waits on three channels (its context, Done,
+//     Wake): each channel a goroutine waits on costs it a sudog, so the front wakes it from
+//     its duties' timer and its queue on Wake rather than on channels of their own. A held
+//     stream needs one goroutine for all of it: a front loop of its own
 //     per stream (re-checks, keepalives, writes) was rejected for its stack, paid per held
 //     stream. Tend and the Listener's Done are served only while the listen waits for events,
 //     not during a set-up (bounded by the listing timeout): a re-check or keepalive due then

@@ -8,6 +8,18 @@ import (
 	"time"
 )
 
+// watcherOf returns s's watcher, which a request on a connection with a
+// descriptor started.
+func watcherOf(t *testing.T, s *Server) *watcher {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watch == nil {
+		t.Fatal("no watcher started")
+	}
+	return s.watch
+}
+
 // failWatcher makes s start its watcher (a request on a connection with
 // a descriptor), then ends its loop as a failed epoll_wait does.
 func failWatcher(t *testing.T, s *Server, addr string) {
@@ -15,12 +27,7 @@ func failWatcher(t *testing.T, s *Server, addr string) {
 	c, br := rawConn(t, addr)
 	_, _ = io.WriteString(c, "GET /pipelined HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 	readResp(t, br, "GET")
-	s.mu.Lock()
-	w := s.watch
-	s.mu.Unlock()
-	if w == nil {
-		t.Fatal("no watcher started")
-	}
+	w := watcherOf(t, s)
 	w.mu.Lock()
 	w.stopped = true
 	w.mu.Unlock()
@@ -44,12 +51,7 @@ func TestWatchKeysPast32Bits(t *testing.T) {
 	c, br := rawConn(t, addr)
 	_, _ = io.WriteString(c, "GET /start HTTP/1.1\r\nHost: a\r\n\r\n")
 	readResp(t, br, "GET") // the watcher runs from now on
-	s.mu.Lock()
-	w := s.watch
-	s.mu.Unlock()
-	if w == nil {
-		t.Skip("no watcher on this connection")
-	}
+	w := watcherOf(t, s)
 	w.mu.Lock()
 	w.lastReg = 1<<32 - 1 // the next keys are 1<<32 (0 in 32 bits) and 1<<32 + 1 (1)
 	w.mu.Unlock()

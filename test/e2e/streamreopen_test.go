@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -11,27 +10,6 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/h1serve"
 )
-
-// tryStream is openStream that reports the status instead of failing on
-// one other than 200 (its connection then closed).
-func tryStream(t *testing.T, addr, request string) (net.Conn, *bufio.Reader, int) {
-	t.Helper()
-	c := dial(t, addr)
-	if _, err := io.WriteString(c, request); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		c.Close()
-		return nil, nil, resp.StatusCode
-	}
-	return c, bufio.NewReader(resp.Body), resp.StatusCode
-}
 
 // TestStreamsReopenAfterTheClientLeft: served by h1serve, a legacy
 // session's GET stream and an /mcp/sse stream whose client closes its
@@ -72,28 +50,16 @@ func TestStreamsReopenAfterTheClientLeft(t *testing.T) {
 
 	t.Run("HTTP+SSE stream", func(t *testing.T) {
 		open := "GET /mcp/sse HTTP/1.1\r\nHost: " + addr + "\r\n" + auth + "Accept: text/event-stream\r\n\r\n"
-		post := func(endpoint string) int {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+endpoint, strings.NewReader(
-				`{"jsonrpc":"2.0","id":"i1","method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-			req.Header.Set("Authorization", "Bearer "+testKey)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return resp.StatusCode
-		}
 		c, br := openStream(t, addr, open)
 		first := strings.TrimSpace(strings.TrimPrefix(readUntil(t, c, br, "/mcp/sse/messages"), "data:"))
 		c.Close()
-		waitUntil(t, 5*time.Second, "the closed stream's session to end", func() bool { return post(first) == http.StatusNotFound })
+		waitUntil(t, 5*time.Second, "the closed stream's session to end", func() bool { return sseInitialize(t, addr, first) == http.StatusNotFound })
 		again, abr := openStream(t, addr, open)
 		endpoint := strings.TrimSpace(strings.TrimPrefix(readUntil(t, again, abr, "/mcp/sse/messages"), "data:"))
 		if endpoint == first {
 			t.Fatalf("the new stream has the closed one's session %q", first)
 		}
-		if status := post(endpoint); status != http.StatusAccepted {
+		if status := sseInitialize(t, addr, endpoint); status != http.StatusAccepted {
 			t.Fatalf("a message to the new stream's session: %d", status)
 		}
 		readUntil(t, again, abr, `"id":"i1"`)
