@@ -244,7 +244,7 @@ type followResult struct {
 func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	out := make(chan followResult, 1)
-	spec.op.Credentials.Header = http.Header(spec.op.Credentials.Header).Clone() // the follow outlives the request it came with
+	spec.op.Credentials = spec.op.Credentials.Clone() // the follow outlives the request it came with
 	if !sess.startWork() {
 		out <- followResult{}
 		return out, cancel

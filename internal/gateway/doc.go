@@ -9,7 +9,11 @@
 // or REST) and Revision, the Credentials the front lets through (the caller's headers without
 // the gateway's own key, and its bearer token when that is not the key), its Mcp-Param-*
 // headers, and for a legacy session the Interactions it can be asked on. The core uses the
-// surface only for behaviour (see the era matrix), never to pick an encoding.
+// surface only for behaviour (see the era matrix), never to pick an encoding. Credentials
+// share the request's header map and hide the gateway's key behind their accessors (Get,
+// All): the key cannot be read through them, and no stripped copy is made per request.
+// Rejected: the stripped copy it was (a map of 300-400 bytes that a held stream kept for its
+// life).
 //
 // The Outcome contract: exactly one of
 //
