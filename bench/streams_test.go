@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/h1serve"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 )
 
@@ -77,12 +78,17 @@ func TestHeldStreamCost(t *testing.T) {
 	}
 }
 
-// serverName names the HTTP server serveApp uses.
+// serverName names the HTTP server serveApp uses: the one h1serve.Pick
+// picks for MCPGW_HTTP_SERVER.
 func serverName() string {
-	if os.Getenv("MCPGW_HTTP_SERVER") == "stdlib" {
-		return "net/http"
+	_, name, err := h1serve.Pick(&http.Server{}, os.Getenv(h1serve.Env))
+	switch {
+	case err != nil:
+		return "unknown (" + err.Error() + ")"
+	case name == "":
+		return "h1serve" // an unknown choice is served by h1serve
 	}
-	return "h1serve"
+	return name
 }
 
 func goMem() (goroutines int, heapAndStacks, stacks int64) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -64,13 +65,21 @@ func (l *serveLogs) text() string {
 // (nil: runServe, with the process's SIGHUP), and returns its base URL and logs.
 func startServeFile(t *testing.T, cfgPath string, hup chan os.Signal) (string, *serveLogs) {
 	t.Helper()
+	return startServeEnv(t, cfgPath, hup, nil)
+}
+
+// startServeEnv is startServeFile with these environment variables set too.
+func startServeEnv(t *testing.T, cfgPath string, hup chan os.Signal, vars map[string]string) (string, *serveLogs) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	lines := make(chan map[string]any, 100)
 	go logTail(pr, lines)
 	done := make(chan int, 1)
 	args := []string{"--config", cfgPath, "--host", "127.0.0.1", "--data-dir", t.TempDir()}
-	env := envOf(map[string]string{"PORT": "0"})
+	all := map[string]string{"PORT": "0"}
+	maps.Copy(all, vars)
+	env := envOf(all)
 	go func() {
 		if hup != nil {
 			done <- serveWith(ctx, args, pw, env, hup)
@@ -278,5 +287,31 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	eventually(t, "the SIGHUP reload", func() bool { _, gen, _ := readyConfig(t, base); return gen == 2 })
 	if logs.count("reload signal received") != 1 {
 		t.Error("the signal was not logged")
+	}
+}
+
+// TestServeNamesItsHTTPServer: serve logs the HTTP server it serves with;
+// an MCPGW_HTTP_SERVER it does not know is warned of, naming the value,
+// and served by the built-in server; a known one is not warned of.
+func TestServeNamesItsHTTPServer(t *testing.T) {
+	cfgPath := writeFile(t, "c.yaml", "general_settings:\n  master_key: "+cliMasterKey+"\n")
+	const warning = "unknown MCPGW_HTTP_SERVER; serving with the built-in server"
+	for _, c := range []struct{ choice, want string }{{"nginx", "h1serve"}, {"stdlib", "stdlib"}, {"h1serve", "h1serve"}} {
+		t.Run(c.choice, func(t *testing.T) {
+			base, logs := startServeEnv(t, cfgPath, make(chan os.Signal, 1), map[string]string{"MCPGW_HTTP_SERVER": c.choice})
+			if status, _, _ := readyConfig(t, base); status != http.StatusOK {
+				t.Errorf("readiness = %d", status)
+			}
+			if rec := logs.find("listening"); rec == nil || rec["http_server"] != c.want {
+				t.Errorf("listening record = %v, want http_server %q", rec, c.want)
+			}
+			rec := logs.find(warning)
+			switch {
+			case c.choice == "nginx" && (rec == nil || rec["value"] != "nginx" || rec["level"] != "WARN"):
+				t.Errorf("warning = %v, want a WARN naming the value\n%s", rec, logs.text())
+			case c.choice != "nginx" && rec != nil:
+				t.Errorf("a known choice was warned of: %v", rec)
+			}
+		})
 	}
 }

@@ -112,7 +112,13 @@ func serveWith(ctx context.Context, args []string, stderr io.Writer, lookupEnv f
 	}
 	ln = admit.LimitListener(ln, cfg.General.HTTP.MaxConnections)
 	choice, _ := lookupEnv(h1serve.Env)
-	srv, kind := h1serve.Pick(a.Server(), choice)
+	srv, kind, err := h1serve.Pick(a.Server(), choice)
+	if err != nil {
+		log.Error("cannot serve HTTP", "error", err.Error())
+		_ = ln.Close()
+		_ = a.Close(context.Background())
+		return exitError
+	}
 	if kind == "" {
 		log.Warn("unknown "+h1serve.Env+"; serving with the built-in server", "value", choice)
 		kind = "h1serve"

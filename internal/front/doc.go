@@ -68,7 +68,13 @@
 // held part returns. Rejected: a held stream with no goroutine at all, its writer driven by
 // the upstream delivery callbacks and one timer (see internal/handoff); and a goroutine of
 // its own for the held part (no smaller stack: a stack is set by how deep it waits). The
-// re-check and the keepalive share one timer (duties). Such a stream holds
+// re-check and the keepalive share one timer (duties), which wakes the stream on the one
+// channel it waits on for its work (gateway.Listener.Wake: for a listen, a channel of its
+// own; for a legacy GET or /mcp/sse stream, its queue's), not on a timer channel of its own:
+// every channel a held goroutine waits on costs it a sudog. The held part keeps of the
+// request only what its writes and re-checks need (a listen drops its body: its filter is
+// parsed, its id and capabilities copied); its SSE writer is lean (sse.Writer.Lean: no
+// buffer between events). Such a stream holds
 // no context of its own: it ends by the core's (the request's context, a Listener answering
 // false, Done). Queues (a stream's outgoing messages, the core's pending events) hold storage
 // only while something is queued, so an idle held stream pays for no buffer of its own.

@@ -21,6 +21,20 @@ func newDuties(recheckEvery time.Duration) *duties {
 	return &duties{timer: time.NewTimer(recheckEvery), every: recheckEvery, recheckAt: time.Now().Add(recheckEvery)}
 }
 
+// newWakingDuties are duties whose timer, instead of a channel of its
+// own, wakes the stream on wake (a send that never blocks): the channel
+// its listen waits on for everything (gateway.Listener.Wake), so a held
+// stream waits on one channel fewer and holds no timer channel.
+func newWakingDuties(recheckEvery time.Duration, wake chan struct{}) *duties {
+	t := time.AfterFunc(recheckEvery, func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	return &duties{timer: t, every: recheckEvery, recheckAt: time.Now().Add(recheckEvery)}
+}
+
 // open starts the keepalives.
 func (d *duties) open() {
 	d.keepAt = time.Now().Add(keepaliveInterval)

@@ -360,7 +360,7 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		http.Error(w, "a stream is already open for this session", http.StatusConflict)
 		return
 	}
-	ls := &legacyStream{ctx: r.Context(), st: st, watch: h.watchAuth(r, caller), duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+	ls := &legacyStream{ctx: r.Context(), st: st, watch: h.watchAuth(r, caller), duties: newWakingDuties(h.cfg.Sessions.RecheckInterval, st.ready)}
 	end := func() {
 		ls.duties.stop()
 		sess.detach(st)
@@ -392,8 +392,7 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 				return st.w.WriteComment("stream open") == nil
 			},
 			Emit: ls.emit,
-			Wake: st.ready,
-			Tick: ls.duties.timer.C,
+			Wake: st.ready, // the stream's queue and its duties wake the follow on it
 			Tend: ls.tend,
 			Done: sess.done,
 		})
@@ -490,6 +489,7 @@ func (s *streamSink) open(w http.ResponseWriter) {
 	sse.SetHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	s.w = sse.NewWriter(w)
+	s.w.Lean() // a held stream keeps no buffer between its rare writes
 }
 
 // send queues a message; false when the queue is full (a stuck client).
@@ -527,7 +527,7 @@ func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
 // returns.
 func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authWatch, recheckEvery time.Duration, cancel context.CancelFunc) {
 	_ = s.w.WriteComment("stream open")
-	du := newDuties(recheckEvery)
+	du := newWakingDuties(recheckEvery, s.ready) // one channel for the queue and the duties
 	defer du.stop()
 	du.open()
 	for {
@@ -537,20 +537,19 @@ func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authW
 		case <-done:
 			return
 		case <-s.ready:
-			for _, msg := range s.take() {
-				if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
-					return
-				}
-			}
-		case <-du.timer.C:
-			recheck, keepalive := du.due()
-			if recheck && !watch.ok(ctx, time.Now()) {
-				cancel()
+		}
+		for _, msg := range s.take() {
+			if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
 				return
 			}
-			if keepalive && s.w.WriteComment("keepalive") != nil {
-				return
-			}
+		}
+		recheck, keepalive := du.due()
+		if recheck && !watch.ok(ctx, time.Now()) {
+			cancel()
+			return
+		}
+		if keepalive && s.w.WriteComment("keepalive") != nil {
+			return
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,13 +53,21 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 // once the handler chain has unwound, a few frames deep.
 func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
 	w, r, msg := req.w, req.r, req.msg
+	wake := make(chan struct{}, 1) // the listen's one channel for its work and the duties' (gateway.Listener.Wake)
 	s := &listenStream{ctx: r.Context(), id: msg.ID.Raw(), watch: h.watchAuth(r, req.caller),
-		duties: newDuties(h.cfg.Sessions.RecheckInterval)}
+		duties: newWakingDuties(h.cfg.Sessions.RecheckInterval, wake)}
+	// The body is not held for the listen's life: its filter is parsed, the
+	// core needs none of its params, and the capabilities are copied.
+	lop := *op
+	lop.Params, lop.ClientCaps = nil, bytes.Clone(op.ClientCaps)
+	if req.obs != nil {
+		req.obs.Meta = bytes.Clone(req.obs.Meta)
+	}
 	// The listen ends by its core's own context: when the client leaves
 	// (the request's), when a write or the caller's authority ends it
 	// (false from Ack, Emit or Tend) and at this front's Close (Done). No
 	// context of the front's is held for it.
-	open, res := h.cfg.Gateway.OpenListen(r.Context(), *op, *filter, gateway.Listener{
+	open, res := h.cfg.Gateway.OpenListen(r.Context(), lop, *filter, gateway.Listener{
 		Ack: func(honoured json.RawMessage) bool {
 			admit.KeepOpen(w, r)
 			sse.SetHeaders(w.Header())
@@ -72,7 +81,7 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 			return s.write(jsonrpc.EncodeNotification(mcp.NotifSubscriptionsAcknowledged, s.tagged(params)))
 		},
 		Emit: s.emit,
-		Tick: s.duties.timer.C,
+		Wake: wake,
 		Tend: s.tend,
 		Done: h.listenCtx.Done(), // gateway shutdown ends the listen
 	})
@@ -80,7 +89,12 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 		h.finishListen(req, res, s)
 		return
 	}
-	hold := func() { h.finishListen(req, open.Hold(), s) }
+	// What the held part keeps of the request: its writer and its id.
+	id := msg.ID
+	hold := func() {
+		open.Hold()
+		h.endListen(id, s)
+	}
 	if req.handedOff = handoff.Continue(w, hold); !req.handedOff {
 		hold()
 	}
@@ -92,19 +106,26 @@ func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Fi
 // gateway ends it rather than the client, ends with the graceful final
 // response (what the core delivered before it ended is written already).
 func (h *MCP) finishListen(req *request, res gateway.Outcome, s *listenStream) {
-	s.duties.stop()
-	w, r, msg := req.w, req.r, req.msg
-	if s.out == nil {
-		if res.Fault == nil {
-			res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
-		}
-		if r.Context().Err() == nil {
-			h.answerModern(w, newReply(w, r), msg, res)
-		}
+	if s.out != nil {
+		h.endListen(req.msg.ID, s)
 		return
 	}
-	if r.Context().Err() == nil && !s.failed { // we end it, not the client: say so
-		_ = s.send(h.encodeModern(msg.ID, s.tagged(json.RawMessage(`{}`)), false))
+	s.duties.stop()
+	w, r, msg := req.w, req.r, req.msg
+	if res.Fault == nil {
+		res = gateway.Failed(fault.New(fault.UpstreamInternal, "the listen ended before it was set up"))
+	}
+	if r.Context().Err() == nil {
+		h.answerModern(w, newReply(w, r), msg, res)
+	}
+}
+
+// endListen ends an acknowledged listen whose id is id (see
+// finishListen): its outcome is its stream.
+func (h *MCP) endListen(id jsonrpc.ID, s *listenStream) {
+	s.duties.stop()
+	if s.ctx.Err() == nil && !s.failed { // we end it, not the client: say so
+		_ = s.send(h.encodeModern(id, s.tagged(json.RawMessage(`{}`)), false))
 	}
 }
 
@@ -129,6 +150,7 @@ type listenStream struct {
 func (s *listenStream) open(w http.ResponseWriter) {
 	s.rc = http.NewResponseController(w)
 	s.out = sse.NewWriter(w)
+	s.out.Lean() // a held stream keeps no buffer between its rare writes
 	s.duties.open()
 }
 
@@ -222,7 +244,7 @@ type followResult struct {
 func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, stop context.CancelFunc) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	out := make(chan followResult, 1)
-	spec.op.Credentials.Header = http.Header(spec.op.Credentials.Header).Clone() // the follow outlives the request it came with
+	spec.op.Credentials = spec.op.Credentials.Clone() // the follow outlives the request it came with
 	if !sess.startWork() {
 		out <- followResult{}
 		return out, cancel

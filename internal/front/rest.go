@@ -96,7 +96,7 @@ func (h *MCP) restListEach(r *http.Request, caller *identity.Caller, servers []s
 		op := h.restOp(r, caller, s, mcp.MethodToolsList, nil)
 		op.WholeList = true // a REST listing has no cursor: every tool at once
 		if len(servers) > 1 {
-			op.Credentials = withoutAuthorization(op.Credentials)
+			op.Credentials = op.Credentials.WithoutAuthorization()
 		}
 		sem <- struct{}{}
 		wg.Add(1)
@@ -214,21 +214,4 @@ func (h *MCP) restCall(w http.ResponseWriter, r *http.Request) {
 	}
 	setUsageHeaders(w, usage)
 	writeRaw(w, http.StatusOK, a.result)
-}
-
-// withoutAuthorization is c for a request that spans several servers: the
-// caller's Authorization (nor its bearer token) goes to none of them.
-func withoutAuthorization(c gateway.Credentials) gateway.Credentials {
-	c.Bearer = ""
-	if _, ok := c.Header["Authorization"]; !ok {
-		return c
-	}
-	h := make(map[string][]string, len(c.Header))
-	for k, v := range c.Header {
-		if k != "Authorization" {
-			h[k] = v
-		}
-	}
-	c.Header = h
-	return c
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -364,7 +365,9 @@ func (ss *sessions) openOnce(ctx context.Context, id, binding, scope string, vie
 		}
 		return l, err // opened, deleted or expired meanwhile
 	}
-	l := &live{id: id, claims: c, expires: expires, done: make(chan struct{}), replica: ss.replica}
+	// The id is copied: a slice of the request's head would keep that
+	// whole head for the session's life.
+	l := &live{id: strings.Clone(id), claims: c, expires: expires, done: make(chan struct{}), replica: ss.replica}
 	l.view.Store(view)
 	l.ownState.Store(asksCaller(c.Caps))
 	l.used.Store(now.UnixNano())

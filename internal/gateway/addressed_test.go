@@ -25,7 +25,7 @@ func TestOptionsAddressedHeaders(t *testing.T) {
 		"X-Mcp-Gateway-Identity":              {"forged"},
 		"X-Mcp-Github-X-Mcp-Gateway-Identity": {"forged too"},
 	}
-	op := &Operation{Caller: &identity.Caller{UserID: "alice"}, Credentials: Credentials{Header: hdr, Bearer: "caller"}}
+	op := &Operation{Caller: &identity.Caller{UserID: "alice"}, Credentials: NewCredentials(hdr, false, "caller")}
 	for _, tc := range []struct {
 		s         *Server
 		multi     bool

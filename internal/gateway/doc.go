@@ -9,7 +9,11 @@
 // or REST) and Revision, the Credentials the front lets through (the caller's headers without
 // the gateway's own key, and its bearer token when that is not the key), its Mcp-Param-*
 // headers, and for a legacy session the Interactions it can be asked on. The core uses the
-// surface only for behaviour (see the era matrix), never to pick an encoding.
+// surface only for behaviour (see the era matrix), never to pick an encoding. Credentials
+// share the request's header map and hide the gateway's key behind their accessors (Get,
+// All): the key cannot be read through them, and no stripped copy is made per request.
+// Rejected: the stripped copy it was (a map of 300-400 bytes that a held stream kept for its
+// life).
 //
 // The Outcome contract: exactly one of
 //
@@ -152,7 +156,11 @@
 //     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
 //     fetches views and emits, after the acknowledgement. The caller's own duties for its
 //     stream run there too (Listener: Tend, woken by its Wake and Tick channels; Done ends
-//     the listen), so a held stream needs one goroutine for all of it: a front loop of its own
+//     the listen). Wake is also the delivery's own channel, and an upstream ending its listen
+//     is a flag read on a wake, so a held listen waits on three channels (its context, Done,
+//     Wake): each channel a goroutine waits on costs it a sudog, so the front wakes it from
+//     its duties' timer and its queue on Wake rather than on channels of their own. A held
+//     stream needs one goroutine for all of it: a front loop of its own
 //     per stream (re-checks, keepalives, writes) was rejected for its stack, paid per held
 //     stream. Tend and the Listener's Done are served only while the listen waits for events,
 //     not during a set-up (bounded by the listing timeout): a re-check or keepalive due then

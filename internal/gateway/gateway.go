@@ -190,9 +190,13 @@ type Operation struct {
 // Credentials are the caller's credentials the front allows to be
 // forwarded: never the gateway's own credential.
 type Credentials struct {
-	// Header holds the caller's request headers (canonical keys) a server
-	// may opt into forwarding (extra_headers).
-	Header map[string][]string
+	// header holds the caller's request headers (canonical keys) a server
+	// may opt into forwarding (extra_headers), shared with the request
+	// rather than copied (a held stream keeps its credentials for its
+	// life): Get and All never show the gateway's own credential in it
+	// (x-litellm-api-key always, Authorization when omitAuth).
+	header   map[string][]string
+	omitAuth bool
 	// Bearer is the caller's own bearer token, for delegating servers; ""
 	// when Authorization carried the gateway key or no bearer token.
 	Bearer string
@@ -380,18 +384,18 @@ func (g *Gateway) options(s *Server, op *Operation, multi bool) upstream.Options
 			continue // the gateway credential never leaves the gateway; addressed headers go to their server only
 		}
 		key := textproto.CanonicalMIMEHeaderKey(name)
-		if v := op.Credentials.Header[key]; len(v) > 0 {
+		if v := op.Credentials.Get(key); len(v) > 0 {
 			set(key, v)
 		}
 	}
-	for key, v := range g.addressed.For(op.Credentials.Header, s.Name) {
+	for key, v := range g.addressed.For(op.Credentials.All(), s.Name) {
 		set(key, v)
 	}
 	if s.Delegate && !multi {
 		opts.Token = op.Credentials.Bearer
 	}
 	if !multi && opts.Token == "" && !s.CallerToken {
-		if v := op.Credentials.Header[auth.HeaderMCPAuth]; len(v) > 0 {
+		if v := op.Credentials.Get(auth.HeaderMCPAuth); len(v) > 0 {
 			opts.Token = strings.TrimSpace(v[0])
 		}
 	}

@@ -131,16 +131,11 @@ func era(modern bool) fault.Surface {
 // it but the gateway key (and Authorization when it carried the key), and the
 // caller's bearer token when it may be forwarded.
 func creds(h http.Header, keyInAuth bool) Credentials {
-	c := Credentials{Header: h.Clone()}
-	delete(c.Header, http.CanonicalHeaderKey(identity.HeaderAPIKey))
-	if keyInAuth {
-		delete(c.Header, "Authorization")
-		return c
+	bearer := ""
+	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok && !keyInAuth {
+		bearer = strings.TrimSpace(tok)
 	}
-	if tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer "); ok {
-		c.Bearer = strings.TrimSpace(tok)
-	}
-	return c
+	return NewCredentials(h, keyInAuth, bearer)
 }
 
 func wantError(t *testing.T, out answered, code int64, status int) {

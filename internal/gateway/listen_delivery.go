@@ -65,7 +65,37 @@ type delivery struct {
 	// changed: true when the upstream said so, false for a check of the
 	// view alone.
 	changed [len(listKinds)]map[string]bool
-	views   map[viewKey]string // the caller's view of each list; "" unknown
+	// views is the caller's view of each list followed ("" unknown): a
+	// few entries (servers times kinds followed), searched in order; a
+	// map would hold a bucket group of several hundred bytes per listen.
+	views []viewEntry
+}
+
+// viewEntry is the caller's view of one server's list kind.
+type viewEntry struct {
+	viewKey
+	digest string
+}
+
+// viewLocked returns the view recorded for key ("" when none); d.mu is held.
+func (d *delivery) viewLocked(key viewKey) string {
+	for i := range d.views {
+		if d.views[i].viewKey == key {
+			return d.views[i].digest
+		}
+	}
+	return ""
+}
+
+// setViewLocked records the view for key; d.mu is held.
+func (d *delivery) setViewLocked(key viewKey, digest string) {
+	for i := range d.views {
+		if d.views[i].viewKey == key {
+			d.views[i].digest = digest
+			return
+		}
+	}
+	d.views = append(d.views, viewEntry{key, digest})
 }
 
 type pendingEvent struct {
@@ -80,8 +110,11 @@ type viewKey struct {
 }
 
 func (g *Gateway) newDelivery(ctx context.Context, cancel context.CancelFunc, op *Operation, servers []string, honoured *Filter, l *Listener) *delivery {
-	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l,
-		wake: make(chan struct{}, 1), views: map[viewKey]string{}}
+	wake := l.Wake // one channel for the listen's work and its caller's (Listener.Wake)
+	if wake == nil {
+		wake = make(chan struct{}, 1)
+	}
+	return &delivery{g: g, cur: g, ctx: ctx, cancel: cancel, q: g.query(op, servers), filter: honoured, l: l, wake: wake}
 }
 
 // current returns the gateway the listen runs on now and its query there.
@@ -129,6 +162,11 @@ func (t *listenTarget) kinds() []int {
 func (d *delivery) baseline(targets []listenTarget) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	n := 0
+	for _, t := range targets {
+		n += len(t.kinds())
+	}
+	d.views = make([]viewEntry, 0, n) // exactly the views followed
 	for _, t := range targets {
 		for _, k := range t.kinds() {
 			wg.Add(1)
@@ -137,7 +175,7 @@ func (d *delivery) baseline(targets []listenTarget) {
 				defer d.g.recovered("listen view", d.cancel)
 				v := d.view(t.server.Name, k)
 				mu.Lock()
-				d.views[viewKey{t.server.Name, k}] = v
+				d.setViewLocked(viewKey{t.server.Name, k}, v)
 				mu.Unlock()
 			}()
 		}
@@ -220,13 +258,14 @@ func (d *delivery) start(targets []listenTarget) {
 // Done closes (false), or stop closes (true). Nothing is emitted once run
 // has returned.
 func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
-	stopped, _ = d.runUntil(stop, nil)
+	stopped, _ = d.runUntil(stop, nil, nil)
 	return stopped
 }
 
-// runUntil is run that also returns, with what it found, when tokens
+// runUntil is run that also returns true once ended reports true when it
+// is woken (nil: never), and returns, with what it found, when tokens
 // reports that the caller's vault token changed or was deleted.
-func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
+func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
 	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
@@ -239,17 +278,18 @@ func (d *delivery) runUntil(stop <-chan struct{}, tokens <-chan *tokenCheck) (st
 		case <-d.l.Done:
 			d.cancel()
 			return false, nil
-		case <-d.l.Wake:
-			if !d.tend() {
-				return false, nil
-			}
-			continue
 		case <-d.l.Tick:
 			if !d.tend() {
 				return false, nil
 			}
 			continue
 		case <-d.wake:
+		}
+		if ended != nil && ended() {
+			return true, nil
+		}
+		if d.l.Wake != nil && !d.tend() { // the caller's wakes come on the same channel
+			return false, nil
 		}
 		if !d.step() {
 			return false, nil
@@ -357,8 +397,8 @@ func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
 		now := d.view(server, kind)
 		key := viewKey{server, kind}
 		d.mu.Lock()
-		before := d.views[key]
-		d.views[key] = now
+		before := d.viewLocked(key)
+		d.setViewLocked(key, now)
 		d.mu.Unlock()
 		if now != before || (fromUpstream && now == "") {
 			changed = true
@@ -376,9 +416,9 @@ func (d *delivery) viewChanged(kind int, servers map[string]bool) bool {
 func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 	d.mu.Lock()
 	var others []string
-	for key := range d.views {
-		if key.kind == kind && !told[key.server] {
-			others = append(others, key.server)
+	for _, v := range d.views {
+		if v.kind == kind && !told[v.server] {
+			others = append(others, v.server)
 		}
 	}
 	d.mu.Unlock()
@@ -390,7 +430,7 @@ func (d *delivery) refreshOthers(kind int, told map[string]bool) {
 			defer d.g.recovered("listen view", d.cancel)
 			now := d.view(server, kind)
 			d.mu.Lock()
-			d.views[viewKey{server, kind}] = now
+			d.setViewLocked(viewKey{server, kind}, now)
 			d.mu.Unlock()
 		}()
 	}

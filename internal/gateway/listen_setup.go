@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/fault"
@@ -31,9 +32,14 @@ type Listener struct {
 	// gateway (for a list change: when it is told), for the caller to be
 	// re-checked after it. False ends the listen.
 	Emit func(method string, params json.RawMessage, arrived time.Time) bool
-	// Wake and Tick, when set, wake the listen's goroutine while it waits
-	// for events (after Ack) to call Tend.
-	Wake <-chan struct{}
+	// Wake, when set, is the one channel the listen's goroutine waits on
+	// for its work: the listen signals its own events on it (a send that
+	// never blocks: give it a buffer of one), and the caller wakes it the
+	// same way (its timer, its queue); each wake (after Ack) calls Tend,
+	// then delivers what is pending. A held listen then waits on three
+	// channels, not one per source of work. Tick, when set, also wakes it
+	// to call Tend.
+	Wake chan struct{}
 	Tick <-chan time.Time
 	// Tend does the caller's own work; false ends the listen.
 	Tend func() bool
@@ -153,20 +159,29 @@ type OpenedListen struct {
 // open sets up the listen's upstream listeners and acknowledges it; false
 // with the outcome when either fails (what was opened is closed).
 func (o *OpenedListen) open() (Outcome, bool) {
-	// A newer config may have taken the listen over (Listens): set up
-	// on the gateway it runs on now.
-	o.cur, o.targets = o.run.current()
-	set, f := o.cur.setUp(o.ctx, o.op, o.targets, o.run.d.event)
-	if f != nil {
-		set.close()
+	if f := o.setUp(); f != nil {
 		return Failed(f), false
 	}
 	if !o.run.d.ack() {
-		set.close()
+		o.set.close()
 		return Outcome{Result: json.RawMessage(`{}`)}, false
 	}
-	o.set = set
 	return Outcome{}, true
+}
+
+// setUp opens the listen's upstream listeners (Gateway.setUp) on the
+// gateway it runs on now: a newer config may have taken the listen over
+// (Listens). When that fails, what was opened is closed and o.set is left
+// as it was.
+func (o *OpenedListen) setUp() *fault.Fault {
+	o.cur, o.targets = o.run.current()
+	set, f := o.cur.setUp(o.ctx, o.op, o.targets, o.run.d.event, o.run.d.signal)
+	if f != nil {
+		set.close()
+		return f
+	}
+	o.set = set
+	return nil
 }
 
 // end releases what the listen holds in the gateway.
@@ -190,7 +205,7 @@ func (o *OpenedListen) Hold() Outcome {
 		// goroutine, until the listen or an upstream listen ends.
 		d.start(o.targets)
 		tokens, stopWatch := d.watchTokens(o.cur, o.op, o.targets)
-		ended, c := d.runUntil(o.set.ended, tokens)
+		ended, c := d.runUntil(nil, o.set.ended.Load, tokens)
 		stopWatch()
 		if out, done := o.next(ended, c); done {
 			return out
@@ -229,12 +244,7 @@ func (o *OpenedListen) next(ended bool, c *tokenCheck) (out Outcome, done bool) 
 			return endOK, true
 		}
 	}
-	// A newer config may have taken the listen over (Listens): set up
-	// again on the gateway it runs on now.
-	var f *fault.Fault
-	o.cur, o.targets = o.run.current()
-	if o.set, f = o.cur.setUp(o.ctx, o.op, o.targets, d.event); f != nil {
-		o.set.close()
+	if f := o.setUp(); f != nil {
 		log.Warn("a persistent listen could not be set up again; it ends", "reason", f.Message)
 		return endOK, true
 	}
@@ -281,15 +291,20 @@ func (g *Gateway) listenTargets(op *Operation, servers []string, infos []*upstre
 // listenSet is what one listen holds upstream; close releases all of it.
 type listenSet struct {
 	cancel context.CancelFunc
-	// ended is closed when a modern upstream ends its listen (never when
-	// the listen has none).
-	ended    chan struct{}
-	endOnce  sync.Once
+	// ended is set, and wake called, when an upstream ends its listen
+	// (never when the listen has none): a flag its delivery reads when
+	// woken, not a channel more for a held listen to wait on.
+	ended    atomic.Bool
+	wake     func()
 	releases []func()
 }
 
 // end marks the set ended: an upstream listener ended on its own.
-func (ls *listenSet) end() { ls.endOnce.Do(func() { close(ls.ended) }) }
+func (ls *listenSet) end() {
+	if ls.ended.CompareAndSwap(false, true) {
+		ls.wake()
+	}
+}
 
 // close ends every upstream listener of the set; the last listen to leave
 // a shared upstream listen waits for it to end.
@@ -302,8 +317,9 @@ func (ls *listenSet) close() {
 
 // setUp opens the listeners targets need, within the caller's capacity, and
 // waits until each is established (see ListenFilter). onEvent receives
-// every event from then on, the upstream acknowledgements excepted.
-func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage)) (*listenSet, *fault.Fault) {
+// every event from then on, the upstream acknowledgements excepted; wake
+// is called when an upstream ends its listen (listenSet.ended).
+func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarget, onEvent func(server, method string, params json.RawMessage), wake func()) (*listenSet, *fault.Fault) {
 	// A legacy upstream's follow and subscriptions end with a context of
 	// the set's; modern upstream listens are shared and need none, so a
 	// set of those alone holds no context of its own.
@@ -311,7 +327,7 @@ func (g *Gateway) setUp(ctx context.Context, op *Operation, targets []listenTarg
 	if slices.ContainsFunc(targets, func(t listenTarget) bool { return !t.modern }) {
 		lctx, cancel = context.WithCancel(ctx)
 	}
-	set := &listenSet{cancel: cancel, ended: make(chan struct{})}
+	set := &listenSet{cancel: cancel, wake: wake}
 	release, ok := g.ls.listeners.reserve(listenerHolder(op), len(targets), g.maxListeners())
 	if !ok {
 		return set, fault.New(fault.LimitExceeded,

@@ -27,7 +27,7 @@ func openListener(t *testing.T, g *Gateway, caller *identity.Caller, token strin
 	l := &sharedListener{cancel: cancel, events: make(chan string, 8), done: make(chan answered, 1)}
 	acked := make(chan struct{})
 	op := Operation{Caller: caller, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen,
-		Credentials: Credentials{Header: header("X-Upstream-Token", token)}}
+		Credentials: NewCredentials(header("X-Upstream-Token", token), false, "")}
 	go func() {
 		l.done <- listenRaw(g, ctx, op, json.RawMessage(`{"toolsListChanged":true}`),
 			func(json.RawMessage) { close(acked) }, func(m string, _ json.RawMessage) { l.events <- m })
@@ -166,7 +166,7 @@ func TestSlowListenDoesNotHoldTheSharedUpstreamListen(t *testing.T) {
 	acked := make(chan struct{})
 	done := make(chan answered, 1)
 	op := Operation{Caller: alice, Surface: fault.Modern, Method: mcp.MethodSubscriptionsListen,
-		Credentials: Credentials{Header: header("X-Upstream-Token", "team-1")}}
+		Credentials: NewCredentials(header("X-Upstream-Token", "team-1"), false, "")}
 	go func() {
 		done <- listenRaw(g, ctx, op, json.RawMessage(`{"toolsListChanged":true}`),
 			func(json.RawMessage) { close(acked) }, func(string, json.RawMessage) { <-stuck })

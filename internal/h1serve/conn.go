@@ -28,7 +28,6 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	raw    syscall.RawConn // nil when nc has no file descriptor
-	id     uint32
 	rd     reader
 	state  atomic.Int32
 	remote string
@@ -46,9 +45,10 @@ type conn struct {
 
 	// The running request's disconnect watch (watch.go), under wmu.
 	wmu        sync.Mutex
-	seq        uint32 // counts requests; a watch names the one it is for
+	seq        uint64 // counts requests; a watch names the one it is for
 	cancel     context.CancelFunc
 	registered bool
+	regKey     uint64 // the watcher's key of the registration, while registered
 	closed     bool
 	bgWatch    bool    // the running request is watched by the fallback
 	bg         *bgRead // the fallback watch, when watch is nil or failed

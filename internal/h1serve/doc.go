@@ -4,6 +4,11 @@
 // the gateway's CPU on short tools/calls. MCPGW_HTTP_SERVER=stdlib makes
 // serve use net/http's server instead (cmd/mcpgw/serve.go).
 //
+// FromStd and Pick build the server from an *http.Server: its Handler,
+// ReadHeaderTimeout, WriteTimeout, IdleTimeout, MaxHeaderBytes and
+// ErrorLog are honoured; any other field set is an error, not a setting
+// silently dropped.
+//
 // What it does, per connection (conn.go): one goroutine reads a request
 // head (reader.go), parses it into an *http.Request (parse.go), runs the
 // handler with a response (response.go) as its http.ResponseWriter, then
@@ -105,9 +110,10 @@
 //     A FIN with bytes still unread (a pipelined request) is not a
 //     disconnect: the watcher peeks (MSG_PEEK) before cancelling. A
 //     descriptor leaves the epoll set under the connection's lock before
-//     the connection closes, and events carry the connection's id and
-//     request number, so a reused descriptor number is never mistaken for
-//     an old connection. A registration the kernel refuses (ENOSPC at
+//     the connection closes, and events carry a 64-bit key of the
+//     registration (a count, never reused), so neither a reused descriptor
+//     number nor a wrapped 32-bit id is mistaken for another connection or
+//     an earlier request. A registration the kernel refuses (ENOSPC at
 //     fs.epoll.max_user_watches, ENOMEM) is logged and that request goes
 //     unwatched: its client's leaving is seen at the next write (a held
 //     stream's keepalive); falling back to a background read there would

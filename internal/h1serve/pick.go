@@ -21,12 +21,19 @@ type Runner interface {
 // Pick returns the server choice (Env's value) names, built from std's
 // handler and settings, and its name: "stdlib" or "h1serve"; "" for a
 // choice it does not know, for which this package's server is returned.
-func Pick(std *http.Server, choice string) (Runner, string) {
+// It fails when this package's server is picked and std sets a field it
+// does not support (FromStd).
+func Pick(std *http.Server, choice string) (Runner, string, error) {
+	name := ""
 	switch choice {
 	case "stdlib":
-		return std, "stdlib"
+		return std, "stdlib", nil
 	case "", "h1serve":
-		return FromStd(std), "h1serve"
+		name = "h1serve"
 	}
-	return FromStd(std), ""
+	srv, err := FromStd(std)
+	if err != nil {
+		return nil, "", err
+	}
+	return srv, name, nil
 }

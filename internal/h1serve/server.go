@@ -7,6 +7,8 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,7 +56,6 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
-	nextID    uint32
 	watch     *watcher // nil until a connection needs it, or where there is none
 	watchErr  bool     // the watcher could not start: the fallback is used
 
@@ -65,8 +66,22 @@ type Server struct {
 }
 
 // FromStd returns a Server with s's handler, timeouts, header bound and
-// error log.
-func FromStd(s *http.Server) *Server {
+// error log: the fields of http.Server it honours (fromStdFields). Any
+// other field of s that is set is an error naming it, rather than a
+// setting silently dropped (a ReadTimeout, a TLSConfig, a ConnState
+// hook...): this server has no equivalent for them.
+func FromStd(s *http.Server) (*Server, error) {
+	v := reflect.ValueOf(s).Elem()
+	var unsupported []string
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.IsExported() && !fromStdField(f.Name) && !v.Field(i).IsZero() {
+			unsupported = append(unsupported, f.Name)
+		}
+	}
+	if len(unsupported) > 0 {
+		return nil, fmt.Errorf("h1serve: http.Server fields set that this server does not support: %s", strings.Join(unsupported, ", "))
+	}
 	return &Server{
 		Handler:           s.Handler,
 		ReadHeaderTimeout: s.ReadHeaderTimeout,
@@ -74,7 +89,17 @@ func FromStd(s *http.Server) *Server {
 		IdleTimeout:       s.IdleTimeout,
 		MaxHeaderBytes:    s.MaxHeaderBytes,
 		ErrorLog:          s.ErrorLog,
+	}, nil
+}
+
+// fromStdField reports whether FromStd carries over the http.Server field
+// of that name.
+func fromStdField(name string) bool {
+	switch name {
+	case "Handler", "ReadHeaderTimeout", "WriteTimeout", "IdleTimeout", "MaxHeaderBytes", "ErrorLog":
+		return true
 	}
+	return false
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -176,11 +201,6 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if s.conns == nil {
 		s.conns = map[*conn]struct{}{}
 	}
-	s.nextID++
-	if s.nextID == evfdID { // wrapped: 0 names the watcher's eventfd
-		s.nextID++
-	}
-	c.id = s.nextID
 	s.conns[c] = struct{}{}
 	if c.raw != nil && s.watch == nil && !s.watchErr {
 		w, err := newWatcher(s)

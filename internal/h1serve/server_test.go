@@ -594,19 +594,6 @@ func TestRefusedUploadAnswered(t *testing.T) {
 	}
 }
 
-// TestConnIDSkipsWatcherID checks that connection ids, which name a
-// connection in the watcher's events, never take the eventfd's id when
-// they wrap.
-func TestConnIDSkipsWatcherID(t *testing.T) {
-	s := &Server{nextID: 1<<32 - 1, watchErr: true}
-	for i := 0; i < 3; i++ {
-		c := s.newConn(&byteConn{r: bytes.NewReader(nil)})
-		if c.id == evfdID {
-			t.Fatalf("connection %d got the watcher's eventfd id %d", i, c.id)
-		}
-	}
-}
-
 // TestPipelinedAfterOddResponses checks that after a response that went
 // wrong or had a body it must not carry, a pipelined request is either
 // answered intact or the connection closes: it is never read from bytes

@@ -19,9 +19,14 @@ type watcher struct {
 	epfd int
 	evfd int // wakes the loop for new pending requests and for stop
 
-	mu       sync.Mutex
-	pending  []pending // requests started since the last scans
-	conns    map[uint32]*conn
+	mu      sync.Mutex
+	pending []pending // requests started since the last scans
+	// regs are the registered connections by registration key: a 64-bit
+	// count of registrations (an event's data), never reused, so an event
+	// can name neither another connection nor an earlier registration of
+	// the same one (a descriptor number, or a 32-bit id, can wrap).
+	regs     map[uint64]*conn
+	lastReg  uint64
 	sleeping bool // the loop waits with no timeout
 	stopped  bool
 	done     chan struct{}
@@ -31,11 +36,11 @@ type watcher struct {
 // registered by the next if it still runs, so it ran at least watchDelay.
 type pending struct {
 	c    *conn
-	seq  uint32
+	seq  uint64
 	seen bool
 }
 
-const evfdID = 0 // conn ids start at 1
+const evfdID = 0 // registration keys start at 1
 
 func newWatcher(s *Server) (*watcher, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -53,7 +58,7 @@ func newWatcher(s *Server) (*watcher, error) {
 		unix.Close(evfd)
 		return nil, err
 	}
-	w := &watcher{s: s, epfd: epfd, evfd: evfd, conns: map[uint32]*conn{}, done: make(chan struct{})}
+	w := &watcher{s: s, epfd: epfd, evfd: evfd, regs: map[uint64]*conn{}, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -61,7 +66,7 @@ func newWatcher(s *Server) (*watcher, error) {
 // add notes that c's request seq started; it reports false when the
 // watcher has stopped (shut down, or its loop failed): the request is
 // then watched by the fallback.
-func (w *watcher) add(c *conn, seq uint32) bool {
+func (w *watcher) add(c *conn, seq uint64) bool {
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
@@ -107,7 +112,7 @@ func (w *watcher) loop() {
 		w.stopped = true
 		unix.Close(w.epfd)
 		unix.Close(w.evfd)
-		w.conns = nil
+		w.regs = nil
 		w.pending = nil
 		w.mu.Unlock()
 		close(w.done)
@@ -131,12 +136,13 @@ func (w *watcher) loop() {
 			return
 		}
 		for _, ev := range events[:max(n, 0)] {
-			if uint32(ev.Fd) == evfdID {
+			key := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+			if key == evfdID {
 				var b [8]byte
 				_, _ = unix.Read(w.evfd, b[:])
 				continue
 			}
-			w.fire(uint32(ev.Fd), uint32(ev.Pad), ev.Events)
+			w.fire(key, ev.Events)
 		}
 		w.scan()
 	}
@@ -172,7 +178,7 @@ func (w *watcher) scan() {
 }
 
 // register adds c's descriptor to the epoll set if request seq still runs.
-func (w *watcher) register(c *conn, seq uint32) {
+func (w *watcher) register(c *conn, seq uint64) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.seq != seq || c.cancel == nil || c.registered || c.closed {
@@ -183,7 +189,8 @@ func (w *watcher) register(c *conn, seq uint32) {
 	if w.stopped {
 		return
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(c.id), Pad: int32(seq)}
+	key := w.lastReg + 1
+	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP | unix.EPOLLONESHOT, Fd: int32(uint32(key)), Pad: int32(uint32(key >> 32))}
 	var err error
 	if cerr := c.raw.Control(func(fd uintptr) { err = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev) }); cerr != nil {
 		return
@@ -194,8 +201,9 @@ func (w *watcher) register(c *conn, seq uint32) {
 		c.s.logf("h1serve: cannot watch a request for its client leaving: %v", err)
 		return
 	}
-	c.registered = true
-	w.conns[c.id] = c
+	w.lastReg = key
+	c.registered, c.regKey = true, key
+	w.regs[key] = c
 }
 
 // unregister removes c's descriptor from the epoll set; c.wmu is held.
@@ -206,22 +214,22 @@ func (w *watcher) unregister(c *conn) {
 	if w.stopped {
 		return
 	}
-	delete(w.conns, c.id)
+	delete(w.regs, c.regKey)
 	_ = c.raw.Control(func(fd uintptr) { _ = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, int(fd), nil) })
 }
 
-// fire handles an event on c's descriptor for request seq: a reset ends
-// the request; a FIN ends it unless a pipelined request waits to be read.
-func (w *watcher) fire(id, seq uint32, events uint32) {
+// fire handles an event of the registration key names: a reset ends
+// its request; a FIN ends it unless a pipelined request waits to be read.
+func (w *watcher) fire(key uint64, events uint32) {
 	w.mu.Lock()
-	c := w.conns[id]
+	c := w.regs[key]
 	w.mu.Unlock()
 	if c == nil {
 		return
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if !c.registered || c.seq != seq || c.cancel == nil {
+	if !c.registered || c.regKey != key || c.cancel == nil {
 		return
 	}
 	gone := events&(unix.EPOLLHUP|unix.EPOLLERR) != 0

@@ -6,15 +6,12 @@ import "errors"
 
 // watcher has no implementation here: connections fall back to a
 // background read per request (conn.startBackgroundRead).
-// evfdID is the id the Linux watcher gives its eventfd; connection ids skip it.
-const evfdID = 0
-
 type watcher struct{}
 
 func newWatcher(*Server) (*watcher, error) {
 	return nil, errors.New("no shared disconnect watcher on this system")
 }
 
-func (*watcher) add(*conn, uint32) bool { return false }
+func (*watcher) add(*conn, uint64) bool { return false }
 func (*watcher) unregister(*conn)       {}
 func (*watcher) stop()                  {}

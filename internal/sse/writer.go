@@ -22,6 +22,7 @@ type Writer struct {
 	w     io.Writer
 	flush func() error // nil if w cannot be flushed
 	buf   []byte
+	lean  bool // let buf go after each write (Lean)
 	err   error
 }
 
@@ -29,6 +30,12 @@ type Writer struct {
 func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: w, flush: flusherFor(w)}
 }
+
+// Lean makes w let go of its encoding buffer after every event and
+// comment, for a long-lived stream whose writes are rare (a held listen,
+// a session's GET stream): it then holds no buffer between them, at the
+// cost of one allocation per write. Call it before the first write.
+func (w *Writer) Lean() { w.lean = true }
 
 // flusherFor picks the flush function for w.
 func flusherFor(w io.Writer) func() error {
@@ -114,7 +121,7 @@ func (w *Writer) WriteEvent(e Event) error {
 	}
 	b = append(b, '\n')
 	w.buf = b
-	if cap(w.buf) > shrinkThreshold {
+	if w.lean || cap(w.buf) > shrinkThreshold {
 		defer func() { w.buf = nil }()
 	}
 	return w.emit(b)
@@ -137,6 +144,9 @@ func (w *Writer) WriteComment(text string) error {
 	}
 	b = append(b, "\n\n"...)
 	w.buf = b
+	if w.lean {
+		defer func() { w.buf = nil }()
+	}
 	return w.emit(b)
 }
 

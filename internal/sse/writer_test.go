@@ -387,3 +387,30 @@ func TestHTTPRoundTrip(t *testing.T) {
 		t.Fatalf("got %s, %v, lastID %q", fmtEvents(got), err, r.LastEventID())
 	}
 }
+
+// TestWriterLeanHoldsNoBuffer: a lean writer writes what any writer does
+// and keeps no buffer between writes; a default one keeps its buffer.
+func TestWriterLeanHoldsNoBuffer(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := sse.NewWriter(&buf)
+		if lean {
+			w.Lean()
+		}
+		if err := w.WriteEvent(ev("message", "a\nb", "", 0)); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Buffered(); (got == 0) != lean {
+			t.Errorf("lean=%v: holds a buffer of %d bytes after an event", lean, got)
+		}
+		if err := w.WriteComment("keepalive"); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Buffered(); (got == 0) != lean {
+			t.Errorf("lean=%v: holds a buffer of %d bytes after a comment", lean, got)
+		}
+		if want := "event: message\ndata: a\ndata: b\n\n: keepalive\n\n"; buf.String() != want {
+			t.Errorf("lean=%v: wrote %q, want %q", lean, buf.String(), want)
+		}
+	}
+}

@@ -17,6 +17,17 @@ import (
 // stream's reader once its status is 200.
 func openStream(t *testing.T, addr, request string) (net.Conn, *bufio.Reader) {
 	t.Helper()
+	c, br, status := tryStream(t, addr, request)
+	if c == nil {
+		t.Fatalf("stream: %d", status)
+	}
+	return c, br
+}
+
+// tryStream is openStream that reports the status instead of failing on
+// one other than 200 (its connection then closed).
+func tryStream(t *testing.T, addr, request string) (net.Conn, *bufio.Reader, int) {
+	t.Helper()
 	c := dial(t, addr)
 	if _, err := io.WriteString(c, request); err != nil {
 		t.Fatal(err)
@@ -27,11 +38,11 @@ func openStream(t *testing.T, addr, request string) (net.Conn, *bufio.Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 200 {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusOK {
+		c.Close()
+		return nil, nil, resp.StatusCode
 	}
-	return c, bufio.NewReader(resp.Body)
+	return c, bufio.NewReader(resp.Body), resp.StatusCode
 }
 
 // readUntil reads stream lines until one contains want.
@@ -120,21 +131,28 @@ func TestStreamsOutliveServerTimeouts(t *testing.T) {
 		endpoint := strings.TrimSpace(strings.TrimPrefix(line, "data:"))
 		time.Sleep(wait)
 		// An answer written after the write timeout still reaches the client.
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+endpoint, strings.NewReader(
-			`{"jsonrpc":"2.0","id":"i1","method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-		req.Header.Set("Authorization", "Bearer "+testKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("message POST: %d", resp.StatusCode)
+		if status := sseInitialize(t, addr, endpoint); status != http.StatusAccepted {
+			t.Fatalf("message POST: %d", status)
 		}
 		readUntil(t, c, br, `"id":"i1"`)
 		stillOpen(t, c, br)
 	})
+}
+
+// sseInitialize POSTs an initialize with id "i1" to an /mcp/sse
+// connection's message endpoint and returns the status.
+func sseInitialize(t *testing.T, addr, endpoint string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+endpoint, strings.NewReader(
+		`{"jsonrpc":"2.0","id":"i1","method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func itoa(n int) string {

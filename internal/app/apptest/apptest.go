@@ -30,7 +30,10 @@ func Serve(tb testing.TB, a *app.App, maxConns int) (url string, stop func()) {
 	}
 	url = "http://" + ln.Addr().String()
 	ln = admit.LimitListener(ln, maxConns)
-	srv, _ := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
+	srv, _, err := h1serve.Pick(a.Server(), os.Getenv(h1serve.Env))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

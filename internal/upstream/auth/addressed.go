@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"iter"
 	"net/http"
 	"sort"
 	"strings"
@@ -109,9 +110,9 @@ func (a *Addressed) Match(header string) (server, name string, ok bool) {
 	return "", "", false
 }
 
-// For returns the headers of h addressed to server, under the names they
-// take there; nil when none is.
-func (a *Addressed) For(h map[string][]string, server string) map[string][]string {
+// For returns the headers h yields that are addressed to server, under
+// the names they take there; nil when none is.
+func (a *Addressed) For(h iter.Seq2[string, []string], server string) map[string][]string {
 	var out map[string][]string
 	for k, v := range h {
 		s, name, ok := a.Match(k)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 )
@@ -72,7 +73,7 @@ func TestAddressedFor(t *testing.T) {
 		"other":  nil,
 	}
 	for server, w := range want {
-		if got := a.For(h, server); !reflect.DeepEqual(got, w) {
+		if got := a.For(maps.All(h), server); !reflect.DeepEqual(got, w) {
 			t.Errorf("For(%s) = %v, want %v", server, got, w)
 		}
 	}
@@ -80,7 +81,7 @@ func TestAddressedFor(t *testing.T) {
 		t.Error("IsAddressed")
 	}
 	var none *Addressed
-	if none.For(h, "github") != nil || none.IsAddressed("x-mcp-github-authorization") {
+	if none.For(maps.All(h), "github") != nil || none.IsAddressed("x-mcp-github-authorization") {
 		t.Error("a nil router addresses nothing")
 	}
 }
