@@ -14,8 +14,10 @@ import (
 // entry is served only while the store's cache is on and has seen no invalidation since the
 // lookups it was made from (store.CacheState's generation, read before them), and for no longer
 // than the cache's TTL after the oldest of those lookups (store.TrackReads): so it is never
-// staler than the cached rows would be. Only keys found are kept; at most store.DefaultCacheSize
-// entries (when full, an arbitrary entry makes room), so made-up end-user ids cannot grow it.
+// staler than the cached rows would be. Times are the store's clock (store.Options.Now), as the
+// cache's are. Only keys found are kept; at most the cache's size (store.Options.CacheSize,
+// default store.DefaultCacheSize) entries, as many as the cache keeps keys (when full, an
+// arbitrary entry makes room), so made-up end-user ids cannot grow it.
 type keyMemo struct {
 	mu sync.RWMutex
 	m  map[keyMemoKey]keyMemoEntry
@@ -56,7 +58,7 @@ func (m *keyMemo) put(st *store.Store, k keyMemoKey, key identity.StoredKey, gen
 	if m.m == nil {
 		m.m = make(map[keyMemoKey]keyMemoEntry)
 	}
-	if _, ok := m.m[k]; !ok && len(m.m) >= store.DefaultCacheSize {
+	if _, ok := m.m[k]; !ok && len(m.m) >= st.CacheSize() {
 		for old := range m.m { // one arbitrary entry: map iteration starts anywhere
 			delete(m.m, old)
 			break

@@ -136,6 +136,13 @@ func (s *Store) CacheState() (gen uint64, ttl time.Duration, on bool) {
 	return c.gen, c.ttl, c.ttl >= 0 && !c.off
 }
 
+// CacheSize is how many lookups the cache keeps at most (Options.CacheSize), found and not
+// found apart; a value derived from them should be bounded alike.
+func (s *Store) CacheSize() int { return s.cache.size }
+
+// Now is the time on the store's clock (Options.Now).
+func (s *Store) Now() time.Time { return s.now() }
+
 // readsKey carries the *time.Time TrackReads updates.
 type readsKey struct{}
 
