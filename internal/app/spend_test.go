@@ -2,12 +2,15 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/spend"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -28,7 +31,7 @@ func TestBudgetAdmit(t *testing.T) {
 	_, own, _ := st.Generate(ctx, store.NewKey{MaxBudget: &half})
 	_, member, _ := st.Generate(ctx, store.NewKey{TeamID: "eng"})
 	nexts := 0
-	admit := budgetAdmit(st, func(ctx context.Context, _ *identity.Caller, _ string) (context.Context, func(), *fault.Fault) {
+	admit := budgetAdmit(st, nil, func(ctx context.Context, _ *identity.Caller, _ string) (context.Context, func(), *fault.Fault) {
 		nexts++
 		return ctx, func() {}, nil
 	})
@@ -64,5 +67,81 @@ func TestBudgetAdmit(t *testing.T) {
 	}
 	if try(&identity.Caller{KeyHash: own.Token, IsMaster: true}) != nil || nexts != 4 {
 		t.Fatalf("the master key was refused, or a refusal reached the next admit (%d)", nexts)
+	}
+}
+
+// TestBudgetAdmitCountsOwedSpend: spend the writer has accepted but not yet written counts
+// against the key's and the team's budgets at once (no commit, no cache invalidation).
+func TestBudgetAdmitCountsOwedSpend(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{CacheTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	one := 1.0
+	if _, err := st.CreateTeam(ctx, store.Team{TeamID: "eng", MaxBudget: &one}); err != nil {
+		t.Fatal(err)
+	}
+	_, own, _ := st.Generate(ctx, store.NewKey{MaxBudget: &one})
+	_, member, _ := st.Generate(ctx, store.NewKey{TeamID: "eng"})
+	w := spend.NewWriter(spend.WriterConfig{Record: st.RecordSpend, FlushInterval: time.Hour, FreeFlushInterval: time.Hour})
+	defer func() { _ = w.Close(ctx) }()
+	admit := budgetAdmit(st, w.Owed, func(ctx context.Context, _ *identity.Caller, _ string) (context.Context, func(), *fault.Fault) {
+		return ctx, func() {}, nil
+	})
+	try := func(c *identity.Caller) *fault.Fault {
+		_, _, f := admit(ctx, c, "fx")
+		return f
+	}
+	ownCaller, memberCaller := &identity.Caller{KeyHash: own.Token}, &identity.Caller{KeyHash: member.Token}
+	if try(ownCaller) != nil || try(memberCaller) != nil {
+		t.Fatal("keys under budget were refused")
+	}
+	now := time.Now()
+	w.Add(store.SpendRow{RequestID: "a", CallType: store.CallTypeTool, APIKey: own.Token, Status: store.SpendSuccess, Spend: 1, StartTime: now, EndTime: now})
+	w.Add(store.SpendRow{RequestID: "b", CallType: store.CallTypeTool, APIKey: member.Token, TeamID: "eng", Status: store.SpendSuccess, Spend: 1, StartTime: now, EndTime: now})
+	if f := try(ownCaller); f == nil || !strings.Contains(f.Message, "Current spend for token: 1;") {
+		t.Fatalf("a key whose owed spend reached its budget: %+v", f)
+	}
+	if f := try(memberCaller); f == nil || !strings.Contains(f.Message, "Team=eng over budget. Spend=1,") {
+		t.Fatalf("a team whose owed spend reached its budget: %+v", f)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k, tm := w.Owed(member.Token, "eng"); k != 0 || tm != 0 {
+		t.Fatalf("owed after the write: %v %v", k, tm)
+	}
+	if f := try(ownCaller); f == nil || !strings.Contains(f.Message, "Current spend for token: 1;") {
+		t.Fatalf("after the write, the stored spend refuses (counted once): %+v", f)
+	}
+}
+
+// TestSpendLogFlushesAtClose: rows still queued when the spend log closes (free rows wait up
+// to a second for company) are in the store when close returns, and their spend on the key.
+func TestSpendLogFlushesAtClose(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, key, _ := st.Generate(ctx, store.NewKey{})
+	sl, err := newSpendLog(st, config.GeneralSettings{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 120 {
+		sl.w.Add(store.SpendRow{RequestID: store.NewTimeID(now), CallType: store.CallTypeTool, APIKey: key.Token,
+			Status: store.SpendSuccess, Spend: float64(i % 2), StartTime: now, EndTime: now})
+	}
+	sl.close(slog.New(slog.DiscardHandler))
+	if n, err := st.CountSpendLogs(ctx, store.SpendFilter{APIKey: key.Token}); err != nil || n != 120 {
+		t.Fatalf("rows after close: %d %v, want 120", n, err)
+	}
+	if k, _, _ := st.Lookup(ctx, key.Token); k.Spend != 60 {
+		t.Fatalf("key spend after close: %v, want 60", k.Spend)
 	}
 }

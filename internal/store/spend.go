@@ -34,7 +34,16 @@ type SpendRow struct {
 	Spend          float64
 	StartTime      time.Time
 	EndTime        time.Time
+	// Calls, when not 0, makes the row an aggregate of that many calls (Failed of them
+	// failed, Spend their total) that were not logged one by one: RecordSpend adds it to
+	// the spend of its key and team and to the daily rollup of its StartTime's day, and
+	// inserts no spend_logs row for it. The spend writer folds rows into aggregates when
+	// its queue is full.
+	Calls, Failed int64
 }
+
+// logged reports whether r is one call's spend_logs row (not an aggregate).
+func (r *SpendRow) logged() bool { return r.Calls == 0 }
 
 // The call types and statuses of spend rows, LiteLLM's words.
 const (
@@ -68,27 +77,37 @@ func NewTimeID(now time.Time) string {
 	return formatUUID(&b)
 }
 
-// RecordSpend writes rows in one transaction: the spend_logs rows, the spend of their keys
-// and teams, and their daily_spend rollup. A key or team whose spend changed is forgotten
-// from the lookup cache (on every replica, on Postgres), so its budget is checked against
-// the new spend; rows that cost nothing change no spend and forget nothing.
+// RecordSpend writes rows in one transaction: the spend_logs rows (aggregates, see
+// SpendRow.Calls, insert none), the spend of their keys and teams, and their daily_spend
+// rollup. A key or team whose spend changed is forgotten from the lookup cache (on every
+// replica, on Postgres), so its budget is checked against the new spend; rows that cost
+// nothing change no spend and forget nothing. rows' aggregates come last, if any.
 func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	logged := len(rows)
+	for logged > 0 && !rows[logged-1].logged() {
+		logged--
+	}
+	for _, r := range rows[:logged] {
+		if !r.logged() {
+			return errors.New("store: recording spend: an aggregate row before a logged one")
+		}
 	}
 	db := s.db
 	if s.spendDB != nil {
 		db = s.spendDB
 	}
-	if s.spendDB != nil {
-		if err := s.spendInserts.prepare(ctx, db, len(rows)); err != nil {
+	if s.spendDB != nil && logged > 0 {
+		if err := s.spendInserts.prepare(ctx, db, logged); err != nil {
 			return err
 		}
 	}
 	return s.inTxOn(ctx, db, func(tx *tx) error {
-		insert := func() error { return insertSpendRows(ctx, tx, rows, s.pg != nil) }
+		insert := func() error { return insertSpendRows(ctx, tx, rows[:logged], s.pg != nil) }
 		if s.spendDB != nil {
-			insert = func() error { return s.spendInserts.insert(ctx, tx, rows) }
+			insert = func() error { return s.spendInserts.insert(ctx, tx, rows[:logged]) }
 		}
 		if err := insert(); err != nil {
 			return err
@@ -114,9 +133,15 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 				days[k] = d
 			}
 			d.spend += r.Spend
-			d.calls++
-			if r.Status != SpendSuccess {
+			switch {
+			case !r.logged():
+				d.calls += r.Calls
+				d.fails += r.Failed
+			case r.Status != SpendSuccess:
+				d.calls++
 				d.fails++
+			default:
+				d.calls++
 			}
 		}
 		now := s.now().UnixMilli()
