@@ -105,8 +105,8 @@ func (s *spendLog) close(log *slog.Logger) {
 	if err := s.w.Close(ctx); err != nil {
 		log.Warn("spend logs still queued at shutdown were not written", "error", err.Error())
 	}
-	if st := s.w.Stats(); st.Dropped > 0 || st.Failed > 0 {
-		log.Warn("spend logs lost", "dropped", st.Dropped, "failed", st.Failed)
+	if st := s.w.Stats(); st.Merged > 0 || st.Dropped > 0 || st.Failed > 0 {
+		log.Warn("spend logs lost", "merged", st.Merged, "dropped", st.Dropped, "failed", st.Failed)
 	}
 }
 

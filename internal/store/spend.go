@@ -53,6 +53,7 @@ const (
 	SpendFailure  = "failure"
 	spendColumns  = `request_id, call_type, model, mcp_server, api_key, key_alias, team_id, user_id, end_user, organization_id, status, fault, spend, start_time, end_time`
 	spendNumCols  = 15
+	spendNumText  = 12 // the text columns, first in spendColumns
 	dailyColumns  = `date, api_key, team_id, mcp_server, spend, api_requests, failed_requests`
 	spendDayStamp = "2006-01-02"
 )
@@ -189,7 +190,8 @@ func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow, pg bool) erro
 }
 
 // spendInsertSQL is the INSERT of n spend rows, with numbered ($n, Postgres) or anonymous
-// (?, SQLite) parameters.
+// (?, SQLite) parameters; SQLite's text parameters take NULL for the empty text
+// (sqliteSpendArgs).
 func spendInsertSQL(n int, pg bool) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
@@ -202,9 +204,12 @@ func spendInsertSQL(n int, pg bool) string {
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			if pg {
+			switch {
+			case pg:
 				b.WriteString("$" + strconv.Itoa(i*spendNumCols+c+1))
-			} else {
+			case c < spendNumText:
+				b.WriteString("coalesce(?,'')")
+			default:
 				b.WriteString("?")
 			}
 		}
@@ -219,6 +224,24 @@ func spendArgs(args []any, rows []SpendRow) []any {
 		args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
 			r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault, r.Spend,
 			r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
+	}
+	return args
+}
+
+// sqliteSpendArgs is spendArgs with NULL for an empty text, which the prepared INSERTs store
+// as the empty text (coalesce): binding a text copies it into SQLite's allocator (a malloc and
+// a free per text per row), binding NULL copies nothing.
+func sqliteSpendArgs(args []any, rows []SpendRow) []any {
+	for _, r := range rows {
+		for _, v := range [spendNumText]string{r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias,
+			r.TeamID, r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault} {
+			if v == "" {
+				args = append(args, nil)
+			} else {
+				args = append(args, v)
+			}
+		}
+		args = append(args, r.Spend, r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
 	}
 	return args
 }
@@ -265,7 +288,7 @@ func (p *spendInserts) insert(ctx context.Context, t *tx, rows []SpendRow) error
 		if st == nil { // closed meanwhile
 			return errors.New("store: inserting spend logs: the store is closed")
 		}
-		args = spendArgs(args[:0], rows[:1<<k])
+		args = sqliteSpendArgs(args[:0], rows[:1<<k])
 		if _, err := t.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("store: inserting spend logs: %w", err)
 		}
