@@ -47,14 +47,7 @@ func TestKeyMemoFollowsWrites(t *testing.T) {
 	// rows it was made from.
 	time.Sleep(ttl * 6 / 10)
 	_, _, _ = lookup(ctx, hash, "")
-	other, err := store.OpenSQLite(ctx, dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	if _, err := other.SetBlocked(ctx, hash, true); err != nil {
-		t.Fatal(err)
-	}
+	blockElsewhere(t, dir, hash)
 	deadline := read.Add(ttl + 300*time.Millisecond)
 	for {
 		k, _, err := lookup(ctx, hash, "")
@@ -96,14 +89,7 @@ func TestKeyMemoUsesStoreClockAndSize(t *testing.T) {
 	if _, found, err := lookup(ctx, hash, ""); err != nil || !found {
 		t.Fatalf("first lookup: %v %v", found, err)
 	}
-	other, err := store.OpenSQLite(ctx, dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	if _, err := other.SetBlocked(ctx, hash, true); err != nil {
-		t.Fatal(err)
-	}
+	blockElsewhere(t, dir, hash)
 	if k, _, _ := lookup(ctx, hash, ""); k.Blocked {
 		t.Fatal("within the TTL the memo was not served (the other handle's write cannot be heard of)")
 	}
@@ -121,5 +107,19 @@ func TestKeyMemoUsesStoreClockAndSize(t *testing.T) {
 	}
 	if len(m.m) != 2 {
 		t.Fatalf("the memo holds %d entries, want the store's cache size 2", len(m.m))
+	}
+}
+
+// blockElsewhere blocks the key with hash through another handle on the store in dir, as
+// another replica whose write this one's cache does not hear of.
+func blockElsewhere(t *testing.T, dir, hash string) {
+	t.Helper()
+	other, err := store.OpenSQLite(context.Background(), dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	if _, err := other.SetBlocked(context.Background(), hash, true); err != nil {
+		t.Fatal(err)
 	}
 }
