@@ -86,11 +86,12 @@ type Writer struct {
 	// at most cfg.MergeSize, by mergeKey; written with the next batch.
 	merged   []store.SpendRow
 	mergedAt map[mergeKey]int
-	// owed is the spend of rows accepted but not yet written, by "k"+key hash and
-	// "t"+team id: Owed adds it to what the store says (a budget sees a call's cost as
-	// soon as it ends, not after the commit). owedN is len(owed), read without the lock.
-	owed  map[string]float64
-	owedN atomic.Int64
+	// owedKeys and owedTeams are the spend of rows accepted but not yet written, by key
+	// hash and by team id: Owed adds it to what the store says (a budget sees a call's
+	// cost as soon as it ends, not after the commit). owedN is how many entries they
+	// hold, read without the lock.
+	owedKeys, owedTeams map[string]float64
+	owedN               atomic.Int64
 
 	queued  atomic.Int64
 	written atomic.Int64
@@ -126,7 +127,7 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	w := &Writer{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		pending: make([]store.SpendRow, 0, min(cfg.BatchSize, cfg.QueueSize)), now: time.Now,
-		mergedAt: make(map[mergeKey]int), owed: make(map[string]float64)}
+		mergedAt: make(map[mergeKey]int), owedKeys: make(map[string]float64), owedTeams: make(map[string]float64)}
 	panics.Go(cfg.Logger, "spend writer", w.run, nil) // run closes done however it ends
 	return w
 }
@@ -203,17 +204,19 @@ func (w *Writer) owe(r *store.SpendRow, sign float64) {
 	if r.Spend == 0 {
 		return
 	}
-	for _, id := range [2]string{"k" + r.APIKey, "t" + r.TeamID} {
-		if len(id) == 1 { // no key or no team
-			continue
+	owe := func(m map[string]float64, id string) {
+		if id == "" {
+			return
 		}
-		if v := w.owed[id] + sign*r.Spend; sign > 0 || v > 1e-12 { // no float residue kept
-			w.owed[id] = v
+		if v := m[id] + sign*r.Spend; sign > 0 || v > 1e-12 { // no float residue kept
+			m[id] = v
 		} else {
-			delete(w.owed, id)
+			delete(m, id)
 		}
 	}
-	w.owedN.Store(int64(len(w.owed)))
+	owe(w.owedKeys, r.APIKey)
+	owe(w.owedTeams, r.TeamID)
+	w.owedN.Store(int64(len(w.owedKeys) + len(w.owedTeams)))
 }
 
 // Owed is the spend of the rows of the key with hash keyHash, and of team teamID, that the
@@ -225,13 +228,7 @@ func (w *Writer) Owed(keyHash, teamID string) (key, team float64) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if keyHash != "" {
-		key = w.owed["k"+keyHash]
-	}
-	if teamID != "" {
-		team = w.owed["t"+teamID]
-	}
-	return key, team
+	return w.owedKeys[keyHash], w.owedTeams[teamID]
 }
 
 // settle forgets what batch's rows owed, once they are written (or their write failed).
