@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/spend"
 	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/store/pgtest"
 )
 
 // TestBudgetAdmit: a key is refused once its own spend, or its team's, reaches max_budget
@@ -19,11 +20,7 @@ import (
 // and keys without budgets pass; a refusal does not reach the next admit.
 func TestBudgetAdmit(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{CacheTTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t, store.Options{CacheTTL: time.Hour})
 	one, half := 1.0, 0.5
 	if _, err := st.CreateTeam(ctx, store.Team{TeamID: "eng", MaxBudget: &one}); err != nil {
 		t.Fatal(err)
@@ -74,11 +71,7 @@ func TestBudgetAdmit(t *testing.T) {
 // against the key's and the team's budgets at once (no commit, no cache invalidation).
 func TestBudgetAdmitCountsOwedSpend(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{CacheTTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t, store.Options{CacheTTL: time.Hour})
 	one := 1.0
 	if _, err := st.CreateTeam(ctx, store.Team{TeamID: "eng", MaxBudget: &one}); err != nil {
 		t.Fatal(err)
@@ -122,11 +115,7 @@ func TestBudgetAdmitCountsOwedSpend(t *testing.T) {
 // to a second for company) are in the store when close returns, and their spend on the key.
 func TestSpendLogFlushesAtClose(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t, store.Options{})
 	_, key, _ := st.Generate(ctx, store.NewKey{})
 	sl, err := newSpendLog(st, config.GeneralSettings{}, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -144,4 +133,64 @@ func TestSpendLogFlushesAtClose(t *testing.T) {
 	if k, _, _ := st.Lookup(ctx, key.Token); k.Spend != 60 {
 		t.Fatalf("key spend after close: %v, want 60", k.Spend)
 	}
+}
+
+// TestBudgetAcrossReplicas: two replicas on one Postgres, each with its own lookup cache
+// (an hour's TTL) and budget memo. A cost the first replica's writer accepts refuses the key
+// there at once (owed spend); the second refuses it once the commit's invalidation reaches
+// its cache, without waiting for the TTL.
+func TestBudgetAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	open := func() *store.Store {
+		st, err := store.OpenPostgres(ctx, url, store.Options{CacheTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	a, b := open(), open()
+	one := 1.0
+	_, key, err := a.Generate(ctx, store.NewKey{MaxBudget: &one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := spend.NewWriter(spend.WriterConfig{Record: a.RecordSpend})
+	defer func() { _ = w.Close(ctx) }()
+	pass := func(context.Context, *identity.Caller, string) (context.Context, func(), *fault.Fault) {
+		return ctx, func() {}, nil
+	}
+	admitA, admitB := budgetAdmit(a, w.Owed, pass), budgetAdmit(b, nil, pass)
+	caller := &identity.Caller{KeyHash: key.Token}
+	if _, _, f := admitB(ctx, caller, "fx"); f != nil { // memoised on b now, for up to an hour
+		t.Fatalf("under budget on b: %+v", f)
+	}
+	now := time.Now()
+	w.Add(store.SpendRow{RequestID: store.NewTimeID(now), CallType: store.CallTypeTool, APIKey: key.Token,
+		Status: store.SpendSuccess, Spend: 1, StartTime: now, EndTime: now})
+	if _, _, f := admitA(ctx, caller, "fx"); f == nil {
+		t.Fatal("the replica that took the cost admitted the key past its budget")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, f := admitB(ctx, caller, "fx"); f != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica still admits the key 10 s after the cost was written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sqliteStore is a SQLite store in a temporary directory, closed when the test ends.
+func sqliteStore(t *testing.T, opts store.Options) *store.Store {
+	t.Helper()
+	st, err := store.OpenSQLite(context.Background(), t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
