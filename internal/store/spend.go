@@ -194,7 +194,15 @@ func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow, pg bool) erro
 // (sqliteSpendArgs).
 func spendInsertSQL(n int, pg bool) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+	if pg {
+		b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+	} else {
+		// OR FAIL: a failing row ends the statement without undoing its earlier rows, so
+		// SQLite keeps no statement journal of the pages it writes (ABORT's undo log, a
+		// copy of every page the statement touches after the transaction's first); the
+		// error still rolls back the whole transaction (inTxOn), as ABORT's would.
+		b.WriteString(`INSERT OR FAIL INTO spend_logs (` + spendColumns + `) VALUES `)
+	}
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
