@@ -51,6 +51,11 @@ type ctlVariant struct {
 // generator, no fixture (the go-sdk fixture has its own process), no OTLP receiver. This process
 // is the load generator: one pooled client, the same for every gateway.
 //
+// Each gateway process runs with GOMAXPROCS=1 (MCPGW_CTLCOST_GOMAXPROCS changes it): the load
+// generator has one call in flight, so a second P adds no throughput, only idle spinning (an
+// idle P looks for work before it sleeps) whose CPU follows the machine's load rather than the
+// code; at 2 it doubled the round-to-round spread (docs/benchmarks.md).
+//
 // Rounds: in each round every gateway serves MCPGW_CTLCOST_CALLS calls (default 200), in an
 // order shuffled per round; a gateway's CPU for round r is what its process spent from the
 // start of its calls in round r to the start of its calls in round r+1 (the last round ends

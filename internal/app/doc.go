@@ -214,16 +214,20 @@
 // over store.RecordSpend and its Sink, given to the observer after the access
 // log and before any other sink, so Cost is set before those read it. A store key's
 // resolved levels (keyLookup) are kept per key and end user (keyMemo) while the store's
-// cache generation is unchanged and within its TTL of the oldest row they were read from,
-// so a repeated caller costs one map lookup; rejected: keeping the identity.Caller itself:
-// every request gets a Caller of its own, built from the shared StoredKey. Each
+// cache generation is unchanged and within its TTL (on the store's clock) of the oldest row
+// they were read from, at most the store's cache size of entries, so a repeated caller costs
+// one map lookup; rejected: keeping the identity.Caller itself: every request gets a Caller
+// of its own, built from the shared StoredKey. Each
 // generation's servers' mcp_server_cost_info becomes the Sink's prices when it
 // starts serving (New, Apply). Close writes the queued rows, within
 // spendCloseTimeout (5 s), after the upstream clients are closed (no call can
 // end later) and before the store closes. max_budget is checked before a
 // tools/call is admitted (budgetAdmit wraps callerLimits' admit): the key's
 // and its team's spend and max_budget are read through the store's lookup
-// cache, which RecordSpend invalidates for the keys and teams it charged; a
+// cache, which RecordSpend invalidates for the keys and teams it charged (and
+// memoised per key as keyLookup's levels are), plus the spend this replica's
+// writer has accepted but not yet written (spend.Writer.Owed), so a call's cost
+// counts from the moment it ends, not from its commit; a
 // refused call names the server it was routed to, so its spend row does. A key's
 // or team's budget_duration is honoured at admission (store.Budget.SpendAt: a
 // due reset reads as spend 0, so a refusal lifts at budget_reset_at exactly, and

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/policy"
@@ -27,7 +26,7 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 	}
 	memo := &keyMemo{}
 	return func(ctx context.Context, hash, endUser string) (identity.StoredKey, bool, error) {
-		mk, now := keyMemoKey{hash, endUser}, time.Now()
+		mk, now := keyMemoKey{hash, endUser}, st.Now()
 		if k, ok := memo.get(st, mk, now); ok {
 			return k, true, nil
 		}

@@ -84,6 +84,15 @@ func (s *spendLog) setCosts(servers []config.Server) {
 	s.sink.SetCosts(c)
 }
 
+// owed is what this replica's spend writer has accepted but not yet written for a key and
+// a team (spend.Writer.Owed); 0 without a spend log.
+func (s *spendLog) owed(key, team string) (float64, float64) {
+	if s == nil {
+		return 0, 0
+	}
+	return s.w.Owed(key, team)
+}
+
 // close writes the rows still queued, waiting at most spendCloseTimeout.
 func (s *spendLog) close(log *slog.Logger) {
 	if s == nil {
@@ -96,8 +105,8 @@ func (s *spendLog) close(log *slog.Logger) {
 	if err := s.w.Close(ctx); err != nil {
 		log.Warn("spend logs still queued at shutdown were not written", "error", err.Error())
 	}
-	if st := s.w.Stats(); st.Dropped > 0 || st.Failed > 0 {
-		log.Warn("spend logs lost", "dropped", st.Dropped, "failed", st.Failed)
+	if st := s.w.Stats(); st.Merged > 0 || st.Dropped > 0 || st.Failed > 0 {
+		log.Warn("spend logs lost", "merged", st.Merged, "dropped", st.Dropped, "failed", st.Failed)
 	}
 }
 
@@ -106,15 +115,19 @@ type admitFunc func(ctx context.Context, caller *identity.Caller, server string)
 
 // budgetAdmit refuses a store key's tool call when the key's, else its team's, spend has
 // reached its max_budget (LiteLLM's check: spend >= max_budget), then admits it by next.
-// Key and team are read through the store's lookup cache, which the spend writer's commits
-// invalidate, so a key over budget is refused once the row that took it over is written.
-func budgetAdmit(st *store.Store, next admitFunc) admitFunc {
+// Spend is the store's (read through its lookup cache, which the spend writer's commits
+// invalidate, on every replica) plus what owed says this replica's writer has accepted but
+// not yet written, so a call's cost counts from the moment it ends, not from its commit.
+// The budgets read are memoised per key (memo: while the cache's generation holds, within
+// its TTL), so a call pays a map lookup, not two cache lookups and row copies.
+func budgetAdmit(st *store.Store, owed func(key, team string) (float64, float64), next admitFunc) admitFunc {
 	if st == nil {
 		return next
 	}
+	b := &budgets{st: st, owed: owed}
 	return func(ctx context.Context, caller *identity.Caller, server string) (context.Context, func(), *fault.Fault) {
 		if caller != nil && !caller.IsMaster && caller.KeyHash != "" {
-			if f := overBudget(ctx, st, caller); f != nil {
+			if f := b.over(ctx, caller); f != nil {
 				observe.Served(ctx, server) // the refused call's row names the server it was routed to
 				return ctx, nil, f
 			}
@@ -123,31 +136,78 @@ func budgetAdmit(st *store.Store, next admitFunc) admitFunc {
 	}
 }
 
-// overBudget is the fault refusing caller's key or team for its spent budget, or nil. A
-// failed read admits the call (as a limit counter that cannot decide does).
-func overBudget(ctx context.Context, st *store.Store, caller *identity.Caller) *fault.Fault {
-	k, found, err := st.Lookup(ctx, caller.KeyHash)
-	if err != nil || !found {
+// budgets is budgetAdmit's view of the store.
+type budgets struct {
+	st   *store.Store
+	owed func(key, team string) (float64, float64) // nil: nothing owed
+	memo memo[string, budgetState]                 // by key hash
+}
+
+// budgetState is what a key's budget check reads from the store.
+type budgetState struct {
+	found      bool // the key exists (else nothing is checked)
+	maxBudget  *float64
+	spend      float64
+	budget     store.Budget
+	teamID     string
+	team       bool // the team exists and has a max_budget
+	teamMax    float64
+	teamSpend  float64
+	teamBudget store.Budget
+}
+
+// state is the budgets of the key with hash, from the memo or the store; ok false when a
+// read failed.
+func (b *budgets) state(ctx context.Context, hash string, now time.Time) (budgetState, bool) {
+	if s, ok := b.memo.get(b.st, hash, now); ok {
+		return s, true
+	}
+	gen, _, _ := b.st.CacheState()
+	oldest := now
+	ctx = store.TrackReads(ctx, &oldest)
+	k, found, err := b.st.Lookup(ctx, hash)
+	if err != nil {
+		return budgetState{}, false
+	}
+	s := budgetState{found: found, maxBudget: k.MaxBudget, spend: k.Spend, budget: k.Budget, teamID: k.TeamID}
+	if found && k.TeamID != "" {
+		t, ok, err := b.st.LookupTeam(ctx, k.TeamID)
+		if err != nil {
+			return budgetState{}, false
+		}
+		if ok && t.MaxBudget != nil {
+			s.team, s.teamMax, s.teamSpend, s.teamBudget = true, *t.MaxBudget, t.Spend, t.Budget
+		}
+	}
+	b.memo.put(b.st, hash, s, gen, oldest)
+	return s, true
+}
+
+// over is the fault refusing caller's key or team for its spent budget, or nil. A failed
+// read admits the call (as a limit counter that cannot decide does).
+func (b *budgets) over(ctx context.Context, caller *identity.Caller) *fault.Fault {
+	now := b.st.Now()
+	s, ok := b.state(ctx, caller.KeyHash, now)
+	if !ok || !s.found || (s.maxBudget == nil && !s.team) {
 		return nil
 	}
-	now := time.Now()
-	if spent := k.Budget.SpendAt(k.Spend, now); k.MaxBudget != nil && spent >= *k.MaxBudget {
-		return budgetFault(k.Budget, now, "ExceededTokenBudget: Current spend for token: "+num(spent)+
-			"; Max Budget for Token: "+num(*k.MaxBudget))
+	var owedKey, owedTeam float64
+	if b.owed != nil {
+		owedKey, owedTeam = b.owed(caller.KeyHash, s.teamID)
 	}
-	if k.TeamID == "" {
+	if spent := s.budget.SpendAt(s.spend, now) + owedKey; s.maxBudget != nil && spent >= *s.maxBudget {
+		return budgetFault(s.budget, now, "ExceededTokenBudget: Current spend for token: "+num(spent)+
+			"; Max Budget for Token: "+num(*s.maxBudget))
+	}
+	if !s.team {
 		return nil
 	}
-	t, found, err := st.LookupTeam(ctx, k.TeamID)
-	if err != nil || !found || t.MaxBudget == nil {
+	spent := s.teamBudget.SpendAt(s.teamSpend, now) + owedTeam
+	if spent < s.teamMax {
 		return nil
 	}
-	spent := t.Budget.SpendAt(t.Spend, now)
-	if spent < *t.MaxBudget {
-		return nil
-	}
-	return budgetFault(t.Budget, now, "ExceededBudget: Team="+t.TeamID+" over budget. Spend="+num(spent)+
-		", Budget="+num(*t.MaxBudget))
+	return budgetFault(s.teamBudget, now, "ExceededBudget: Team="+s.teamID+" over budget. Spend="+num(spent)+
+		", Budget="+num(s.teamMax))
 }
 
 // budgetRetry is a budget refusal's Retry-After: a budget is reset only by its

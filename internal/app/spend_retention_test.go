@@ -16,11 +16,7 @@ import (
 // the spend log stops it. A period LiteLLM would not read is refused.
 func TestSpendRetentionDeletesOldRows(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := sqliteStore(t, store.Options{})
 	now := time.Now()
 	old := now.Add(-8 * 24 * time.Hour)
 	if err := st.RecordSpend(ctx, []store.SpendRow{

@@ -1,10 +1,8 @@
 package identity
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
 )
 
 // MetadataGuardrails reads the guardrail names a key's or team's metadata asks for, LiteLLM's
@@ -12,9 +10,6 @@ import (
 // on (its modify_guardrails entry is LiteLLM's permission flag, not a guardrail). Anything else
 // (absent, another shape, non-string entries) names none.
 func MetadataGuardrails(metadata json.RawMessage) []string {
-	if !mayNameGuardrails(metadata) {
-		return nil
-	}
 	var m struct {
 		Guardrails json.RawMessage `json:"guardrails"`
 	}
@@ -43,21 +38,4 @@ func MetadataGuardrails(metadata json.RawMessage) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// mayNameGuardrails reports whether metadata may hold a guardrails member as encoding/json
-// matches it (case-insensitively, Unicode folds included, escapes decoded). Read on every
-// request with a store key, so metadata that cannot (ASCII, no escape, no "guardrails" in any
-// case) is not decoded at all.
-func mayNameGuardrails(metadata []byte) bool {
-	const name = "guardrails"
-	for i, b := range metadata {
-		if b == '\\' || b >= utf8.RuneSelf {
-			return true
-		}
-		if (b|0x20) == 'g' && len(metadata)-i >= len(name) && bytes.EqualFold(metadata[i:i+len(name)], []byte(name)) {
-			return true
-		}
-	}
-	return false
 }

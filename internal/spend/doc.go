@@ -20,8 +20,15 @@
 //   - The Writer never blocks a call: Add appends the row to a bounded queue (DefaultQueueSize
 //     10 000 rows; a slice under a mutex, the writer's goroutine woken only when a batch
 //     starts, gets its first row that costs something, or fills: a channel woke it for every
-//     row, a goroutine hand-off per call) and returns; when the queue is full the row is dropped and counted
-//     (Stats.Dropped, logged at shutdown). A goroutine commits a batch when DefaultBatchSize
+//     row, a goroutine hand-off per call) and returns. A row that finds the queue full is
+//     folded into the aggregate of its UTC day, key, team and server (at most
+//     DefaultMergeSize, 1 000, aggregates; store.SpendRow.Calls), written with the next batch:
+//     it adds its calls and spend to the keys' and teams' spend and the daily rollup, so
+//     budgets and /spend/daily still count every call, and only its spend_logs row is lost
+//     (Stats.Merged). Rejected: dropping the row (its spend then escaped every budget) and
+//     waiting for room (a slow database would slow every call). A row with no aggregate and
+//     no room for one is dropped and counted (Stats.Dropped); both are logged at shutdown.
+//     A goroutine commits a batch when DefaultBatchSize
 //     (500) rows are waiting, or DefaultFlushInterval (50 ms) after the first of them that
 //     costs something, or DefaultFreeFlushInterval (1 s) after the first row when none of
 //     them costs anything, in one store transaction that also adds to the keys' and teams'
@@ -34,18 +41,23 @@
 //     (store.NewTimeID), so a batch appends to the indexes. A
 //     failed write is retried 3 times 100 ms apart, then its rows are counted as failed. At
 //     ~2 000 rows per second and a few ms per batch the queue holds minutes of Postgres
-//     trouble before dropping anything; a bigger queue would only hold more memory (each
+//     trouble before folding anything; a bigger queue would only hold more memory (each
 //     row is ~300 bytes).
 //   - Close stops Add (later rows are dropped), writes what is queued and returns when done
 //     or when its context ends (internal/app allows 5 s). A panic in a write is recovered
 //     and its batch counted as failed; the goroutine goes on.
 //   - Budgets (max_budget on keys and teams, enforced in internal/app before a tools/call is
-//     sent) read spend through the store's lookup cache; a commit that changes a key's or
-//     team's spend forgets its cached row, so a key that went over budget is refused from
-//     the call after the commit (at most FlushInterval plus a write after the call that took
-//     it over; a burst of calls in flight meanwhile may overshoot, as in LiteLLM). A
-//     budget_duration returns spend to 0 every period (store.Budget); the app runs
-//     store.ResetBudgets on a Loop so idle keys show it.
+//     sent) read spend through the store's lookup cache plus what this replica's Writer owes
+//     (Writer.Owed: the spend of rows accepted or folded but not yet written, by key and
+//     team, kept under the writer's mutex and read without it while nothing is owed). So a
+//     call's cost counts on this replica as soon as the call ends, not after its commit;
+//     other replicas see it once the commit forgets the key's and team's cached rows (at most
+//     FlushInterval plus a write; a burst of calls in flight meanwhile may overshoot, as in
+//     LiteLLM). Between the commit and the writer forgetting what it owed (microseconds) a
+//     cost counts twice: a refusal at the edge of a budget errs towards refusing. A failed
+//     write forgets what its rows owed, as it loses them. A budget_duration returns spend to
+//     0 every period (store.Budget); the app runs store.ResetBudgets on a Loop so idle keys
+//     show it.
 //   - Retention: rows are kept forever by default (LiteLLM's default). With
 //     general_settings.maximum_spend_logs_retention_period (a LiteLLM duration such as "7d")
 //     a Retention goroutine deletes rows that started longer ago than that: a sweep at start,

@@ -14,8 +14,13 @@ import (
 // The writer's defaults.
 const (
 	// DefaultQueueSize is how many rows wait for the writer at most; a row that finds
-	// the queue full is dropped (and counted), never waited for.
+	// the queue full is folded into an aggregate (DefaultMergeSize), never waited for.
 	DefaultQueueSize = 10000
+	// DefaultMergeSize is how many aggregates wait at most: a row that finds the queue
+	// full adds its call and spend to the aggregate of its UTC day, key, team and server
+	// (store.SpendRow.Calls), so budgets and the daily rollup still count it while its
+	// spend_logs row is lost; a row with no aggregate and no room for one is dropped.
+	DefaultMergeSize = 1000
 	// DefaultBatchSize is how many rows one write commits at most.
 	DefaultBatchSize = 500
 	// DefaultFlushInterval is how long a row that costs something waits for more to share
@@ -34,6 +39,7 @@ type WriterConfig struct {
 	// Record writes one batch (store.RecordSpend).
 	Record        func(context.Context, []store.SpendRow) error
 	QueueSize     int
+	MergeSize     int
 	BatchSize     int
 	FlushInterval time.Duration
 	// FreeFlushInterval is FlushInterval for a batch of rows that all cost 0; never less
@@ -45,8 +51,9 @@ type WriterConfig struct {
 // Stats is what a Writer has done so far.
 type Stats struct {
 	Queued  int64 // rows accepted by Add
-	Written int64 // rows committed
-	Dropped int64 // rows Add refused because the queue was full
+	Written int64 // rows committed (aggregates not counted: their calls are in Merged)
+	Merged  int64 // rows folded into an aggregate because the queue was full
+	Dropped int64 // rows Add refused: the queue and the aggregates full, or the writer closed
 	Failed  int64 // rows whose write failed after its retries (or while closing)
 	// MaxLag is the longest time from a row's EndTime to the commit that wrote it.
 	MaxLag time.Duration
@@ -75,9 +82,20 @@ type Writer struct {
 	costAt  time.Time        // when pending's first row that costs something came
 	costs   bool             // a row of pending costs something
 	closed  bool
+	// merged are the aggregates of rows that found pending full (store.SpendRow.Calls),
+	// at most cfg.MergeSize, by mergeKey; written with the next batch.
+	merged   []store.SpendRow
+	mergedAt map[mergeKey]int
+	// owedKeys and owedTeams are the spend of rows accepted but not yet written, by key
+	// hash and by team id: Owed adds it to what the store says (a budget sees a call's
+	// cost as soon as it ends, not after the commit). owedN is how many entries they
+	// hold, read without the lock.
+	owedKeys, owedTeams map[string]float64
+	owedN               atomic.Int64
 
 	queued  atomic.Int64
 	written atomic.Int64
+	folded  atomic.Int64
 	dropped atomic.Int64
 	failed  atomic.Int64
 	maxLag  atomic.Int64
@@ -90,6 +108,9 @@ type Writer struct {
 func NewWriter(cfg WriterConfig) *Writer {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.MergeSize <= 0 {
+		cfg.MergeSize = DefaultMergeSize
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
@@ -105,21 +126,29 @@ func NewWriter(cfg WriterConfig) *Writer {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Writer{cfg: cfg, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		pending: make([]store.SpendRow, 0, min(cfg.BatchSize, cfg.QueueSize)), now: time.Now}
+		pending: make([]store.SpendRow, 0, min(cfg.BatchSize, cfg.QueueSize)), now: time.Now,
+		mergedAt: make(map[mergeKey]int), owedKeys: make(map[string]float64), owedTeams: make(map[string]float64)}
 	panics.Go(cfg.Logger, "spend writer", w.run, nil) // run closes done however it ends
 	return w
 }
 
 // Add queues r for writing and reports whether it was queued: false when the queue is
-// full or the writer closed (the row is dropped and counted).
+// full (the row is folded into its aggregate, or dropped and counted when there is no room
+// for one) or the writer closed (dropped). It never waits for the writer.
 func (w *Writer) Add(r store.SpendRow) bool {
 	w.mu.Lock()
-	if w.closed || len(w.pending) >= w.cfg.QueueSize {
+	if w.closed {
 		w.mu.Unlock()
 		w.dropped.Add(1)
 		return false
 	}
+	if len(w.pending) >= w.cfg.QueueSize {
+		w.fold(r)
+		w.mu.Unlock()
+		return false
+	}
 	w.pending = append(w.pending, r)
+	w.owe(&r, 1)
 	n := len(w.pending)
 	wake := n == 1 || n == w.cfg.BatchSize
 	if n == 1 {
@@ -139,9 +168,84 @@ func (w *Writer) Add(r store.SpendRow) bool {
 	return true
 }
 
+// mergeKey is what an aggregate row stands for: daily_spend's key.
+type mergeKey struct {
+	day               int64 // UTC days since the epoch of the rows' start
+	key, team, server string
+}
+
+// fold adds r to its aggregate (w.mu held), or drops it when there is no room for one.
+func (w *Writer) fold(r store.SpendRow) {
+	k := mergeKey{day: r.StartTime.Unix() / 86400, key: r.APIKey, team: r.TeamID, server: r.Server}
+	i, ok := w.mergedAt[k]
+	if !ok {
+		if len(w.merged) >= w.cfg.MergeSize {
+			w.dropped.Add(1)
+			return
+		}
+		i = len(w.merged)
+		w.mergedAt[k] = i
+		w.merged = append(w.merged, store.SpendRow{CallType: r.CallType, Server: r.Server, APIKey: r.APIKey,
+			TeamID: r.TeamID, Status: store.SpendSuccess, StartTime: r.StartTime, EndTime: r.EndTime})
+	}
+	a := &w.merged[i]
+	a.Calls++
+	if r.Status != store.SpendSuccess {
+		a.Failed++
+	}
+	a.Spend += r.Spend
+	a.EndTime = r.EndTime
+	w.owe(&r, 1)
+	w.folded.Add(1)
+}
+
+// owe adds sign times r's spend to what its key and team owe (w.mu held).
+func (w *Writer) owe(r *store.SpendRow, sign float64) {
+	if r.Spend == 0 {
+		return
+	}
+	owe := func(m map[string]float64, id string) {
+		if id == "" {
+			return
+		}
+		if v := m[id] + sign*r.Spend; sign > 0 || v > 1e-12 { // no float residue kept
+			m[id] = v
+		} else {
+			delete(m, id)
+		}
+	}
+	owe(w.owedKeys, r.APIKey)
+	owe(w.owedTeams, r.TeamID)
+	w.owedN.Store(int64(len(w.owedKeys) + len(w.owedTeams)))
+}
+
+// Owed is the spend of the rows of the key with hash keyHash, and of team teamID, that the
+// writer has accepted but not yet written: what a budget adds to the store's spend until
+// the write (a write that failed is forgotten, as its rows are).
+func (w *Writer) Owed(keyHash, teamID string) (key, team float64) {
+	if w.owedN.Load() == 0 {
+		return 0, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.owedKeys[keyHash], w.owedTeams[teamID]
+}
+
+// settle forgets what batch's rows owed, once they are written (or their write failed).
+func (w *Writer) settle(batch []store.SpendRow) {
+	if w.owedN.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range batch {
+		w.owe(&batch[i], -1) // an aggregate owed its calls' sum
+	}
+}
+
 // Stats returns what the writer has done so far.
 func (w *Writer) Stats() Stats {
-	return Stats{Queued: w.queued.Load(), Written: w.written.Load(), Dropped: w.dropped.Load(),
+	return Stats{Queued: w.queued.Load(), Written: w.written.Load(), Merged: w.folded.Load(), Dropped: w.dropped.Load(),
 		Failed: w.failed.Load(), MaxLag: time.Duration(w.maxLag.Load()), Batches: w.batches.Load(),
 		SlowestWrite: time.Duration(w.slowest.Load())}
 }
@@ -174,6 +278,7 @@ func (w *Writer) run() {
 		batch, wait := w.next(false)
 		if len(batch) > 0 {
 			w.write(batch)
+			w.settle(batch)
 			w.recycle(batch)
 			continue
 		}
@@ -191,6 +296,7 @@ func (w *Writer) run() {
 					return
 				}
 				w.write(batch)
+				w.settle(batch)
 				w.recycle(batch)
 			}
 		}
@@ -198,14 +304,14 @@ func (w *Writer) run() {
 	}
 }
 
-// next takes the batch due now (all of it when closing), or returns how long until the
-// waiting rows are due (0: none wait).
+// next takes the batch due now (all of it when closing), the aggregates last, or returns
+// how long until the waiting rows are due (0: none wait).
 func (w *Writer) next(closing bool) ([]store.SpendRow, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(w.pending)
 	if n == 0 {
-		return nil, 0
+		return w.takeMerged(nil), 0
 	}
 	now := time.Now()
 	if n < w.cfg.BatchSize && !closing {
@@ -235,7 +341,18 @@ func (w *Writer) next(closing bool) ([]store.SpendRow, time.Duration) {
 			break
 		}
 	}
-	return batch, 0
+	return w.takeMerged(batch), 0
+}
+
+// takeMerged appends the waiting aggregates to batch and forgets them (w.mu held).
+func (w *Writer) takeMerged(batch []store.SpendRow) []store.SpendRow {
+	if len(w.merged) == 0 {
+		return batch
+	}
+	batch = append(batch, w.merged...)
+	w.merged = w.merged[:0]
+	clear(w.mergedAt)
+	return batch
 }
 
 // recycle keeps a written batch's slice for the rows to come.
@@ -280,7 +397,13 @@ func (w *Writer) write(batch []store.SpendRow) {
 		w.failed.Add(int64(len(batch)))
 		return
 	}
-	w.written.Add(int64(len(batch)))
+	logged := 0
+	for i := range batch {
+		if batch[i].Calls == 0 {
+			logged++
+		}
+	}
+	w.written.Add(int64(logged))
 	w.batches.Add(1)
 	now := w.now()
 	for _, r := range batch {

@@ -110,9 +110,13 @@ func TestWriterFlushesCostlyRowsSooner(t *testing.T) {
 	}
 }
 
-func TestWriterDropsWhenFullAndFlushesAtClose(t *testing.T) {
+// TestWriterFoldsWhenFullAndFlushesAtClose: a row that finds the queue full never waits: it
+// is folded into the aggregate of its day, key, team and server (written with the next
+// batch, its spend still owed to budgets meanwhile), or dropped once MergeSize aggregates
+// wait; Close writes everything queued and folded; a closed writer takes nothing.
+func TestWriterFoldsWhenFullAndFlushesAtClose(t *testing.T) {
 	rec := &recorder{gate: make(chan struct{})}
-	w := NewWriter(WriterConfig{Record: rec.record, QueueSize: 4, BatchSize: 1, FlushInterval: time.Millisecond})
+	w := NewWriter(WriterConfig{Record: rec.record, QueueSize: 4, MergeSize: 1, BatchSize: 1, FlushInterval: time.Millisecond})
 	w.Add(row(0)) // taken by the writer, whose write waits on the gate
 	deadline := time.Now().Add(5 * time.Second)
 	for w.waiting() != 0 && time.Now().Before(deadline) {
@@ -121,24 +125,54 @@ func TestWriterDropsWhenFullAndFlushesAtClose(t *testing.T) {
 	accepted := 0
 	start := time.Now()
 	for i := 1; i <= 10; i++ {
-		if w.Add(row(i)) {
+		r := row(i)
+		r.APIKey, r.TeamID, r.Spend, r.Status = "k", "t", 0.25, store.SpendSuccess
+		if i%3 == 0 {
+			r.Status = store.SpendFailure
+		}
+		if w.Add(r) {
 			accepted++
 		}
 	}
+	other := row(11)
+	other.APIKey = "other" // a second aggregate: no room for it
+	w.Add(other)
 	if time.Since(start) > time.Second {
 		t.Fatal("Add blocked on a full queue")
 	}
-	if accepted != 4 || w.Stats().Dropped != 6 {
-		t.Fatalf("accepted %d, stats %+v; want 4 queued and 6 dropped", accepted, w.Stats())
+	if st := w.Stats(); accepted != 4 || st.Merged != 6 || st.Dropped != 1 {
+		t.Fatalf("accepted %d, stats %+v; want 4 queued, 6 folded, 1 dropped", accepted, st)
+	}
+	if k, tm := w.Owed("k", "t"); k != 2.5 || tm != 2.5 {
+		t.Fatalf("owed %v %v before the write, want 2.5 (every accepted or folded row's spend)", k, tm)
 	}
 	close(rec.gate)
 	if err := w.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := w.Stats(); st.Written != 5 || st.Dropped != 6 {
+	if st := w.Stats(); st.Written != 5 || st.Merged != 6 || st.Dropped != 1 {
 		t.Fatalf("after close: %+v, want every queued row written", st)
 	}
-	if w.Add(row(99)) || w.Stats().Dropped != 7 {
+	if k, tm := w.Owed("k", "t"); k != 0 || tm != 0 {
+		t.Fatalf("owed %v %v after the write, want 0", k, tm)
+	}
+	var aggs []store.SpendRow
+	rec.mu.Lock()
+	for _, b := range rec.batches {
+		for _, r := range b {
+			if r.Calls != 0 {
+				aggs = append(aggs, r)
+			}
+		}
+	}
+	rec.mu.Unlock()
+	if len(aggs) != 1 {
+		t.Fatalf("aggregates written: %+v, want one", aggs)
+	}
+	if agg := aggs[0]; agg.Calls != 6 || agg.Failed != 2 || agg.Spend != 1.5 || agg.APIKey != "k" || agg.TeamID != "t" {
+		t.Fatalf("the aggregate written: %+v, want 6 calls, 2 failed, spend 1.5", agg)
+	}
+	if w.Add(row(99)) || w.Stats().Dropped != 2 {
 		t.Fatal("a closed writer took a row")
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,9 @@ type keyCache struct {
 	miss map[string]cacheEntry // answers "no such row"
 	gen  uint64
 	off  bool
+	// state is gen<<1 | off, stored under mu with every change of either, so CacheState
+	// (read on every request with a store key) takes no lock.
+	state atomic.Uint64
 }
 
 func newKeyCache(size int, ttl time.Duration) *keyCache {
@@ -54,7 +58,18 @@ func newKeyCache(size int, ttl time.Duration) *keyCache {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	return &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry), miss: make(map[string]cacheEntry), gen: 1}
+	c := &keyCache{ttl: ttl, size: size, m: make(map[string]cacheEntry), miss: make(map[string]cacheEntry), gen: 1}
+	c.publish()
+	return c
+}
+
+// publish stores gen and off in state (c.mu held, or c not yet shared).
+func (c *keyCache) publish() {
+	var off uint64
+	if c.off {
+		off = 1
+	}
+	c.state.Store(c.gen<<1 | off)
 }
 
 func (c *keyCache) get(token string, now time.Time) (cacheEntry, bool) {
@@ -110,6 +125,7 @@ func (c *keyCache) forget(token string) {
 	delete(c.m, token)
 	delete(c.miss, token)
 	c.gen++
+	c.publish()
 	c.mu.Unlock()
 }
 
@@ -120,6 +136,7 @@ func (c *keyCache) reset(off bool) {
 	clear(c.miss)
 	c.gen++
 	c.off = off
+	c.publish()
 	c.mu.Unlock()
 }
 
@@ -131,10 +148,16 @@ func (c *keyCache) reset(off bool) {
 // oldest lookup it read (TrackReads): then it is no older than the lookups themselves could be.
 func (s *Store) CacheState() (gen uint64, ttl time.Duration, on bool) {
 	c := s.cache
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen, c.ttl, c.ttl >= 0 && !c.off
+	st := c.state.Load()
+	return st >> 1, c.ttl, c.ttl >= 0 && st&1 == 0
 }
+
+// CacheSize is how many lookups the cache keeps at most (Options.CacheSize), found and not
+// found apart; a value derived from them should be bounded alike.
+func (s *Store) CacheSize() int { return s.cache.size }
+
+// Now is the time on the store's clock (Options.Now).
+func (s *Store) Now() time.Time { return s.now() }
 
 // readsKey carries the *time.Time TrackReads updates.
 type readsKey struct{}

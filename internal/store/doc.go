@@ -142,7 +142,11 @@
 //     page of its own, and a commit wrote one WAL page per row; on SQLite through prepared
 //     INSERTs of 1, 2, 4, … 256 rows kept on the spend connection, a batch being the fewest
 //     of them its size adds up to, because parsing a fresh 500-row INSERT was a third of a
-//     batch's CPU: 15 → 10.5 µs per row, docs/benchmarks.md, h43-defaultpath; Postgres
+//     batch's CPU: 15 → 10.5 µs per row, docs/benchmarks.md, h43-defaultpath; SQLite's are
+//     INSERT OR FAIL, which keeps no statement journal of the pages a statement writes (a
+//     failing row still rolls the whole batch back: the transaction ends in error), and bind
+//     NULL for an empty text, coalesced to the empty text, so none is copied into SQLite's allocator
+//     for it (together 8–15 % per row, docs/benchmarks.md, h63-ctlcost; Postgres
 //     parses its one statement per 500 rows server-side), one UPDATE per key and per team charged, one
 //     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row. It
 //     touches the cache keys of the keys and teams whose spend changed, so budgets are

@@ -82,7 +82,7 @@ func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 		_ = db.Close()
 		return nil, redact(err)
 	}
-	s := &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}
+	s := &Store{db: db, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: opts.clock()}
 	origin := newOrigin()
 	l, err := startListener(ctx, cfg, s.cache, opts.logger(), origin, s.serversChanged)
 	if err != nil {

@@ -34,7 +34,16 @@ type SpendRow struct {
 	Spend          float64
 	StartTime      time.Time
 	EndTime        time.Time
+	// Calls, when not 0, makes the row an aggregate of that many calls (Failed of them
+	// failed, Spend their total) that were not logged one by one: RecordSpend adds it to
+	// the spend of its key and team and to the daily rollup of its StartTime's day, and
+	// inserts no spend_logs row for it. The spend writer folds rows into aggregates when
+	// its queue is full.
+	Calls, Failed int64
 }
+
+// logged reports whether r is one call's spend_logs row (not an aggregate).
+func (r *SpendRow) logged() bool { return r.Calls == 0 }
 
 // The call types and statuses of spend rows, LiteLLM's words.
 const (
@@ -44,6 +53,7 @@ const (
 	SpendFailure  = "failure"
 	spendColumns  = `request_id, call_type, model, mcp_server, api_key, key_alias, team_id, user_id, end_user, organization_id, status, fault, spend, start_time, end_time`
 	spendNumCols  = 15
+	spendNumText  = 12 // the text columns, first in spendColumns
 	dailyColumns  = `date, api_key, team_id, mcp_server, spend, api_requests, failed_requests`
 	spendDayStamp = "2006-01-02"
 )
@@ -68,27 +78,37 @@ func NewTimeID(now time.Time) string {
 	return formatUUID(&b)
 }
 
-// RecordSpend writes rows in one transaction: the spend_logs rows, the spend of their keys
-// and teams, and their daily_spend rollup. A key or team whose spend changed is forgotten
-// from the lookup cache (on every replica, on Postgres), so its budget is checked against
-// the new spend; rows that cost nothing change no spend and forget nothing.
+// RecordSpend writes rows in one transaction: the spend_logs rows (aggregates, see
+// SpendRow.Calls, insert none), the spend of their keys and teams, and their daily_spend
+// rollup. A key or team whose spend changed is forgotten from the lookup cache (on every
+// replica, on Postgres), so its budget is checked against the new spend; rows that cost
+// nothing change no spend and forget nothing. rows' aggregates come last, if any.
 func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	logged := len(rows)
+	for logged > 0 && !rows[logged-1].logged() {
+		logged--
+	}
+	for _, r := range rows[:logged] {
+		if !r.logged() {
+			return errors.New("store: recording spend: an aggregate row before a logged one")
+		}
 	}
 	db := s.db
 	if s.spendDB != nil {
 		db = s.spendDB
 	}
-	if s.spendDB != nil {
-		if err := s.spendInserts.prepare(ctx, db, len(rows)); err != nil {
+	if s.spendDB != nil && logged > 0 {
+		if err := s.spendInserts.prepare(ctx, db, logged); err != nil {
 			return err
 		}
 	}
 	return s.inTxOn(ctx, db, func(tx *tx) error {
-		insert := func() error { return insertSpendRows(ctx, tx, rows, s.pg != nil) }
+		insert := func() error { return insertSpendRows(ctx, tx, rows[:logged], s.pg != nil) }
 		if s.spendDB != nil {
-			insert = func() error { return s.spendInserts.insert(ctx, tx, rows) }
+			insert = func() error { return s.spendInserts.insert(ctx, tx, rows[:logged]) }
 		}
 		if err := insert(); err != nil {
 			return err
@@ -114,9 +134,15 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 				days[k] = d
 			}
 			d.spend += r.Spend
-			d.calls++
-			if r.Status != SpendSuccess {
+			switch {
+			case !r.logged():
+				d.calls += r.Calls
+				d.fails += r.Failed
+			case r.Status != SpendSuccess:
+				d.calls++
 				d.fails++
+			default:
+				d.calls++
 			}
 		}
 		now := s.now().UnixMilli()
@@ -164,10 +190,19 @@ func insertSpendRows(ctx context.Context, tx *tx, rows []SpendRow, pg bool) erro
 }
 
 // spendInsertSQL is the INSERT of n spend rows, with numbered ($n, Postgres) or anonymous
-// (?, SQLite) parameters.
+// (?, SQLite) parameters; SQLite's text parameters take NULL for the empty text
+// (sqliteSpendArgs).
 func spendInsertSQL(n int, pg bool) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+	if pg {
+		b.WriteString(`INSERT INTO spend_logs (` + spendColumns + `) VALUES `)
+	} else {
+		// OR FAIL: a failing row ends the statement without undoing its earlier rows, so
+		// SQLite keeps no statement journal of the pages it writes (ABORT's undo log, a
+		// copy of every page the statement touches after the transaction's first); the
+		// error still rolls back the whole transaction (inTxOn), as ABORT's would.
+		b.WriteString(`INSERT OR FAIL INTO spend_logs (` + spendColumns + `) VALUES `)
+	}
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
@@ -177,9 +212,12 @@ func spendInsertSQL(n int, pg bool) string {
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			if pg {
+			switch {
+			case pg:
 				b.WriteString("$" + strconv.Itoa(i*spendNumCols+c+1))
-			} else {
+			case c < spendNumText:
+				b.WriteString("coalesce(?,'')")
+			default:
 				b.WriteString("?")
 			}
 		}
@@ -194,6 +232,24 @@ func spendArgs(args []any, rows []SpendRow) []any {
 		args = append(args, r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias, r.TeamID,
 			r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault, r.Spend,
 			r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
+	}
+	return args
+}
+
+// sqliteSpendArgs is spendArgs with NULL for an empty text, which the prepared INSERTs store
+// as the empty text (coalesce): binding a text copies it into SQLite's allocator (a malloc and
+// a free per text per row), binding NULL copies nothing.
+func sqliteSpendArgs(args []any, rows []SpendRow) []any {
+	for _, r := range rows {
+		for _, v := range [spendNumText]string{r.RequestID, r.CallType, r.Model, r.Server, r.APIKey, r.KeyAlias,
+			r.TeamID, r.UserID, r.EndUser, r.OrganizationID, r.Status, r.Fault} {
+			if v == "" {
+				args = append(args, nil)
+			} else {
+				args = append(args, v)
+			}
+		}
+		args = append(args, r.Spend, r.StartTime.UnixMilli(), r.EndTime.UnixMilli())
 	}
 	return args
 }
@@ -240,7 +296,7 @@ func (p *spendInserts) insert(ctx context.Context, t *tx, rows []SpendRow) error
 		if st == nil { // closed meanwhile
 			return errors.New("store: inserting spend logs: the store is closed")
 		}
-		args = spendArgs(args[:0], rows[:1<<k])
+		args = sqliteSpendArgs(args[:0], rows[:1<<k])
 		if _, err := t.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("store: inserting spend logs: %w", err)
 		}

@@ -86,6 +86,26 @@ func TestRecordSpend(t *testing.T) {
 		if len(daily) != 2 || daily[0].APIRequests != 1201 {
 			t.Fatalf("daily after a second batch: %+v", daily)
 		}
+		// an aggregate (the writer's queue was full) adds spend and calls, no spend_logs row
+		agg := SpendRow{CallType: CallTypeTool, Server: "fx", APIKey: k.Token, TeamID: "t1", Spend: 0.5,
+			StartTime: day, EndTime: day, Calls: 7, Failed: 2}
+		if err := s.RecordSpend(ctx, []SpendRow{agg, {RequestID: "x", Status: SpendSuccess, StartTime: day, EndTime: day}}); err == nil {
+			t.Fatal("an aggregate before a logged row was accepted")
+		}
+		rows[0].RequestID = "third"
+		if err := s.RecordSpend(ctx, []SpendRow{rows[0], agg}); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.CountSpendLogs(ctx, SpendFilter{APIKey: k.Token}); n != 1206 {
+			t.Fatalf("count after an aggregate: %d, want 1206 (one more logged row)", n)
+		}
+		if got, _, _ := s.Lookup(ctx, k.Token); got.Spend < 1.7049 || got.Spend > 1.7051 {
+			t.Fatalf("key spend after an aggregate %v, want 1.705", got.Spend)
+		}
+		daily, _ = s.DailySpends(ctx, DailySpendFilter{Server: "fx", Start: "2026-03-04", End: "2026-03-04"})
+		if len(daily) != 1 || daily[0].APIRequests != 1209 || daily[0].FailedRequests != 402+2 {
+			t.Fatalf("daily after an aggregate: %+v", daily)
+		}
 	})
 }
 

@@ -62,12 +62,21 @@ type Options struct {
 	CacheTTL time.Duration
 	// CacheSize bounds the cached lookups (default DefaultCacheSize).
 	CacheSize int
+	// Now is the store's clock (nil: time.Now): row timestamps and the lookup cache's ages.
+	Now func() time.Time
 	// Logger receives the migration log and, on Postgres, the invalidation listener's
 	// connection changes; nil discards them.
 	Logger *slog.Logger
 	// MaxOpenConns bounds the Postgres connection pool (default DefaultMaxOpenConns; the
 	// invalidation listener's one connection is not counted). SQLite ignores it.
 	MaxOpenConns int
+}
+
+func (o Options) clock() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
 }
 
 func (o Options) logger() *slog.Logger {
@@ -101,7 +110,7 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	spendDB.SetMaxOpenConns(1)
-	return &Store{db: db, spendDB: spendDB, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: time.Now}, nil
+	return &Store{db: db, spendDB: spendDB, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: opts.clock()}, nil
 }
 
 // openSQLite opens the database at path through dsn and checks that it answers.
