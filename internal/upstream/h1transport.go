@@ -312,8 +312,7 @@ func (b *h1Body) finish(reuse bool) {
 // failed calls.
 func (t *h1Transport) conn(ctx context.Context, key string) (*h1Conn, error) {
 	for {
-		now := time.Now()
-		pc := t.take(key, now)
+		pc := t.take(key)
 		if pc == nil {
 			break
 		}
@@ -333,7 +332,8 @@ func (t *h1Transport) conn(ctx context.Context, key string) (*h1Conn, error) {
 
 // take removes the most recently used unexpired idle connection to key
 // from the pool, closing the expired ones it passes.
-func (t *h1Transport) take(key string, now time.Time) *h1Conn {
+func (t *h1Transport) take(key string) *h1Conn {
+	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := t.idle[key]
