@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"iter"
-	"net/http"
 
-	"github.com/mcpgw/mcpgw/internal/identity"
+	"github.com/mcpgw/mcpgw/internal/upstream/auth"
 )
+
+// headerAPIKey is identity.HeaderAPIKey in canonical form (a test holds
+// them equal).
+const headerAPIKey = "X-Litellm-Api-Key"
 
 // NewCredentials returns the credentials a caller's request headers h
 // (canonical keys) carry, sharing h: the gateway's own credential in it,
@@ -16,10 +19,19 @@ func NewCredentials(h map[string][]string, authIsKey bool, bearer string) Creden
 	return Credentials{header: h, omitAuth: authIsKey, Bearer: bearer}
 }
 
-// hidden reports whether header key (canonical) is the gateway's own
-// credential, never forwarded.
+// hidden reports whether header key (canonical) is never forwarded: the
+// gateway's own credential, and for several servers at once the caller's
+// credentials meant for one server (Authorization, x-mcp-auth).
 func (c Credentials) hidden(key string) bool {
-	return key == http.CanonicalHeaderKey(identity.HeaderAPIKey) || (c.omitAuth && key == "Authorization")
+	switch key {
+	case headerAPIKey:
+		return true
+	case "Authorization":
+		return c.omitAuth || c.several
+	case auth.HeaderMCPAuth:
+		return c.several
+	}
+	return false
 }
 
 // Get returns the values of the caller's header key (canonical); nil for
@@ -43,16 +55,22 @@ func (c Credentials) All() iter.Seq2[string, []string] {
 	}
 }
 
-// WithoutAuthorization returns c without Authorization nor the bearer
-// token (a listing over several servers forwards neither).
+// WithoutAuthorization returns c for a request to several servers at once
+// (a REST listing without server_id): without Authorization, x-mcp-auth
+// nor the bearer token, which each mean one server.
 func (c Credentials) WithoutAuthorization() Credentials {
-	c.omitAuth, c.Bearer = true, ""
+	c.several, c.Bearer = true, ""
 	return c
 }
 
-// Clone returns c with a copy of the headers, for what outlives the
-// request they came with.
+// Clone returns c with a copy of the headers it may forward, for what
+// outlives the request they came with: the copy never holds the gateway's
+// own credential.
 func (c Credentials) Clone() Credentials {
-	c.header = http.Header(c.header).Clone()
+	h := make(map[string][]string, len(c.header))
+	for k, v := range c.All() {
+		h[k] = append([]string(nil), v...)
+	}
+	c.header = h
 	return c
 }

@@ -194,9 +194,12 @@ type Credentials struct {
 	// may opt into forwarding (extra_headers), shared with the request
 	// rather than copied (a held stream keeps its credentials for its
 	// life): Get and All never show the gateway's own credential in it
-	// (x-litellm-api-key always, Authorization when omitAuth).
+	// (x-litellm-api-key always, Authorization when omitAuth), nor, when
+	// several, a credential meant for one server (Authorization,
+	// x-mcp-auth).
 	header   map[string][]string
 	omitAuth bool
+	several  bool
 	// Bearer is the caller's own bearer token, for delegating servers; ""
 	// when Authorization carried the gateway key or no bearer token.
 	Bearer string

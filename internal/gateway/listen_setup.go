@@ -106,6 +106,11 @@ func (g *Gateway) OpenListen(outer context.Context, op Operation, want Filter, l
 // the listen's stack while the listen lasts. ctx is the listen's, outer
 // the one it was derived from.
 func (g *Gateway) beginListen(outer, ctx context.Context, cancel context.CancelFunc, op *Operation, want *Filter, l *Listener) (*listenRun, *fault.Fault) {
+	if l.Wake != nil && cap(l.Wake) == 0 {
+		// The listen's own sends on Wake never block: unbuffered, they
+		// would be lost while its goroutine is busy. A caller's bug.
+		panic("gateway: Listener.Wake needs a buffer of one")
+	}
 	g = g.ls.currentOr(g) // a listen reaching an older config's front runs on the newest
 	g.resolveCallerTokens(ctx, op)
 	servers := g.visible(op)

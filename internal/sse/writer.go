@@ -95,6 +95,11 @@ func (w *Writer) WriteEvent(e Event) error {
 		return w.err
 	}
 	b := w.buf[:0]
+	if w.lean {
+		// One allocation of the event's size (one data line, the
+		// usual case), not a buffer grown from nothing.
+		b = make([]byte, 0, len(e.Data)+len(e.Type)+len(e.ID)+48)
+	}
 	if e.Type != "" {
 		b = appendField(b, "event", e.Type)
 	}

@@ -414,3 +414,19 @@ func TestWriterLeanHoldsNoBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A lean writer pays one allocation per event, of the event's size, not a
+// buffer grown from nothing (the HTTP+SSE transport's stream is lean and
+// carries every call's answer).
+func TestWriterLeanAllocatesOncePerEvent(t *testing.T) {
+	w := sse.NewWriter(io.Discard)
+	w.Lean()
+	e := ev("message", strings.Repeat("x", 64<<10), "7", 0)
+	if n := testing.AllocsPerRun(50, func() {
+		if err := w.WriteEvent(e); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 1 {
+		t.Errorf("a lean 64 KiB event costs %.0f allocations, want 1", n)
+	}
+}
