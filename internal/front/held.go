@@ -42,7 +42,9 @@ func (d *duties) open() {
 }
 
 // due reports which duties are due now (the stream does them), moves their
-// deadlines on and sets the timer for the next one.
+// deadlines on and, when one was due, sets the timer for the next one (a
+// wake for a queued message, with nothing due, leaves the timer as it is:
+// it is set for the same deadline already).
 func (d *duties) due() (recheck, keepalive bool) {
 	now := time.Now()
 	if !now.Before(d.recheckAt) {
@@ -51,7 +53,9 @@ func (d *duties) due() (recheck, keepalive bool) {
 	if !d.keepAt.IsZero() && !now.Before(d.keepAt) {
 		keepalive, d.keepAt = true, now.Add(keepaliveInterval)
 	}
-	d.arm()
+	if recheck || keepalive {
+		d.arm()
+	}
 	return recheck, keepalive
 }
 

@@ -18,8 +18,20 @@
 //     derived from the request's (WithCancel, a tracing span, a stream's
 //     context a later request clones), Without) gets a copy of the scope
 //     under a new context, as context.WithValue would: whoever holds the
-//     earlier context keeps the earlier values, and a context shared with
-//     other goroutines or requests is never written.
+//     earlier context keeps the earlier values.
+//   - The rule that makes writing in place safe, which nothing enforces:
+//     every With on a request's own context comes before that context is
+//     derived from, stored, or handed to another goroutine. A context
+//     derived earlier shares the scope and sees a later in-place write,
+//     unlike context.WithValue, and a goroutine reading it then races
+//     with the write (TestDerivedBeforeAWriteSeesIt pins this). The
+//     layers keep the rule: admit, app, the public base, observe, later
+//     and limits all write on the request's goroutine before the gateway
+//     fans out, starts a listen or derives a cancellable context. One
+//     place writes a second request's values into a scope: the UI's
+//     POST /ui/mcp re-dispatches a clone of its request (same context)
+//     into the /mcp handler, on the same goroutine, and reads nothing
+//     after it.
 //   - Writing in place is seen by the layers outside the one writing: they
 //     hold the same context. The slots are set by the layers that serve a
 //     request on its own goroutine, each before it calls the next, and none

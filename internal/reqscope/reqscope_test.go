@@ -59,3 +59,19 @@ func TestRequestCopiesOnlyForANewContext(t *testing.T) {
 		t.Fatal("a request was not given its new context")
 	}
 }
+
+// A context derived from the request's own before a later in-place write
+// shares its scope and sees that write (unlike context.WithValue): the
+// package's rule is that every write comes before any derivation. Changing
+// this must be deliberate.
+func TestDerivedBeforeAWriteSeesIt(t *testing.T) {
+	owner := With(context.Background(), Admission, 1)
+	derived, cancel := context.WithCancel(owner)
+	defer cancel()
+	if With(owner, Usage, "u") != owner {
+		t.Fatal("the owner's empty slot was not written in place")
+	}
+	if Value(derived, Usage) != "u" {
+		t.Fatalf("a context derived before the write sees %v", Value(derived, Usage))
+	}
+}
