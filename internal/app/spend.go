@@ -187,13 +187,18 @@ func (b *budgets) state(ctx context.Context, hash string, now time.Time) (budget
 // read admits the call (as a limit counter that cannot decide does).
 func (b *budgets) over(ctx context.Context, caller *identity.Caller) *fault.Fault {
 	now := b.st.Now()
+	// What the writer owes is read before the stored spend: a commit
+	// between the two then bumps the cache's generation and the spend is
+	// read again with it (counted twice for a moment, erring towards
+	// refusing). Read the other way round, a commit in between would be
+	// in neither. The writer files spend under the caller's team.
+	var owedKey, owedTeam float64
+	if b.owed != nil {
+		owedKey, owedTeam = b.owed(caller.KeyHash, caller.TeamID)
+	}
 	s, ok := b.state(ctx, caller.KeyHash, now)
 	if !ok || !s.found || (s.maxBudget == nil && !s.team) {
 		return nil
-	}
-	var owedKey, owedTeam float64
-	if b.owed != nil {
-		owedKey, owedTeam = b.owed(caller.KeyHash, s.teamID)
 	}
 	if spent := s.budget.SpendAt(s.spend, now) + owedKey; s.maxBudget != nil && spent >= *s.maxBudget {
 		return budgetFault(s.budget, now, "ExceededTokenBudget: Current spend for token: "+num(spent)+

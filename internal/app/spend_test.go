@@ -87,7 +87,7 @@ func TestBudgetAdmitCountsOwedSpend(t *testing.T) {
 		_, _, f := admit(ctx, c, "fx")
 		return f
 	}
-	ownCaller, memberCaller := &identity.Caller{KeyHash: own.Token}, &identity.Caller{KeyHash: member.Token}
+	ownCaller, memberCaller := &identity.Caller{KeyHash: own.Token}, &identity.Caller{KeyHash: member.Token, TeamID: "eng"}
 	if try(ownCaller) != nil || try(memberCaller) != nil {
 		t.Fatal("keys under budget were refused")
 	}
@@ -108,6 +108,37 @@ func TestBudgetAdmitCountsOwedSpend(t *testing.T) {
 	}
 	if f := try(ownCaller); f == nil || !strings.Contains(f.Message, "Current spend for token: 1;") {
 		t.Fatalf("after the write, the stored spend refuses (counted once): %+v", f)
+	}
+}
+
+// TestBudgetAdmitSeesSpendCommittedDuringTheCheck: a write that commits (and forgets what
+// it owed) while the budget check runs is counted, not lost between the owed amount and the
+// stored spend. The probe commits at the moment the check asks what is owed.
+func TestBudgetAdmitSeesSpendCommittedDuringTheCheck(t *testing.T) {
+	ctx := context.Background()
+	st := sqliteStore(t, store.Options{CacheTTL: time.Hour})
+	one := 1.0
+	_, key, _ := st.Generate(ctx, store.NewKey{MaxBudget: &one})
+	w := spend.NewWriter(spend.WriterConfig{Record: st.RecordSpend, FlushInterval: time.Hour, FreeFlushInterval: time.Hour})
+	defer func() { _ = w.Close(ctx) }()
+	caller := &identity.Caller{KeyHash: key.Token}
+	committed := false
+	owed := func(k, team string) (float64, float64) {
+		if !committed {
+			committed = true
+			if err := w.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w.Owed(k, team)
+	}
+	admit := budgetAdmit(st, owed, func(ctx context.Context, _ *identity.Caller, _ string) (context.Context, func(), *fault.Fault) {
+		return ctx, func() {}, nil
+	})
+	now := time.Now()
+	w.Add(store.SpendRow{RequestID: "a", CallType: store.CallTypeTool, APIKey: key.Token, Status: store.SpendSuccess, Spend: 1, StartTime: now, EndTime: now})
+	if _, _, f := admit(ctx, caller, "fx"); f == nil || !strings.Contains(f.Message, "Current spend for token: 1;") {
+		t.Fatalf("spend committed during the check was counted nowhere: %+v", f)
 	}
 }
 

@@ -155,8 +155,9 @@ func forEachLeader(t *testing.T, test func(t *testing.T, lead leader)) {
 	})
 	t.Run("fan-out", func(t *testing.T) {
 		test(t, func(ctx context.Context, cat *Catalog, q Query) error {
-			_, _ = cat.List(ctx, q, mcp.MethodToolsList, "")
-			return ctx.Err() // a listing answers with outcomes, not an error
+			// The listing's fan-out, whose per-server error a listing
+			// turns into an outcome.
+			return cat.gather(ctx, q, mcp.MethodToolsList)[0].err
 		})
 	})
 }

@@ -117,8 +117,10 @@ func (h *MCP) encodeModern(id jsonrpc.ID, res json.RawMessage, hints bool) []byt
 	if res == nil {
 		return jsonrpc.EncodeResult(id, nil)
 	}
-	// What appendModern may add: resultType, the cache hints and serverInfo.
-	const added = 96
+	// The most appendModern adds besides serverInfo itself: the cache
+	// hints, resultType and a _meta holding serverInfo.
+	const added = len(`,"ttlMs":` + defaultTTLMs + `,"cacheScope":` + defaultCacheScope +
+		`,"resultType":"complete","_meta":{"` + mcp.MetaServerInfo + `":}`)
 	b := make([]byte, 0, 40+len(id.Raw())+len(res)+len(h.serverInfo)+added)
 	b = h.appendModern(jsonrpc.AppendResultHead(b, id), res, hints)
 	return append(b, '}')

@@ -3,6 +3,7 @@ package front
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
@@ -92,4 +93,16 @@ func FuzzAppendModern(f *testing.F) {
 			t.Fatalf("encodeModern(%q, %v)\n = %s\nwant %s", res, hints, got, want)
 		}
 	})
+}
+
+// The answer's buffer is sized for the most appendModern adds: a large
+// result with none of the members it sets is written without the buffer
+// growing (which would copy the listing again).
+func TestEncodeModernSizesItsBuffer(t *testing.T) {
+	h := &MCP{serverInfo: []byte(`{"name":"gw","version":"1"}`)}
+	res := json.RawMessage(`{"tools":["` + strings.Repeat("x", 100<<10) + `"]}`)
+	b := h.encodeModern(jsonrpc.IntID(12345678), res, true)
+	if want := 40 + len(`12345678`) + len(res) + len(h.serverInfo); cap(b) > want+256 || len(b) > cap(b) {
+		t.Fatalf("answer of %d bytes in a buffer of %d: it grew", len(b), cap(b))
+	}
 }

@@ -54,7 +54,7 @@ type Stats struct {
 	Written int64 // rows committed (aggregates not counted: their calls are in Merged)
 	Merged  int64 // rows folded into an aggregate because the queue was full
 	Dropped int64 // rows Add refused: the queue and the aggregates full, or the writer closed
-	Failed  int64 // rows whose write failed after its retries (or while closing)
+	Failed  int64 // calls whose write failed after its retries (or while closing): a row each, an aggregate's calls (also in Merged)
 	// MaxLag is the longest time from a row's EndTime to the commit that wrote it.
 	MaxLag time.Duration
 	// Batches is how many writes committed; SlowestWrite the longest one took.
@@ -355,6 +355,15 @@ func (w *Writer) takeMerged(batch []store.SpendRow) []store.SpendRow {
 	return batch
 }
 
+// calls is how many calls batch records: a row each, an aggregate its Calls.
+func calls(batch []store.SpendRow) int64 {
+	n := int64(0)
+	for i := range batch {
+		n += max(int64(batch[i].Calls), 1)
+	}
+	return n
+}
+
 // recycle keeps a written batch's slice for the rows to come.
 func (w *Writer) recycle(batch []store.SpendRow) {
 	clear(batch) // no row's strings outlive their write
@@ -371,7 +380,7 @@ func (w *Writer) write(batch []store.SpendRow) {
 	defer func() {
 		if v := recover(); v != nil {
 			w.cfg.Logger.Error("recovered from a panic", append([]any{"in", "spend writer"}, panics.Attrs(v)...)...)
-			w.failed.Add(int64(len(batch)))
+			w.failed.Add(calls(batch))
 		}
 	}()
 	var err error
@@ -394,7 +403,7 @@ func (w *Writer) write(batch []store.SpendRow) {
 	}
 	if err != nil {
 		w.cfg.Logger.Warn("writing spend logs", "rows", len(batch), "error", err.Error())
-		w.failed.Add(int64(len(batch)))
+		w.failed.Add(calls(batch))
 		return
 	}
 	logged := 0

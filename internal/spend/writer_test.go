@@ -285,3 +285,46 @@ func BenchmarkWriterPaced(b *testing.B) {
 		b.Fatalf("stats %+v", st)
 	}
 }
+
+// A write that fails for good, or panics, forgets what its rows owed (that spend escaped
+// the budgets, as the shutdown warning says) and counts every call it held as failed, an
+// aggregate's calls included.
+func TestWriterFailedWriteForgetsOwed(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		gate := make(chan struct{})
+		fail := func(context.Context, []store.SpendRow) error {
+			<-gate
+			if panics {
+				panic("the store broke")
+			}
+			return errors.New("the store is down")
+		}
+		w := NewWriter(WriterConfig{Record: fail, QueueSize: 1, MergeSize: 1, BatchSize: 1, FlushInterval: time.Millisecond})
+		add := func(i int) {
+			r := row(i)
+			r.APIKey, r.TeamID, r.Spend = "k", "t", 0.5
+			w.Add(r)
+		}
+		add(0) // taken by the writer, whose write waits on the gate
+		deadline := time.Now().Add(5 * time.Second)
+		for w.waiting() != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		for i := 1; i <= 3; i++ {
+			add(i) // one queued, two folded into an aggregate
+		}
+		if k, tm := w.Owed("k", "t"); k != 2 || tm != 2 {
+			t.Fatalf("panics=%v: owed %v %v before the write, want 2", panics, k, tm)
+		}
+		close(gate)
+		if err := w.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if k, tm := w.Owed("k", "t"); k != 0 || tm != 0 {
+			t.Errorf("panics=%v: owed %v %v after the failed writes, want 0", panics, k, tm)
+		}
+		if st := w.Stats(); st.Failed != 4 || st.Merged != 2 || st.Written != 0 {
+			t.Errorf("panics=%v: stats %+v, want 4 failed calls (2 rows, an aggregate of 2)", panics, st)
+		}
+	}
+}
