@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -49,6 +50,22 @@ func (m *memo[K, V]) get(st *store.Store, k K, now time.Time) (V, bool) {
 		return zero, false
 	}
 	return e.val, true
+}
+
+// load returns k's value from the memo or, on a miss, from read (given a context that
+// tracks the oldest row it reads), remembering what read returns when keep is true.
+func (m *memo[K, V]) load(ctx context.Context, st *store.Store, k K, now time.Time,
+	read func(ctx context.Context) (v V, keep bool, err error)) (V, error) {
+	if v, ok := m.get(st, k, now); ok {
+		return v, nil
+	}
+	gen, _, _ := st.CacheState()
+	oldest := now
+	v, keep, err := read(store.TrackReads(ctx, &oldest))
+	if err == nil && keep {
+		m.put(st, k, v, gen, oldest)
+	}
+	return v, err
 }
 
 // put remembers v for k, derived from lookups made after the store's generation was gen,

@@ -26,17 +26,16 @@ func keyLookup(st *store.Store) identity.KeyLookup {
 	}
 	memo := &keyMemo{}
 	return func(ctx context.Context, hash, endUser string) (identity.StoredKey, bool, error) {
-		mk, now := keyMemoKey{hash, endUser}, st.Now()
-		if k, ok := memo.get(st, mk, now); ok {
-			return k, true, nil
+		found := true // only keys found are remembered
+		k, err := memo.load(ctx, st, keyMemoKey{hash, endUser}, st.Now(), func(ctx context.Context) (identity.StoredKey, bool, error) {
+			k, ok, err := resolveKey(ctx, st, hash, endUser)
+			found = ok
+			return k, ok, err
+		})
+		if err != nil {
+			return identity.StoredKey{}, false, err
 		}
-		gen, _, _ := st.CacheState()
-		oldest := now
-		k, found, err := resolveKey(store.TrackReads(ctx, &oldest), st, hash, endUser)
-		if err == nil && found {
-			memo.put(st, mk, k, gen, oldest)
-		}
-		return k, found, err
+		return k, found, nil
 	}
 }
 

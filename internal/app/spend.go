@@ -159,28 +159,24 @@ type budgetState struct {
 // state is the budgets of the key with hash, from the memo or the store; ok false when a
 // read failed.
 func (b *budgets) state(ctx context.Context, hash string, now time.Time) (budgetState, bool) {
-	if s, ok := b.memo.get(b.st, hash, now); ok {
-		return s, true
-	}
-	gen, _, _ := b.st.CacheState()
-	oldest := now
-	ctx = store.TrackReads(ctx, &oldest)
-	k, found, err := b.st.Lookup(ctx, hash)
-	if err != nil {
-		return budgetState{}, false
-	}
-	s := budgetState{found: found, maxBudget: k.MaxBudget, spend: k.Spend, budget: k.Budget, teamID: k.TeamID}
-	if found && k.TeamID != "" {
-		t, ok, err := b.st.LookupTeam(ctx, k.TeamID)
+	s, err := b.memo.load(ctx, b.st, hash, now, func(ctx context.Context) (budgetState, bool, error) {
+		k, found, err := b.st.Lookup(ctx, hash)
 		if err != nil {
-			return budgetState{}, false
+			return budgetState{}, false, err
 		}
-		if ok && t.MaxBudget != nil {
-			s.team, s.teamMax, s.teamSpend, s.teamBudget = true, *t.MaxBudget, t.Spend, t.Budget
+		s := budgetState{found: found, maxBudget: k.MaxBudget, spend: k.Spend, budget: k.Budget, teamID: k.TeamID}
+		if found && k.TeamID != "" {
+			t, ok, err := b.st.LookupTeam(ctx, k.TeamID)
+			if err != nil {
+				return budgetState{}, false, err
+			}
+			if ok && t.MaxBudget != nil {
+				s.team, s.teamMax, s.teamSpend, s.teamBudget = true, *t.MaxBudget, t.Spend, t.Budget
+			}
 		}
-	}
-	b.memo.put(b.st, hash, s, gen, oldest)
-	return s, true
+		return s, true, nil
+	})
+	return s, err == nil
 }
 
 // over is the fault refusing caller's key or team for its spent budget, or nil. A failed
