@@ -96,9 +96,14 @@
 //     interleaved, 10 of 11 pairs). A lock held across a blocking write was
 //     rejected because a child that stops reading would hold every caller
 //     past its deadline. The semaphore's holder frames the message in one
-//     buffer per child (kept up to 64 KiB, dropped when larger) and writes
-//     it through a callback bound once, so a write allocates nothing; the
-//     reader decodes a whole line from its bufio buffer with one copy.
+//     buffer per child and writes it through a callback bound once, so a
+//     message the pipe takes at once allocates nothing
+//     (TestStdioWriterAllocs); the reader decodes a whole line from its
+//     64 KiB bufio buffer with one copy, and gathers a longer line in a
+//     second buffer. reuseMax (64 KiB) bounds both: a buffer that grew
+//     past it is dropped once its message is written or decoded (a
+//     gathered line always has), so a child that once sent or got a large
+//     message does not pin that memory.
 //   - Lower layers get their dependencies as a value (env, sessionEnv,
 //     the dialer) instead of a pointer to the Client. With the pointer,
 //     every layer could reach every field (the pool, the verdict, the

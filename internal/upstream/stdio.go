@@ -25,6 +25,13 @@ const (
 	// descendant outside its process group may keep the pipes open; it must
 	// not keep the transport alive.
 	drainGrace = time.Second
+	// reuseMax bounds the buffers a child's transport keeps between
+	// messages: the stdin writer's (stdinWriter.release) and the one the
+	// reader gathers a line longer than its bufio buffer in (readLoop). A
+	// buffer that grew past it is dropped once its message is written or
+	// decoded. The reader's bufio buffer is as large, so a gathered line
+	// always exceeds it: the reader keeps only its bufio buffer.
+	reuseMax = 64 << 10
 )
 
 // stdioTransport runs the upstream as a child process speaking

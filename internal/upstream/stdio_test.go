@@ -3,6 +3,8 @@ package upstream
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,9 @@ import (
 //	env:          a plain server whose tools/call result lists its environment
 //	roots:        asks its client roots/list when a tool is called, and answers the call with that answer
 //	modern-only:  speaks 2026-07-28 alone: refuses initialize, answers server/discover
+//	digest:       reads slowly (sleeps after each line it reads) and answers tools/call
+//	              with the length and sha256 of its arguments.data string
+//	pad:          answers tools/call with a pad string of arguments.pad bytes
 //
 // With MCPGW_FAKE_PIDFILE set, it writes its pid there first.
 func fakeStdioServer(mode string) int {
@@ -52,6 +57,9 @@ func fakeStdioServer(mode string) int {
 		m, err := jsonrpc.Decode(in.Bytes())
 		if err != nil {
 			return 2
+		}
+		if mode == "digest" {
+			time.Sleep(20 * time.Millisecond) // let the gateway fill the pipe
 		}
 		if mode == "noisy" {
 			fmt.Fprintln(os.Stderr, "debug: got", m.Method, strings.Repeat("x", 3000))
@@ -108,6 +116,14 @@ func fakeStdioServer(mode string) int {
 				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"rootsAnswer":`+string(in.Bytes())+`}`)))
 				continue
 			}
+			if mode == "digest" || mode == "pad" {
+				result, ok := fakeArgsAnswer(mode, m.Params)
+				if !ok {
+					return 6
+				}
+				reply(jsonrpc.EncodeResult(m.ID, result))
+				continue
+			}
 			if mode == "env" {
 				env, _ := json.Marshal(os.Environ())
 				reply(jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[],"env":`+string(env)+`}`)))
@@ -120,6 +136,25 @@ func fakeStdioServer(mode string) int {
 		}
 	}
 	return 0
+}
+
+// fakeArgsAnswer is the tools/call result of the digest and pad modes, made
+// from the call's arguments; ok is false when params do not parse.
+func fakeArgsAnswer(mode string, params json.RawMessage) (result json.RawMessage, ok bool) {
+	var p struct {
+		Arguments struct {
+			Data string `json:"data"`
+			Pad  int    `json:"pad"`
+		} `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, false
+	}
+	if mode == "pad" {
+		return json.RawMessage(`{"content":[],"pad":"` + strings.Repeat("x", p.Arguments.Pad) + `"}`), true
+	}
+	sum := sha256.Sum256([]byte(p.Arguments.Data))
+	return json.RawMessage(fmt.Sprintf(`{"content":[],"len":%d,"sha256":%q}`, len(p.Arguments.Data), hex.EncodeToString(sum[:]))), true
 }
 
 func fakeStdioConfig(t *testing.T, mode string) Config {
@@ -382,5 +417,78 @@ func TestStdioLegacyCallerModernOnlyChild(t *testing.T) {
 	}
 	if c.deps.legacyCallerSession(opts) {
 		t.Fatal("the next legacy caller would start another child to be refused again")
+	}
+}
+
+// Concurrent messages too large for the pipe go partly through the writer
+// goroutine, which finishes one while the next caller waits for stdin: each
+// must reach the child with its own bytes (the writer's buffer is handed
+// back only after its write). Half of them fit the kept buffer (reuseMax)
+// and half do not, so both buffer lifetimes are crossed.
+func TestStdioConcurrentPartialWritesKeepTheirBytes(t *testing.T) {
+	c := newClient(t, fakeStdioConfig(t, "digest"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Info(ctx, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	sizes := []int{300 << 10, 60 << 10, 300<<10 + 1, 60<<10 + 1, 300<<10 + 2, 60<<10 + 2, 300<<10 + 3, 60<<10 + 3}
+	errs := make(chan error, len(sizes))
+	for i, n := range sizes {
+		data := strings.Repeat(string(rune('a'+i)), n)
+		args, err := json.Marshal(map[string]string{"data": data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(data))
+		want := hex.EncodeToString(sum[:])
+		go func() {
+			res, err := c.CallTool(ctx, "t", args, Options{})
+			if err != nil {
+				errs <- fmt.Errorf("call %d: %w", i, err)
+				return
+			}
+			var got struct {
+				Len    int    `json:"len"`
+				SHA256 string `json:"sha256"`
+			}
+			if err := json.Unmarshal(res.Raw, &got); err != nil {
+				errs <- fmt.Errorf("call %d: %w", i, err)
+				return
+			}
+			if got.Len != n || got.SHA256 != want {
+				errs <- fmt.Errorf("call %d: the child got %d bytes with sha256 %.12s, want %d bytes with %.12s", i, got.Len, got.SHA256, n, want)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range sizes {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A line longer than the reader's bufio buffer is gathered apart; the next
+// line on the same stream must start from nothing.
+func TestStdioLongLineThenShort(t *testing.T) {
+	c := newClient(t, fakeStdioConfig(t, "pad"))
+	for i, pad := range []int{200 << 10, 10, 100 << 10, 3} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := c.CallTool(ctx, "t", json.RawMessage(fmt.Sprintf(`{"pad":%d}`, pad)), Options{})
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d (pad %d): %v", i, pad, err)
+		}
+		var got struct {
+			Pad string `json:"pad"`
+		}
+		if err := json.Unmarshal(res.Raw, &got); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if got.Pad != strings.Repeat("x", pad) {
+			t.Fatalf("call %d: pad of %d bytes, want %d", i, len(got.Pad), pad)
+		}
 	}
 }

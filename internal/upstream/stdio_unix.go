@@ -26,8 +26,9 @@ func (t *stdioTransport) kill() { t.signal(syscall.SIGKILL) }
 
 // stdinWriter writes to a child's stdin without blocking (the pipe's end
 // is non-blocking, as os.Pipe makes it). Only the goroutine holding the
-// transport's wsem uses it: its buffer and the callback handed to the raw
-// connection are made once per child, so a write allocates nothing.
+// transport's wsem uses it: its buffer (again after a message past
+// reuseMax) and the callback handed to the raw connection are made once per
+// child, so a write allocates nothing (TestStdioWriterAllocs).
 type stdinWriter struct {
 	rc  syscall.RawConn // nil: nothing is written at once, the writer goroutine writes it all
 	buf []byte          // the message being written, newline included
@@ -35,10 +36,6 @@ type stdinWriter struct {
 	err error
 	fn  func(fd uintptr) bool // w.write, bound once
 }
-
-// reuseMax bounds the buffer a stdinWriter keeps between messages; a larger
-// message's buffer is dropped once written.
-const reuseMax = 64 << 10
 
 func newStdinWriter(rc syscall.RawConn) *stdinWriter {
 	w := &stdinWriter{rc: rc}
