@@ -353,6 +353,7 @@ func (ss *sessions) openOnce(ctx context.Context, id, binding, scope string, vie
 	if c.Binding != binding || c.Scope != scope {
 		return nil, errSessionForeign
 	}
+	c.Nonce = nil // it made the id unique; the live session needs it no more
 	expires := now.Add(sessionTTL).UnixNano()
 	if c.Expires > 0 {
 		expires = time.Unix(c.Expires, 0).UnixNano()

@@ -298,10 +298,13 @@ func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-ch
 }
 
 // ack acknowledges the listen with the honoured filter; false when the
-// Listener refuses (the listen ends).
+// Listener refuses (the listen ends). Ack runs once: it is let go, so a
+// held listen does not keep the closure and what it captured.
 func (d *delivery) ack() bool {
 	b, _ := json.Marshal(d.filter)
-	return d.l.Ack(b)
+	ack := d.l.Ack
+	d.l.Ack = nil
+	return ack(b)
 }
 
 // watchTokens watches the caller's tokens on cur's upstreams (targets)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // Connection states, for Shutdown: an idle connection waits for a
@@ -159,7 +161,7 @@ func (c *conn) serveOne() bool {
 	ex.reqClose, ex.noBody = rv.Close, rv.Body == http.NoBody
 	c.post = rv.Method == http.MethodPost
 	ctx, cancel := context.WithCancel(c.ctx)
-	r := rv.WithContext(ctx)
+	r := rv.WithContext(reqscope.New(ctx)) // the handlers' first value needs no copy of r
 	if r.RequestURI == "*" {
 		ex.serveAsterisk(r.Method)
 	} else {

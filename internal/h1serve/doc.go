@@ -134,8 +134,11 @@
 //     plain characters skip url.Parse), body and response are one
 //     allocation, and the http.Request handed to the handler another (the
 //     copy WithContext makes: the parsed one is on serveOne's stack, so a
-//     handler that passes on a copy of its own lets this one go). The
-//     header map is made per request: handlers may keep r.Header past the
+//     handler that passes on a copy of its own lets this one go). Its
+//     context carries an empty request scope (internal/reqscope) from the
+//     start, so the gateway's first layer (admit) writes its value there
+//     instead of copying the request once more: a copy a held stream kept
+//     for its life, and an allocation per call. The header map is made per request: handlers may keep r.Header past the
 //     request, so reusing it is not safe. The response header map is let
 //     go once a response is committed while its handler goes on (a
 //     stream): Header then returns a fresh map, whose changes have no

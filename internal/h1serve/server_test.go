@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/reqscope"
 )
 
 // plainListener hides its connections' file descriptors, so that the
@@ -673,5 +675,34 @@ func TestPipelinedAfterOddResponses(t *testing.T) {
 				t.Errorf("%d pipelined responses, want %d (all: %q)", nexts, want, all)
 			}
 		})
+	}
+}
+
+// TestRequestScopeNeedsNoCopy: each request's context carries a request
+// scope of its own, so the first value a handler sets (reqscope.With) is
+// written in place and the request is not copied for it; a second
+// request on the connection gets a scope of its own.
+func TestRequestScopeNeedsNoCopy(t *testing.T) {
+	var copied, leaked atomic.Int32
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reqscope.Value(r.Context(), reqscope.Later) != nil {
+			leaked.Add(1)
+		}
+		if reqscope.Request(reqscope.With(r.Context(), reqscope.Later, r.URL.Path), r) != r {
+			copied.Add(1)
+		}
+		_, _ = io.WriteString(w, reqscope.Value(r.Context(), reqscope.Later).(string))
+	})}, nil)
+	c, br := rawConn(t, addr)
+	for _, path := range []string{"/a", "/b"} {
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := readResp(t, br, http.MethodGet); body != path {
+			t.Fatalf("%s answered %q", path, body)
+		}
+	}
+	if copied.Load() != 0 || leaked.Load() != 0 {
+		t.Fatalf("requests copied for their first value: %d; a value seen by the next request: %d", copied.Load(), leaked.Load())
 	}
 }

@@ -9,7 +9,9 @@
 // before the gateway did any work, and every lookup walked that chain. Now
 // the first value a request gets makes its scope (one WithValue); every
 // later one is written into the scope's empty slot and With returns the
-// same context, so the layer keeps its *http.Request (see Request).
+// same context, so the layer keeps its *http.Request (see Request). The
+// gateway's own server (internal/h1serve) makes every request's context
+// with an empty scope (New), so even the first value needs no copy.
 //
 // Design decisions:
 //   - A slot is written in place only by the holder of the scope's own
@@ -74,6 +76,16 @@ type key struct{}
 func of(ctx context.Context) *scope {
 	s, _ := ctx.Value(key{}).(*scope)
 	return s
+}
+
+// New returns ctx with an empty scope of its own. A server that makes each
+// request's context with it spares the request a copy: the first layer
+// that sets a slot writes it in place (With) instead of deriving a context
+// and copying the request for it (Request).
+func New(ctx context.Context) context.Context {
+	n := &scope{}
+	n.owner = context.WithValue(ctx, key{}, n)
+	return n.owner
 }
 
 // With returns ctx with slot set to v: ctx itself when ctx is its scope's
