@@ -17,10 +17,6 @@ type duties struct {
 	keepAt    time.Time // zero until open
 }
 
-func newDuties(recheckEvery time.Duration) *duties {
-	return &duties{timer: time.NewTimer(recheckEvery), every: recheckEvery, recheckAt: time.Now().Add(recheckEvery)}
-}
-
 // newWakingDuties are duties whose timer, instead of a channel of its
 // own, wakes the stream on wake (a send that never blocks): the channel
 // its listen waits on for everything (gateway.Listener.Wake), so a held

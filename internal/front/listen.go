@@ -261,7 +261,8 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 			}
 			cancel()
 		}
-		du := newDuties(h.cfg.Sessions.RecheckInterval)
+		wake := make(chan struct{}, 1) // the listen's one channel, the duties' too (gateway.Listener.Wake)
+		du := newWakingDuties(h.cfg.Sessions.RecheckInterval, wake)
 		defer du.stop()
 		h.cfg.Gateway.ListenFilter(ctx, spec.op, spec.filter, gateway.Listener{
 			Ack: func(got json.RawMessage) bool {
@@ -280,7 +281,7 @@ func (h *MCP) follow(sess *live, spec followSpec) (ready <-chan followResult, st
 				}
 				return true
 			},
-			Tick: du.timer.C,
+			Wake: wake,
 			Tend: func() bool {
 				if recheck, _ := du.due(); recheck && !spec.watch.ok(ctx, time.Now()) {
 					revoke()

@@ -260,9 +260,10 @@ func TestRecoverPanicLogsWithoutValue(t *testing.T) {
 // A held stream's duties share one timer: the re-check is due every
 // interval from the start, the keepalive only once the stream is open.
 func TestDutiesShareOneTimer(t *testing.T) {
-	d := newDuties(20 * time.Millisecond)
+	wake := make(chan struct{}, 1)
+	d := newWakingDuties(20*time.Millisecond, wake)
 	defer d.stop()
-	<-d.timer.C
+	<-wake
 	if recheck, keepalive := d.due(); !recheck || keepalive {
 		t.Fatalf("due before open = %v, %v; want a re-check alone", recheck, keepalive)
 	}
@@ -271,7 +272,7 @@ func TestDutiesShareOneTimer(t *testing.T) {
 		t.Fatalf("due right after a re-check = %v, %v; want nothing", recheck, keepalive)
 	}
 	select {
-	case <-d.timer.C: // armed for the next re-check, before the keepalive
+	case <-wake: // armed for the next re-check, before the keepalive
 	case <-time.After(5 * time.Second):
 		t.Fatal("the timer was not armed for the next re-check")
 	}

@@ -155,7 +155,7 @@
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
 //     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
 //     fetches views and emits, after the acknowledgement. The caller's own duties for its
-//     stream run there too (Listener: Tend, woken by its Wake and Tick channels; Done ends
+//     stream run there too (Listener: Tend, woken by its Wake channel; Done ends
 //     the listen). Wake is also the delivery's own channel, and an upstream ending its listen
 //     is a flag read on a wake, so a held listen waits on three channels (its context, Done,
 //     Wake): each channel a goroutine waits on costs it a sudog, so the front wakes it from

@@ -278,11 +278,6 @@ func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-ch
 		case <-d.l.Done:
 			d.cancel()
 			return false, nil
-		case <-d.l.Tick:
-			if !d.tend() {
-				return false, nil
-			}
-			continue
 		case <-d.wake:
 		}
 		if ended != nil && ended() {

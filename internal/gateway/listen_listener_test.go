@@ -56,14 +56,13 @@ func waitEnded(t *testing.T, done <-chan struct{}, why string) {
 }
 
 // The caller's duties run on the listen's goroutine while it waits for events: Tend is
-// called on every Wake and Tick (Wake is also the listen's own channel: its events wake it
-// there too), and a Tend that refuses ends the listen and closes its upstream listener.
-func TestListenerTendRunsOnWakeAndTickAndEndsTheListen(t *testing.T) {
+// called on every Wake (Wake is also the listen's own channel: its events wake it there
+// too), and a Tend that refuses ends the listen and closes its upstream listener.
+func TestListenerTendRunsOnWakeAndEndsTheListen(t *testing.T) {
 	wake := make(chan struct{}, 1)
-	tick := make(chan time.Time, 1)
 	var tended atomic.Int64
 	refuse := atomic.Bool{}
-	up, _, done := heldListen(t, Listener{Wake: wake, Tick: tick, Tend: func() bool {
+	up, _, done := heldListen(t, Listener{Wake: wake, Tend: func() bool {
 		tended.Add(1)
 		return !refuse.Load()
 	}})
@@ -78,14 +77,14 @@ func TestListenerTendRunsOnWakeAndTickAndEndsTheListen(t *testing.T) {
 		}
 	}
 	tendsAfter("a wake", func() { wake <- struct{}{} })
-	tendsAfter("a tick", func() { tick <- time.Now() })
+	tendsAfter("a second wake", func() { wake <- struct{}{} })
 	select {
 	case <-done:
 		t.Fatal("the listen ended while Tend agreed")
 	case <-time.After(100 * time.Millisecond):
 	}
 	refuse.Store(true)
-	tick <- time.Now()
+	wake <- struct{}{}
 	waitEnded(t, done, "Tend refused")
 	waitCount(t, &up.open, 0, 5*time.Second, "upstream listens open after the listen ended")
 }

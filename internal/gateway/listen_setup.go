@@ -37,10 +37,8 @@ type Listener struct {
 	// never blocks: give it a buffer of one), and the caller wakes it the
 	// same way (its timer, its queue); each wake (after Ack) calls Tend,
 	// then delivers what is pending. A held listen then waits on three
-	// channels, not one per source of work. Tick, when set, also wakes it
-	// to call Tend.
+	// channels, not one per source of work.
 	Wake chan struct{}
-	Tick <-chan time.Time
 	// Tend does the caller's own work; false ends the listen.
 	Tend func() bool
 	// Done, when set, ends the listen when it closes (noticed while the
