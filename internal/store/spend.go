@@ -113,38 +113,7 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 		if err := insert(); err != nil {
 			return err
 		}
-		keys, teams := map[string]float64{}, map[string]float64{}
-		type dayKey struct{ date, key, team, server string }
-		type dayVal struct {
-			spend        float64
-			calls, fails int64
-		}
-		days := map[dayKey]*dayVal{}
-		for _, r := range rows {
-			if r.Spend != 0 && r.APIKey != "" {
-				keys[r.APIKey] += r.Spend
-			}
-			if r.Spend != 0 && r.TeamID != "" {
-				teams[r.TeamID] += r.Spend
-			}
-			k := dayKey{r.StartTime.UTC().Format(spendDayStamp), r.APIKey, r.TeamID, r.Server}
-			d := days[k]
-			if d == nil {
-				d = &dayVal{}
-				days[k] = d
-			}
-			d.spend += r.Spend
-			switch {
-			case !r.logged():
-				d.calls += r.Calls
-				d.fails += r.Failed
-			case r.Status != SpendSuccess:
-				d.calls++
-				d.fails++
-			default:
-				d.calls++
-			}
-		}
+		keys, teams, days := spendTotals(rows)
 		now := s.now().UnixMilli()
 		for token, v := range keys {
 			tx.touch(keyCacheKey(token))
@@ -171,6 +140,46 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 		}
 		return nil
 	})
+}
+
+// spendDay is one daily_spend row's key, and spendDayTotal what a batch adds to it.
+type spendDay struct{ date, key, team, server string }
+
+type spendDayTotal struct {
+	spend        float64
+	calls, fails int64
+}
+
+// spendTotals sums rows' spend per key and per team, and their spend, calls and failures per
+// daily_spend row (an aggregate row counts its Calls and Failed).
+func spendTotals(rows []SpendRow) (keys, teams map[string]float64, days map[spendDay]*spendDayTotal) {
+	keys, teams, days = map[string]float64{}, map[string]float64{}, map[spendDay]*spendDayTotal{}
+	for _, r := range rows {
+		if r.Spend != 0 && r.APIKey != "" {
+			keys[r.APIKey] += r.Spend
+		}
+		if r.Spend != 0 && r.TeamID != "" {
+			teams[r.TeamID] += r.Spend
+		}
+		k := spendDay{r.StartTime.UTC().Format(spendDayStamp), r.APIKey, r.TeamID, r.Server}
+		d := days[k]
+		if d == nil {
+			d = &spendDayTotal{}
+			days[k] = d
+		}
+		d.spend += r.Spend
+		switch {
+		case !r.logged():
+			d.calls += r.Calls
+			d.fails += r.Failed
+		case r.Status != SpendSuccess:
+			d.calls++
+			d.fails++
+		default:
+			d.calls++
+		}
+	}
+	return keys, teams, days
 }
 
 // insertSpendRows inserts rows as multi-row INSERTs of at most 500 rows each (7 500
