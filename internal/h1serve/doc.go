@@ -137,9 +137,9 @@
 //     handler that passes on a copy of its own lets this one go). Its
 //     context carries an empty request scope (internal/reqscope) from the
 //     start, so the gateway's first layer (admit) writes its value there
-//     instead of copying the request once more: a copy a held stream kept
-//     for its life, and an allocation per call. The header map is made per request: handlers may keep r.Header past the
-//     request, so reusing it is not safe. The response header map is let
+//     instead of copying the request once more (an allocation per call).
+//     The header map is made per request: handlers may keep r.Header past
+//     the request, so reusing it is not safe. The response header map is let
 //     go once a response is committed while its handler goes on (a
 //     stream): Header then returns a fresh map, whose changes have no
 //     effect, as with net/http.

@@ -7,10 +7,9 @@
 // A request opts in with With (the list is kept in its context's scope,
 // reqscope.Later: With returns the same context when that context is its
 // scope's own and the scope had no list); code that holds something calls
-// Defer and,
-// when the request has no list (or its list already ran), does the work at
-// once. A list is used by one request: its work runs once, when the
-// function With returned is called.
+// Defer and, when the request has no list (or its list already ran), does
+// the work at once. A list is used by one request: its work runs once,
+// when the function With returned is called.
 package later
 
 import (

@@ -100,10 +100,9 @@
 //     message the pipe takes at once allocates nothing
 //     (TestStdioWriterAllocs); the reader decodes a whole line from its
 //     64 KiB bufio buffer with one copy, and gathers a longer line in a
-//     second buffer. reuseMax (64 KiB) bounds both: a buffer that grew
-//     past it is dropped once its message is written or decoded (a
-//     gathered line always has), so a child that once sent or got a large
-//     message does not pin that memory.
+//     second buffer, dropped once decoded. The writer keeps its buffer up
+//     to reuseMax (64 KiB) and drops a larger one once written, so a child
+//     that once sent or got a large message does not pin that memory.
 //   - Lower layers get their dependencies as a value (env, sessionEnv,
 //     the dialer) instead of a pointer to the Client. With the pointer,
 //     every layer could reach every field (the pool, the verdict, the

@@ -25,12 +25,11 @@ const (
 	// descendant outside its process group may keep the pipes open; it must
 	// not keep the transport alive.
 	drainGrace = time.Second
-	// reuseMax bounds the buffers a child's transport keeps between
-	// messages: the stdin writer's (stdinWriter.release) and the one the
-	// reader gathers a line longer than its bufio buffer in (readLoop). A
-	// buffer that grew past it is dropped once its message is written or
-	// decoded. The reader's bufio buffer is as large, so a gathered line
-	// always exceeds it: the reader keeps only its bufio buffer.
+	// reuseMax bounds the buffer the stdin writer keeps between messages
+	// (stdinWriter.release): one that grew past it is dropped once its
+	// message is written. The reader keeps only its bufio buffer, as
+	// large: a line longer than that is gathered in a buffer of its own,
+	// dropped once decoded (readLoop).
 	reuseMax = 64 << 10
 )
 
@@ -290,11 +289,7 @@ func (t *stdioTransport) readLoop(stdout io.Reader) {
 				t.dispatch(msg)
 			}
 		}
-		if cap(long) > reuseMax {
-			long = nil
-		} else {
-			long = long[:0]
-		}
+		long = nil // a gathered line outgrew br's buffer: it is not kept
 		budget.releaseHeld()
 		if err != nil {
 			if errors.As(err, new(*BudgetError)) {
