@@ -223,26 +223,14 @@ func BenchmarkStdioGateway(b *testing.B) {
 			if err := calls[0](&buf); err != nil { // starts the child
 				b.Fatal(err)
 			}
-			var next, n atomic.Int64
 			b.ReportAllocs()
-			b.SetParallelism((callers + 1) / 2) // 2 cores: ~10 callers
 			child0, self0 := childrenCPU(), processCPU()
 			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				call := calls[int(next.Add(1)-1)%callers]
-				var buf bytes.Buffer
-				for pb.Next() {
-					if err := call(&buf); err != nil {
-						b.Error(err)
-						return
-					}
-					n.Add(1)
-				}
-			})
+			n := runCallers(b, calls)
 			b.StopTimer()
-			if child1, self1 := childrenCPU(), processCPU(); child0 >= 0 && child1 >= 0 && n.Load() > 0 {
-				b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(n.Load()), "child-cpu-µs/op")
-				b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(n.Load()), "cpu-µs/op")
+			if child1, self1 := childrenCPU(), processCPU(); child0 >= 0 && child1 >= 0 && n > 0 {
+				b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(n), "child-cpu-µs/op")
+				b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(n), "cpu-µs/op")
 			}
 		})
 	}
