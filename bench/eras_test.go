@@ -35,27 +35,34 @@ func BenchmarkToolsCallEras(b *testing.B) {
 			for i := range calls {
 				calls[i] = eraCaller(b, client, gwURL, era, "fx-test_simple_text")
 			}
-			var next atomic.Int64
 			b.ReportAllocs()
-			b.SetParallelism((callers + 1) / 2) // 2 cores: ~10 callers
 			cpu0 := processCPU()
-			var n atomic.Int64
-			b.RunParallel(func(pb *testing.PB) {
-				call := calls[int(next.Add(1)-1)%callers]
-				var buf bytes.Buffer
-				for pb.Next() {
-					if err := call(&buf); err != nil {
-						b.Error(err)
-						return
-					}
-					n.Add(1)
-				}
-			})
-			if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 && n.Load() > 0 {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(n.Load()), "cpu-µs/op")
+			n := runCallers(b, calls)
+			if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 && n > 0 {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(n), "cpu-µs/op")
 			}
 		})
 	}
+}
+
+// runCallers runs b's iterations on calls at once, about one goroutine per
+// caller on 2 cores, each goroutine on one caller, and returns how many calls
+// were made.
+func runCallers(b *testing.B, calls []func(*bytes.Buffer) error) int64 {
+	var next, n atomic.Int64
+	b.SetParallelism((len(calls) + 1) / 2) // 2 cores: ~len(calls) goroutines
+	b.RunParallel(func(pb *testing.PB) {
+		call := calls[int(next.Add(1)-1)%len(calls)]
+		var buf bytes.Buffer
+		for pb.Next() {
+			if err := call(&buf); err != nil {
+				b.Error(err)
+				return
+			}
+			n.Add(1)
+		}
+	})
+	return n.Load()
 }
 
 // eraCaller returns one caller's tools/call of tool on gwURL in era, as bench/loadgen sends it

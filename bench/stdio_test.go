@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,10 +11,14 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/app"
+	"github.com/mcpgw/mcpgw/internal/config"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/seal"
 	"github.com/mcpgw/mcpgw/internal/testpeers"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -188,4 +193,64 @@ func BenchmarkStdioToolsCallC10(b *testing.B) {
 		b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(b.N), "child-cpu-µs/op")
 		b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	}
+}
+
+// BenchmarkStdioGateway: tools/call through the in-process gateway to the
+// go-sdk fixture as a stdio child, ten legacy callers at once (bench/peers.sh's
+// stdio leg with the load generator in this process), in the default
+// configuration (protocol_version auto, a store with its spend rows, the access
+// log) and bare (neither). cpu-µs/op is this process's CPU per call (callers and
+// gateway), child-cpu-µs/op the child's.
+//
+//	go test -run '^$' -bench BenchmarkStdioGateway -benchmem -cpuprofile /tmp/stdiogw.cpu ./bench/
+func BenchmarkStdioGateway(b *testing.B) {
+	fixture := testpeers.GoFixture(b)
+	for _, mode := range []string{"default", "bare"} {
+		b.Run(mode, func(b *testing.B) {
+			general, store := "", true
+			if mode == "bare" {
+				general, store = "  mcp_access_log: false\n", false
+			}
+			gwURL := startStdioGateway(b, fixture, general, store)
+			var dials atomic.Int64
+			client := countingClient(&dials)
+			const callers = 10
+			calls := make([]func(*bytes.Buffer) error, callers)
+			for i := range calls {
+				calls[i] = eraCaller(b, client, gwURL, "legacy", "sx-test_simple_text")
+			}
+			var buf bytes.Buffer
+			if err := calls[0](&buf); err != nil { // starts the child
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			child0, self0 := childrenCPU(), processCPU()
+			b.ResetTimer()
+			n := runCallers(b, calls)
+			b.StopTimer()
+			if child1, self1 := childrenCPU(), processCPU(); child0 >= 0 && child1 >= 0 && n > 0 {
+				b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(n), "child-cpu-µs/op")
+				b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(n), "cpu-µs/op")
+			}
+		})
+	}
+}
+
+// startStdioGateway serves a gateway with one stdio upstream, sx, running
+// command, with more general_settings lines and with or without a store.
+func startStdioGateway(tb testing.TB, command, general string, withStore bool) string {
+	tb.Helper()
+	yaml := "general_settings:\n  master_key: " + benchKey + "\n" + general +
+		"mcp_servers:\n  sx:\n    transport: stdio\n    command: " + command + "\n"
+	env := map[string]string{seal.SaltKeyEnv: benchSalt}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, problems, err := config.Parse([]byte(yaml), app.ConfigOptions(lookup))
+	if err != nil {
+		tb.Fatalf("config: %v %v", err, problems)
+	}
+	opts := []app.Option{app.WithLookupEnv(lookup), app.WithVersion("bench")}
+	if withStore {
+		opts = append(opts, app.WithDataDir(tb.TempDir()))
+	}
+	return serveApp(tb, cfg, opts...)
 }

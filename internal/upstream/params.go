@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -17,10 +18,11 @@ type prepared struct {
 }
 
 // prepareParams returns params ready for the upstream. meta is the modern
-// request _meta object (nil for legacy upstreams). When rewriteToken is set, a
-// caller progress token is replaced by it so that tokens of different callers
-// cannot collide on a shared stream. The caller's params are never modified.
-func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken json.RawMessage) (prepared, error) {
+// request _meta object (nil for legacy upstreams). When rewriteID is not 0, a
+// caller progress token is replaced by sharedToken(rewriteID) so that tokens
+// of different callers cannot collide on a shared stream (the token is built
+// only for params that carry one). The caller's params are never modified.
+func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteID int64) (prepared, error) {
 	trimmed := bytes.TrimSpace(params)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		trimmed = []byte("{}")
@@ -81,8 +83,9 @@ func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken js
 			return nil
 		case mcp.MetaProgressToken:
 			p.callerToken, p.upToken = v, v
-			if rewriteToken != nil {
-				v, p.upToken = rewriteToken, rewriteToken
+			if rewriteID != 0 {
+				v = sharedToken(rewriteID)
+				p.upToken = v
 			}
 		}
 		add(k, v)
@@ -96,6 +99,12 @@ func prepareParams(params json.RawMessage, meta json.RawMessage, rewriteToken js
 		p.params, err = jsonrpc.SetMember(trimmed, "_meta", out)
 	}
 	return p, err
+}
+
+// sharedToken is the progress token a request with id n carries upstream on
+// a shared stream: "mcpgw-N", a JSON string.
+func sharedToken(n int64) json.RawMessage {
+	return append(strconv.AppendInt(append(make([]byte, 0, 32), `"mcpgw-`...), n, 10), '"')
 }
 
 // withoutMember drops a top-level member of a JSON object.

@@ -10,29 +10,25 @@ func TestPrepareParams(t *testing.T) {
 	cases := []struct {
 		name, in     string
 		meta         json.RawMessage
-		rewrite      string
+		rewrite      int64
 		want         string
 		caller, upTo string
 	}{
-		{"no params, modern", ``, meta, "", `{"_meta":` + string(meta) + `}`, "", ""},
-		{"no _meta, legacy", `{"name":"t"}`, nil, "", `{"name":"t"}`, "", ""},
-		{"no _meta, modern", `{"name":"t","arguments":{"a":1}}`, meta, "", `{"_meta":` + string(meta) + `,"name":"t","arguments":{"a":1}}`, "", ""},
+		{"no params, modern", ``, meta, 0, `{"_meta":` + string(meta) + `}`, "", ""},
+		{"no _meta, legacy", `{"name":"t"}`, nil, 0, `{"name":"t"}`, "", ""},
+		{"no _meta, modern", `{"name":"t","arguments":{"a":1}}`, meta, 0, `{"_meta":` + string(meta) + `,"name":"t","arguments":{"a":1}}`, "", ""},
 		{"caller protocol keys replaced", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","traceparent":"00-x"}}`, meta,
-			"", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-x"}}`, "", ""},
+			0, `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-x"}}`, "", ""},
 		{"legacy strips protocol keys", `{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c"},"progressToken":7},"name":"t"}`, nil,
-			"", `{"_meta":{"progressToken":7},"name":"t"}`, "7", "7"},
-		{"legacy, only protocol keys", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil, "", `{"name":"t"}`, "", ""},
-		{"token rewritten", `{"_meta":{"progressToken":"caller-1"},"name":"t"}`, nil, `"mcpgw-5"`, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"caller-1"`, `"mcpgw-5"`},
-		{"key text inside a string is not _meta", `{"arguments":{"q":"\"_meta\""}}`, nil, "", `{"arguments":{"q":"\"_meta\""}}`, "", ""},
-		{"an escaped _meta key is still _meta", `{"\u005fmeta":{"progressToken":"mcpgw-9"},"name":"t"}`, nil, `"mcpgw-5"`, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"mcpgw-9"`, `"mcpgw-5"`},
+			0, `{"_meta":{"progressToken":7},"name":"t"}`, "7", "7"},
+		{"legacy, only protocol keys", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil, 0, `{"name":"t"}`, "", ""},
+		{"token rewritten", `{"_meta":{"progressToken":"caller-1"},"name":"t"}`, nil, 5, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"caller-1"`, `"mcpgw-5"`},
+		{"key text inside a string is not _meta", `{"arguments":{"q":"\"_meta\""}}`, nil, 0, `{"arguments":{"q":"\"_meta\""}}`, "", ""},
+		{"an escaped _meta key is still _meta", `{"\u005fmeta":{"progressToken":"mcpgw-9"},"name":"t"}`, nil, 5, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"mcpgw-9"`, `"mcpgw-5"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var rw json.RawMessage
-			if tc.rewrite != "" {
-				rw = json.RawMessage(tc.rewrite)
-			}
-			p, err := prepareParams(json.RawMessage(tc.in), tc.meta, rw)
+			p, err := prepareParams(json.RawMessage(tc.in), tc.meta, tc.rewrite)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +38,7 @@ func TestPrepareParams(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{`[1]`, `{"_meta":3}`, `{"_meta":{`, `{"_meta":{},"\u005fmeta":{"progressToken":1}}`} {
-		if _, err := prepareParams(json.RawMessage(bad), meta, nil); err == nil {
+		if _, err := prepareParams(json.RawMessage(bad), meta, 0); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}

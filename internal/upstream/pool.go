@@ -291,10 +291,14 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	owner := ownerOf(opts)
-	key := capKey + "|" + OwnerKey(credentialDigest(opts.Header, opts.Token), owner)
+	// The key is built in a buffer of this frame: a call that finds its
+	// session (most) looks it up without allocating a string for it.
+	var kb [128]byte
+	k := kb[:0]
 	if c.deps.legacyCallerSession(opts) {
-		key = "legacy|" + key
+		k = append(k, "legacy|"...)
 	}
+	k = append(append(append(k, capKey...), '|'), OwnerKey(credentialDigest(opts.Header, opts.Token), owner)...)
 	var victim *session
 	defer func() {
 		if victim != nil {
@@ -306,7 +310,7 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	if c.closed {
 		return nil, false, ErrClosed
 	}
-	if s = c.sessions[key]; s != nil {
+	if s = c.sessions[string(k)]; s != nil {
 		c.useLocked(s)
 		return s, false, nil
 	}
@@ -322,6 +326,7 @@ func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 			return nil, false, &PoolFullError{}
 		}
 	}
+	key := string(k)
 	s = newSession(c.deps, key, caps, opts, false)
 	c.sessions[key] = s
 	c.useLocked(s)

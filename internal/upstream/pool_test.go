@@ -287,3 +287,35 @@ func TestEphemeralWalkUsesOneSession(t *testing.T) {
 		t.Fatalf("%d sessions pooled by ephemeral operations", pooled)
 	}
 }
+
+// Finding a pooled session allocates nothing: its key is built on the
+// stack, for a legacy caller of an auto stdio upstream (a key of its own,
+// prefixed) as for any other caller.
+func TestLookupOfAPooledSessionAllocatesNothing(t *testing.T) {
+	c := newClient(t, Config{Name: "up", Transport: TransportStdio, Command: "/bin/true"})
+	held := map[bool]*session{}
+	for _, legacy := range []bool{false, true} {
+		opts := Options{LegacyCaller: legacy}
+		s, created, err := c.lookup(opts) // held: the runs below find it in use
+		if err != nil || !created {
+			t.Fatalf("first lookup: created %v, %v", created, err)
+		}
+		held[legacy] = s
+		allocs := testing.AllocsPerRun(100, func() {
+			s, created, err := c.lookup(opts)
+			if err != nil || created || s != held[legacy] {
+				t.Fatalf("lookup: created %v, %v, same session %v", created, err, s == held[legacy])
+			}
+			c.unuse(s)
+		})
+		if allocs != 0 {
+			t.Errorf("legacy caller %v: %v allocations per lookup, want 0", legacy, allocs)
+		}
+	}
+	if held[false] == held[true] {
+		t.Fatal("a legacy caller shares the modern caller's session")
+	}
+	for _, s := range held {
+		c.unuse(s)
+	}
+}

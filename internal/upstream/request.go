@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -63,9 +62,9 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 	e := s.e
 	n := e.ids.Add(1)
 	id := jsonrpc.IntID(n)
-	var rewrite json.RawMessage
+	var rewrite int64 // 0: progress tokens pass as sent
 	if tr.sharedStream() {
-		rewrite = append(strconv.AppendInt(append(make([]byte, 0, 32), `"mcpgw-`...), n, 10), '"')
+		rewrite = n
 	}
 	var meta json.RawMessage
 	if modern {
