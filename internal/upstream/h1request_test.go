@@ -122,37 +122,3 @@ func TestURLUserinfoSentAsBasicAuth(t *testing.T) {
 		t.Fatalf("Authorization = %v, want %q", got.Load(), want)
 	}
 }
-
-// newRequest makes the request http.NewRequestWithContext does, each its
-// own (URL, header, context), however many it has made before.
-func TestNewRequestAsNetHTTP(t *testing.T) {
-	const raw = "http://127.0.0.1:8080/mcp?x=1"
-	d := newHTTPDialer(&env{}, raw, &http.Client{}, nil)
-	type ctxKey struct{}
-	for i, body := range [][]byte{[]byte(`{"a":1}`), nil, {}} {
-		ctx := context.WithValue(context.Background(), ctxKey{}, i)
-		h := http.Header{"X-N": {string(rune('a' + i))}}
-		got, err := d.newRequest(ctx, http.MethodPost, body, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
-		}
-		want, _ := http.NewRequestWithContext(ctx, http.MethodPost, raw, rd)
-		want.Header = h
-		if got.Method != want.Method || got.URL.String() != want.URL.String() || got.Proto != want.Proto ||
-			got.ProtoMajor != 1 || got.ProtoMinor != 1 || got.Host != want.Host || got.ContentLength != want.ContentLength ||
-			got.Context() != ctx || got.Header.Get("X-N") != h.Get("X-N") {
-			t.Fatalf("request %d: %+v, net/http's %+v", i, got, want)
-		}
-		if wb, gb := want.Body == nil || want.Body == http.NoBody, got.Body == nil || got.Body == http.NoBody; wb != gb {
-			t.Fatalf("request %d: body %v, net/http's %v", i, got.Body, want.Body)
-		}
-		got.URL.Path, got.Header["X-Changed"] = "/changed", nil // a transport's changes stay its request's
-	}
-	if d.parsed.Path != "/mcp" || d.blank.URL != nil || d.blank.Header != nil || d.blank.Context() != context.Background() {
-		t.Fatalf("the dialer's template changed: %v %+v", d.parsed, d.blank)
-	}
-}

@@ -57,10 +57,6 @@ type httpDialer struct {
 	// straight, and only a redirect goes through client (see send).
 	direct *h1Transport
 
-	// blank is the request newRequest copies: HTTP/1.1, nothing else set.
-	// Never changed.
-	blank http.Request
-
 	freshOnce sync.Once
 	fresh     *http.Client // see freshHTTP
 }
@@ -85,8 +81,7 @@ func (d *httpDialer) answered() {}
 
 // newHTTPDialer returns the dialer of an HTTP upstream at rawURL.
 func newHTTPDialer(e *env, rawURL string, client *http.Client, creds *credentials) *httpDialer {
-	d := &httpDialer{env: e, url: rawURL, client: client, creds: creds,
-		blank: http.Request{Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}}
+	d := &httpDialer{env: e, url: rawURL, client: client, creds: creds}
 	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
 		u.Host = strings.TrimSuffix(u.Host, ":") // as NewRequest does: an empty port is none
 		d.parsed = u
@@ -115,10 +110,8 @@ func (d *httpDialer) newRequest(ctx context.Context, method string, body []byte,
 		return req, err
 	}
 	u := *d.parsed
-	// WithContext is the one way to give a request its context, and copies
-	// it: the copy of an empty template is the only request made.
-	req := (&d.blank).WithContext(ctx)
-	req.Method, req.URL, req.Header, req.Host = method, &u, h, u.Host
+	req := (&http.Request{Method: method, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Host: u.Host}).WithContext(ctx)
 	if len(body) > 0 {
 		req.ContentLength = int64(len(body))
 		req.Body = io.NopCloser(bytes.NewReader(body))
