@@ -103,7 +103,7 @@ func New(cfg Config) *Catalog {
 		c.patience = cfg.Patience
 	}
 	c.background = make(chan struct{}, cmp.Or(max(cfg.MaxBackground, 0), DefaultMaxBackground))
-	c.seen.lists = map[string]shown{}
+	c.seen.lists = map[seenAt]shown{}
 	return c
 }
 

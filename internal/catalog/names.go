@@ -34,7 +34,7 @@ const maxLearned = 10000
 // still checked while a server's tools/list fails.
 type names struct {
 	mu      sync.Mutex
-	lists   map[string]shown
+	lists   map[seenAt]shown
 	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
 	// lastLearn is, per server, what learnLocked was last given: the same
 	// names and annotations again (an unchanged listing) change nothing.
@@ -85,12 +85,17 @@ type shown struct {
 	at    time.Time
 }
 
-func seenKey(q Query, server, method string) string {
+// seenAt is what a caller's listing is remembered under: the server, the
+// method, the caller's binding and its credentials' key. A struct, so a
+// lookup builds no string (two per tools/call).
+type seenAt struct{ server, method, binding, cred string }
+
+func seenKey(q Query, server, method string) seenAt {
 	cred := ""
 	if q.CredentialKey != nil {
 		cred = q.CredentialKey(server)
 	}
-	return server + "\x00" + method + "\x00" + q.Binding + "\x00" + cred
+	return seenAt{server: server, method: method, binding: q.Binding, cred: cred}
 }
 
 // record remembers a listing; annotations says whether the tools'
@@ -143,7 +148,7 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		n.parsed[server] = parsed
 	}
 	if len(n.lists) >= maxSeen {
-		n.lists = map[string]shown{}
+		n.lists = map[seenAt]shown{}
 	}
 	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
 	if annotated {

@@ -342,11 +342,7 @@ func nameMismatch(r *http.Request, msg *jsonrpc.Message) string {
 		}
 		return "Mcp-Name '" + clip(name) + "' sent for method '" + clip(msg.Method) + "', which names nothing"
 	}
-	body, _ := stringMember(msg.Params, key)
-	if name != body {
-		return "Mcp-Name '" + clip(name) + "' != params." + key + " '" + clip(body) + "'"
-	}
-	return ""
+	return paramMismatch(msg.Params, key, name)
 }
 
 // headerMethod returns the method the Mcp-Method header names, or "" when

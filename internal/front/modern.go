@@ -170,11 +170,7 @@ func checkHeaders(r *http.Request, msg *jsonrpc.Message, version string) string 
 	if err != nil {
 		return "Mcp-Name header is malformed"
 	}
-	body, _ := stringMember(msg.Params, key)
-	if name != body {
-		return "Mcp-Name '" + clip(name) + "' != params." + key + " '" + clip(body) + "'"
-	}
-	return ""
+	return paramMismatch(msg.Params, key, name)
 }
 
 func clip(s string) string {
@@ -182,6 +178,17 @@ func clip(s string) string {
 		return s[:64] + "…"
 	}
 	return s
+}
+
+// paramMismatch says how the Mcp-Name header's name differs from
+// params.key ("" when it is absent or not a string); "" when they match.
+// The member is decoded only for the message.
+func paramMismatch(params []byte, key, name string) string {
+	if jsonrpc.StringMemberIs(params, key, name) {
+		return ""
+	}
+	body, _ := stringMember(params, key)
+	return "Mcp-Name '" + clip(name) + "' != params." + key + " '" + clip(body) + "'"
 }
 
 // stringMember returns the string value of obj's top-level member key.

@@ -339,6 +339,24 @@ func StringMember(obj []byte, key string) (string, bool) {
 	return unquote(raw)
 }
 
+// StringMemberIs reports whether StringMember(obj, key)'s string ("" when
+// the member is absent or not a string) is want, without allocating when
+// the member has no escape.
+func StringMemberIs(obj []byte, key, want string) bool {
+	if len(obj) == 0 || obj[0] != '{' {
+		return want == ""
+	}
+	raw := Member(obj, key)
+	if len(raw) < 2 || raw[0] != '"' {
+		return want == ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == want
+	}
+	s, _ := unquote(raw)
+	return s == want
+}
+
 // EachMember calls fn for each top-level member of the JSON object obj,
 // without validating obj first: obj must come from a message Decode accepted
 // (or be otherwise known valid).

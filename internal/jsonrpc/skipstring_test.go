@@ -53,3 +53,22 @@ func FuzzSkipString(f *testing.F) {
 		}
 	})
 }
+
+// StringMemberIs agrees with StringMember's string (absent and non-string
+// members read as ""), and compares an unescaped member without allocating.
+func TestStringMemberIs(t *testing.T) {
+	objs := []string{`{"name":"fx-a"}`, `{"name":"fx\u002da"}`, `{"name":"fx\\a"}`, `{"name":1}`, `{}`,
+		`{"name":""}`, `[1]`, ``, `{"other":"fx-a","name":"b"}`}
+	for _, o := range objs {
+		for _, want := range []string{"fx-a", "", "b", `fx\a`, "1"} {
+			got, _ := StringMember([]byte(o), "name")
+			if is := StringMemberIs([]byte(o), "name", want); is != (got == want) {
+				t.Errorf("StringMemberIs(%s, %q) = %v, StringMember gives %q", o, want, is, got)
+			}
+		}
+	}
+	obj := []byte(`{"name":"fx-test_simple_text","arguments":{}}`)
+	if n := testing.AllocsPerRun(100, func() { StringMemberIs(obj, "name", "fx-test_simple_text") }); n != 0 {
+		t.Errorf("StringMemberIs allocated %v times", n)
+	}
+}
