@@ -30,12 +30,12 @@
 //     no room for one is dropped and counted (Stats.Dropped); both are logged at shutdown.
 //     A goroutine commits a batch when DefaultBatchSize
 //     (500) rows are waiting, or DefaultFlushInterval (50 ms) after the first of them that
-//     costs something, or DefaultFreeFlushInterval (5 s) after the first row when none of
+//     costs something, or DefaultFreeFlushInterval (1 s) after the first row when none of
 //     them costs anything, in one store transaction that also adds to the keys' and teams'
 //     spend and the daily rollup. Why two intervals: a commit's cost is mostly per commit,
 //     not per row, and rows that cost 0 (every call of a server without
 //     mcp_server_cost_info) change no spend a budget reads, so they wait for more rows to
-//     share a commit; /spend/logs and the rollup show them up to 5 s later (LiteLLM
+//     share a commit; /spend/logs and the rollup show them up to a second later (LiteLLM
 //     batches its spend writes for several seconds). A row that costs something is written
 //     50 ms after it, with the free rows before it. Rows' request_ids are time-ordered
 //     (store.NewTimeID), so a batch appends to the indexes. A

@@ -27,11 +27,8 @@ const (
 	// its write: a budget sees it after that, plus the write.
 	DefaultFlushInterval = 50 * time.Millisecond
 	// DefaultFreeFlushInterval is how long a row that costs nothing waits: it changes no
-	// spend a budget reads, only what /spend/logs and the daily rollup show. A commit costs
-	// ~1.3 ms of CPU on SQLite whatever its size (its pages, re-written partly filled, two
-	// system calls each), so at 100 calls a second 1 s made it ~13 µs of every call; 5 s
-	// lets a batch fill to DefaultBatchSize first (docs/benchmarks.md, h70-ctlcost).
-	DefaultFreeFlushInterval = 5 * time.Second
+	// spend a budget reads, only what /spend/logs and the daily rollup show.
+	DefaultFreeFlushInterval = time.Second
 	// retries is how many times a failed write is tried again, 100 ms apart, before its
 	// rows are counted as failed.
 	retries = 3

@@ -110,25 +110,6 @@ func TestWriterFlushesCostlyRowsSooner(t *testing.T) {
 	}
 }
 
-// TestWriterDefaultHoldsFreeRows: with the defaults, a row that costs nothing waits for
-// more rows well past a second (a commit costs the same for 100 rows as for 500, so at 100
-// calls a second a 1 s wait paid it five times as often), and Close still writes it.
-func TestWriterDefaultHoldsFreeRows(t *testing.T) {
-	rec := &recorder{}
-	w := NewWriter(WriterConfig{Record: rec.record})
-	w.Add(row(0))
-	time.Sleep(1500 * time.Millisecond)
-	if got := rec.sizes(); len(got) != 0 {
-		t.Fatalf("a free row was written within 1.5 s: %v, want it held for DefaultFreeFlushInterval", got)
-	}
-	if err := w.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.sizes(); len(got) != 1 || got[0] != 1 {
-		t.Fatalf("batches %v after Close, want the row written", got)
-	}
-}
-
 // TestWriterFoldsWhenFullAndFlushesAtClose: a row that finds the queue full never waits: it
 // is folded into the aggregate of its day, key, team and server (written with the next
 // batch, its spend still owed to budgets meanwhile), or dropped once MergeSize aggregates
