@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
@@ -43,8 +44,15 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 	if method == mcp.MethodSubscriptionsListen {
 		budget = 1<<63 - 1 // a listen lasts until the caller ends it
 	}
-	rctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
+	rctx := ctx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > budget || method == mcp.MethodSubscriptionsListen {
+		// A context that ends before the budget anyway (a list walk's,
+		// under the shorter listing timeout) is the request's own: a child
+		// of it would cost a context and a registration per request.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
 	resp, err := s.send(ctx, rctx, tr, method, params, in, modern, same)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusUnauthorized && se.minted != "" {
