@@ -12,8 +12,8 @@ import (
 
 // FuzzReader checks that the Reader never panics, never returns an event
 // larger than its limit, agrees with the literal spec transcription
-// (refParse), and that every event it returns survives a Writer → Reader
-// round trip.
+// (refParse), reads the same events with NextShared as with Next, and that
+// every event it returns survives a Writer → Reader round trip.
 func FuzzReader(f *testing.F) {
 	seeds := []string{
 		"",
@@ -86,6 +86,28 @@ func FuzzReader(f *testing.F) {
 		regot, reerr := readAll(r)
 		if (reerr == io.EOF) != (err == io.EOF) || errors.Is(reerr, sse.ErrEventTooLarge) != tooLarge || !eventsEqual(regot, got) || r.LastEventID() != ref.lastID && !tooLarge {
 			t.Fatalf("after Reset: %s err %v, want %s err %v", fmtEvents(regot), reerr, fmtEvents(got), err)
+		}
+
+		// NextShared reads the same events as Next, each one's data good
+		// until the next call (kept here by a copy taken at once).
+		var shared io.Reader = bytes.NewReader(in)
+		if chunk%8 != 0 {
+			shared = &chunkReader{shared, int(chunk % 8)}
+		}
+		r.Reset(shared)
+		var sgot []sse.Event
+		var serr error
+		for {
+			e, err := r.NextShared()
+			if err != nil {
+				serr = err
+				break
+			}
+			e.Data = bytes.Clone(e.Data)
+			sgot = append(sgot, e)
+		}
+		if (serr == io.EOF) != (err == io.EOF) || errors.Is(serr, sse.ErrEventTooLarge) != tooLarge || !eventsEqual(sgot, got) {
+			t.Fatalf("NextShared: %s err %v, want %s err %v", fmtEvents(sgot), serr, fmtEvents(got), err)
 		}
 
 		// Round trip through the Writer.

@@ -158,6 +158,20 @@ func (r *Reader) LastEventID() string { return r.lastID }
 
 // Next returns the next dispatched event, io.EOF at the end of the stream, or an error (sticky).
 func (r *Reader) Next() (Event, error) {
+	return r.next(false)
+}
+
+// NextShared is Next, except that the event's Data is the Reader's own
+// scratch space, not a copy: it is valid only until the next call of Next,
+// NextShared or Reset, which write over it. A caller that keeps the data
+// beyond that copies it; one that only looks (compares, scans) is spared
+// the copy.
+func (r *Reader) NextShared() (Event, error) {
+	return r.next(true)
+}
+
+// next is Next, with the event's Data shared (see NextShared) or a copy.
+func (r *Reader) next(shared bool) (Event, error) {
 	if r.err != nil {
 		return Event{}, r.err
 	}
@@ -174,7 +188,7 @@ func (r *Reader) Next() (Event, error) {
 			return Event{}, r.fail(err)
 		}
 		if len(line) == 0 {
-			if ev, ok := r.dispatch(); ok {
+			if ev, ok := r.dispatch(shared); ok {
 				return ev, nil
 			}
 			continue
@@ -347,16 +361,21 @@ func parseRetry(v []byte) (int, bool) {
 }
 
 // dispatch ends the current event block. It reports false when the block
-// had no data field, in which case only the last event ID is updated.
-func (r *Reader) dispatch() (Event, bool) {
+// had no data field, in which case only the last event ID is updated. The
+// event's Data is r.data itself when shared, else a copy.
+func (r *Reader) dispatch(shared bool) (Event, bool) {
 	if string(r.idBuf) != r.lastID {
 		r.lastID = string(r.idBuf)
 	}
 	var ev Event
 	ok := r.hasData
 	if ok {
-		ev.Data = make([]byte, len(r.data))
-		copy(ev.Data, r.data)
+		if shared {
+			ev.Data = r.data[:len(r.data):len(r.data)]
+		} else {
+			ev.Data = make([]byte, len(r.data))
+			copy(ev.Data, r.data)
+		}
 		if len(r.typ) > 0 {
 			if string(r.typ) != r.typStr {
 				r.typStr = string(r.typ)

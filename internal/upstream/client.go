@@ -76,6 +76,9 @@ type Options struct {
 	// held is the session the operation already holds (the pages of an
 	// ephemeral list walk); nil lets the options select one.
 	held *session
+	// same is the result this page had in the last walk (pageMemo), which
+	// the answer is likely to repeat (see outgoing.same); nil for none.
+	same json.RawMessage
 }
 
 // Result is an upstream answer, kept as the upstream's bytes.
@@ -186,11 +189,11 @@ func (c *Client) Call(ctx context.Context, method string, params json.RawMessage
 func (c *Client) roundTrip(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
 	switch {
 	case opts.held != nil:
-		return opts.held.request(ctx, method, params, opts.Interactions)
+		return opts.held.request(ctx, method, params, opts.Interactions, opts.same)
 	case opts.Ephemeral:
 		var res Result
 		err := c.ownSession(ctx, opts, func(s *session) (err error) {
-			res, err = s.request(ctx, method, params, opts.Interactions)
+			res, err = s.request(ctx, method, params, opts.Interactions, opts.same)
 			return err
 		})
 		return res, err
@@ -234,7 +237,7 @@ func (c *Client) pooledCall(ctx context.Context, method string, params json.RawM
 		if err != nil {
 			return Result{}, err
 		}
-		res, err := s.request(ctx, method, params, opts.Interactions)
+		res, err := s.request(ctx, method, params, opts.Interactions, opts.same)
 		c.unuse(s)
 		if err == nil {
 			return res, nil

@@ -50,7 +50,10 @@
 //     (lists.go: a walk returns the whole list, never a partial one, and
 //     ListResult.Cuts says where the upstream's pages ended, after tools
 //     dropped for invalid x-mcp-header annotations, so the catalog can end
-//     its own pages there), the middleware chain around Call
+//     its own pages there; each page's request carries the last walk's
+//     page, and an SSE answer whose result repeats it byte for byte is
+//     compared in the SSE reader's scratch and answered with the last
+//     walk's bytes, not copied), the middleware chain around Call
 //     (middleware.go).
 //
 // Design decisions:
@@ -333,7 +336,9 @@
 //     from the gateway's environment, plus its configured env: the
 //     gateway's secrets never reach the servers it runs.
 //   - Every wait has our own budget: the request timeout for each request
-//     (initialize included), the listing timeout for a walk and for the
+//     (initialize included; a request whose context ends before it, as a
+//     list walk's page under the shorter listing timeout, makes no timer of
+//     its own), the listing timeout for a walk and for the
 //     era probe and server/discover. A budget that passes while the caller's
 //     own context is live is a TimeoutError with one warning naming the
 //     upstream by scheme, host and first path segment only (userinfo, query

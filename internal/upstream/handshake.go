@@ -95,11 +95,11 @@ func (s *session) probe(ctx context.Context) (verdict, error) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
+	raw, err := s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true, nil)
 	if re := rpcErr(err); re != nil && re.Code() == mcp.CodeUnsupportedProtocolVersion && offersModern(re.Err.Data) && ctx.Err() == nil {
 		// The upstream names a modern revision it does support: the spec
 		// says to retry with it rather than fall back.
-		raw, err = s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true)
+		raw, err = s.rawRequest(pctx, mcp.MethodDiscover, nil, nil, true, nil)
 	}
 	if err == nil {
 		var d mcp.DiscoverResult
@@ -189,7 +189,7 @@ func (s *session) startModern(ctx context.Context) error {
 	budget := min(e.listTimeout, e.requestTimeout) // as for the probe
 	dctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	raw, err := s.rawRequest(dctx, mcp.MethodDiscover, nil, nil, true)
+	raw, err := s.rawRequest(dctx, mcp.MethodDiscover, nil, nil, true, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -229,7 +229,7 @@ func (s *session) initialize(ctx context.Context) error {
 	}
 	// rawRequest applies the request timeout; on any failure below, setup
 	// closes the transport (and so ends a session the upstream opened), once.
-	raw, err := s.rawRequest(ctx, mcp.MethodInitialize, params, nil, false)
+	raw, err := s.rawRequest(ctx, mcp.MethodInitialize, params, nil, false, nil)
 	if err != nil {
 		return err
 	}

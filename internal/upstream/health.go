@@ -38,7 +38,7 @@ func (c *Client) Ping(ctx context.Context) error {
 		if s.info.Era == mcp.EraModern {
 			method, params = mcp.MethodDiscover, json.RawMessage(`{}`)
 		}
-		_, err := s.request(ctx, method, params, nil)
+		_, err := s.request(ctx, method, params, nil, nil)
 		c.unuse(s)
 		if err == nil || !s.expired() {
 			return err

@@ -399,8 +399,12 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 	rd := t.env.sseReader(br)
 	defer t.env.putSSEReader(rd)
 	retry := time.Duration(0)
+	next := rd.Next
+	if r.same != nil {
+		next = rd.NextShared // decodeEvent copies what it keeps
+	}
 	for resumes := 0; ; br.releaseHeld() {
-		ev, err := rd.Next()
+		ev, err := next()
 		if err != nil {
 			if be := (*BudgetError)(nil); errors.As(err, &be) {
 				return nil, be
@@ -436,7 +440,7 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 		if (ev.Type != "" && ev.Type != "message") || len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue // other event types, and 2025-11-25 priming events (an id, no data)
 		}
-		m, err := jsonrpc.Decode(ev.Data)
+		m, err := decodeEvent(ev.Data, &r, r.same != nil)
 		if err != nil {
 			return nil, protoErr("invalid MCP response", err)
 		}
@@ -452,6 +456,23 @@ func (t *httpTransport) readStream(ctx context.Context, ex *exchange, resp *http
 			t.serveOnStream(ctx, hctx.get(), ex, m)
 		}
 	}
+}
+
+// decodeEvent decodes one event's data. Shared data (the SSE reader's own
+// scratch, see sse.Reader.NextShared) is only looked at: the answer to r
+// whose result is r.same byte for byte comes back with r.same as its
+// result, so nothing of the scratch is kept; any other message is decoded
+// from a copy of the data, since it outlives the scratch.
+func decodeEvent(data []byte, r *outgoing, shared bool) (*jsonrpc.Message, error) {
+	if !shared {
+		return jsonrpc.Decode(data)
+	}
+	m, err := jsonrpc.Decode(data)
+	if err == nil && responseTo(m, r.id) && m.Error == nil && bytes.Equal(m.Result, r.same) {
+		m.Params, m.Result = nil, r.same // nothing of data is left in m (its ID is a string)
+		return m, nil
+	}
+	return jsonrpc.Decode(bytes.Clone(data))
 }
 
 // lazyCancel is a context canceled by stop, made (from parent) only when

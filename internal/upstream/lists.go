@@ -74,8 +74,9 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 		err = c.ownSession(wctx, opts, func(s *session) (err error) {
 			on := opts
 			on.held = s // every page on this one session
-			out, err = c.walk(method, key, offered, s.info, func(params json.RawMessage) (Result, error) {
+			out, err = c.walk(method, key, offered, s.info, func(params, same json.RawMessage) (Result, error) {
 				paged = true
+				on.same = same
 				return c.Call(wctx, method, params, on)
 			})
 			return err
@@ -90,8 +91,10 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 			info, err = c.Info(wctx, opts)
 		}
 		if err == nil {
-			out, err = c.walk(method, key, offered, info, func(params json.RawMessage) (Result, error) {
-				return c.Call(wctx, method, params, opts)
+			out, err = c.walk(method, key, offered, info, func(params, same json.RawMessage) (Result, error) {
+				on := opts
+				on.same = same
+				return c.Call(wctx, method, params, on)
 			})
 		}
 	}
@@ -102,8 +105,9 @@ func (c *Client) listAll(ctx context.Context, method, key string, offered func(m
 }
 
 // walk checks the capability (for an optional list) in info and asks page
-// for every page in turn.
-func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) bool, info Info, page func(params json.RawMessage) (Result, error)) (ListResult, error) {
+// for every page in turn, with the result the last walk had for that page
+// (same; nil when none), which an unchanged list repeats.
+func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) bool, info Info, page func(params, same json.RawMessage) (Result, error)) (ListResult, error) {
 	if offered != nil {
 		// A modern upstream whose discover failed has unknown capabilities:
 		// ask, and let -32601 say no.
@@ -121,7 +125,7 @@ func (c *Client) walk(method, key string, offered func(mcp.ServerCapabilities) b
 		if cursor != "" {
 			params = namedParams("cursor", cursor, "", nil)
 		}
-		res, err := page(params)
+		res, err := page(params, c.pages.lastRaw(method, n))
 		if err != nil {
 			if re := rpcErr(err); offered != nil && n == 1 && re != nil && re.Code() == jsonrpc.CodeMethodNotFound {
 				c.cfg.Logger.Debug("Optional list rejected by upstream", "method", method)
@@ -229,6 +233,17 @@ type pageMemo struct {
 type memoPage struct {
 	raw json.RawMessage
 	pg  page
+}
+
+// lastRaw returns the result page n (from 1) of the last walk of method
+// had, nil when there was none.
+func (m *pageMemo) lastRaw(method string, n int) json.RawMessage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if last := m.last[method]; n <= len(last) {
+		return last[n-1].raw
+	}
+	return nil
 }
 
 // parse is parsePage for page n (from 1) of a walk of method, reusing the

@@ -5,15 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
 // request runs one operation on the ready session, under the per-request
-// timeout.
-func (s *session) request(ctx context.Context, method string, params json.RawMessage, in *Interactions) (Result, error) {
-	raw, err := s.rawRequest(ctx, method, params, in, s.info.Era == mcp.EraModern)
+// timeout. same is a result the answer is likely to repeat (outgoing.same),
+// or nil.
+func (s *session) request(ctx context.Context, method string, params json.RawMessage, in *Interactions, same json.RawMessage) (Result, error) {
+	raw, err := s.rawRequest(ctx, method, params, in, s.info.Era == mcp.EraModern, same)
 	if err != nil {
 		return Result{}, err
 	}
@@ -32,7 +34,7 @@ func (s *session) request(ctx context.Context, method string, params json.RawMes
 }
 
 // rawRequest sends one request and returns the raw result.
-func (s *session) rawRequest(ctx context.Context, method string, params json.RawMessage, in *Interactions, modern bool) (json.RawMessage, error) {
+func (s *session) rawRequest(ctx context.Context, method string, params json.RawMessage, in *Interactions, modern bool, same json.RawMessage) (json.RawMessage, error) {
 	tr := s.transport()
 	if tr == nil {
 		return nil, connErr("upstream session was closed", nil)
@@ -41,15 +43,22 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 	if method == mcp.MethodSubscriptionsListen {
 		budget = 1<<63 - 1 // a listen lasts until the caller ends it
 	}
-	rctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	resp, err := s.send(ctx, rctx, tr, method, params, in, modern)
+	rctx := ctx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > budget || method == mcp.MethodSubscriptionsListen {
+		// A context that ends before the budget anyway (a list walk's,
+		// under the shorter listing timeout) is the request's own: a child
+		// of it would cost a context and a registration per request.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	resp, err := s.send(ctx, rctx, tr, method, params, in, modern, same)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusUnauthorized && se.minted != "" {
 		// A minted token the upstream no longer accepts: refresh it once
 		// and retry once.
 		s.e.creds.refused(se.minted)
-		resp, err = s.send(ctx, rctx, tr, method, params, in, modern)
+		resp, err = s.send(ctx, rctx, tr, method, params, in, modern, same)
 	}
 	if err != nil {
 		return nil, err
@@ -58,7 +67,7 @@ func (s *session) rawRequest(ctx context.Context, method string, params json.Raw
 }
 
 // send encodes and sends one request under a fresh id.
-func (s *session) send(ctx, rctx context.Context, tr transport, method string, params json.RawMessage, in *Interactions, modern bool) (*jsonrpc.Message, error) {
+func (s *session) send(ctx, rctx context.Context, tr transport, method string, params json.RawMessage, in *Interactions, modern bool, same json.RawMessage) (*jsonrpc.Message, error) {
 	e := s.e
 	n := e.ids.Add(1)
 	id := jsonrpc.IntID(n)
@@ -77,7 +86,7 @@ func (s *session) send(ctx, rctx context.Context, tr transport, method string, p
 	if err != nil {
 		return nil, &RPCError{Err: jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%v", err)}
 	}
-	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern}
+	out := outgoing{id: id, method: method, body: jsonrpc.EncodeRequest(id, method, p.params), modern: modern, same: same}
 	if modern && !tr.sharedStream() {
 		// Mcp-Name and Mcp-Param-* are HTTP headers: a shared stream
 		// (stdio) has nowhere to carry them.

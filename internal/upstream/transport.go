@@ -100,6 +100,11 @@ type outgoing struct {
 	// handshake marks the legacy initialize request, whose response carries
 	// the session id.
 	handshake bool
+	// same is a result this request's answer is likely to repeat byte for
+	// byte (the last walk's page): an answer whose result equals it is
+	// returned with same as its result, and the bytes it was read into are
+	// not copied (see httpTransport.readStream). nil: none.
+	same json.RawMessage
 }
 
 // responseTo reports whether m answers request id.
