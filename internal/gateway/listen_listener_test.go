@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,5 +114,47 @@ func TestListenerRefusingAnEventEndsTheListen(t *testing.T) {
 	waitEnded(t, done, "an event was refused")
 	if at := arrived.Load(); at < before.UnixNano() || at > time.Now().UnixNano() {
 		t.Fatalf("the event arrived at %d, outside the listen's life", at)
+	}
+}
+
+// goroutineID is the running goroutine's number, from its stack's header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// A held listen's goroutine only waits: Tend (and delivery) run on a goroutine the listen
+// starts for each wake and waits for (internal/shallow), so the held one's stack never
+// grows; the calls still come one at a time.
+func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	var ackG string
+	tends := make(chan string, 4)
+	var running atomic.Int32
+	_, _, _ = heldListen(t, Listener{
+		Ack:  func(json.RawMessage) bool { ackG = goroutineID(); return true },
+		Wake: wake,
+		Tend: func() bool {
+			if running.Add(1) != 1 {
+				t.Error("two Tends at once")
+			}
+			defer running.Add(-1)
+			select {
+			case tends <- goroutineID():
+			default:
+			}
+			return true
+		},
+	})
+	wake <- struct{}{}
+	select {
+	case g := <-tends:
+		if g == ackG {
+			t.Fatalf("Tend ran on the held goroutine %s", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Tend after a wake")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -201,19 +202,35 @@ func (o *OpenedListen) end() {
 func (o *OpenedListen) Hold() Outcome {
 	defer o.end()
 	d := o.run.d
+	var h held
 	for {
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
-		// goroutine, until the listen or an upstream listen ends.
-		d.start(o.targets)
-		tokens, stopWatch := d.watchTokens(o.cur, o.op, o.targets)
-		ended, c := d.runUntil(nil, o.set.ended.Load, tokens)
-		stopWatch()
-		if out, done := o.next(ended, c); done {
-			return out
+		// goroutine, until the listen or an upstream listen ends; what
+		// it does between two waits runs on a goroutine of its own
+		// (internal/shallow), so this one's stack never grows.
+		shallow.Do(func() {
+			d.start(o.targets)
+			h.tokens, h.stopWatch = d.watchTokens(o.cur, o.op, o.targets)
+		})
+		ended, c := d.runUntil(nil, o.set.ended.Load, h.tokens)
+		shallow.Do(func() {
+			h.stopWatch()
+			h.out, h.done = o.next(ended, c)
+		})
+		if h.done {
+			return h.out
 		}
 	}
+}
+
+// held is what Hold's steps hand each other.
+type held struct {
+	tokens    <-chan *tokenCheck
+	stopWatch context.CancelFunc
+	out       Outcome
+	done      bool
 }
 
 // next ends or sets up again a listen whose delivery returned (ended: an
