@@ -350,8 +350,9 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 // takes is established (503 with Retry-After when they cannot be), and
 // ends when its follow does (a deaf stream ends: the client opens another).
 //
-// The follow runs on this goroutine (gateway.Listener): the core's delivery
-// calls emit for each event, which re-checks the caller and writes it
+// The follow runs for this goroutine (gateway.Listener; its work between
+// waits on goroutines the core starts and waits for, internal/shallow):
+// the core's delivery calls emit for each event, which re-checks the caller and writes it
 // straight to the stream, and between events tend, which writes what
 // others queued for the stream (the session's subscriptions), the
 // keepalives and the periodic re-checks (one timer for both).

@@ -253,7 +253,7 @@ func (d *delivery) start(targets []listenTarget) {
 	d.signal()
 }
 
-// run delivers on the listen's own goroutine (the one that called
+// run delivers for the listen's own goroutine (the one that called
 // ListenFilter: no goroutine of its own per listen), and serves the
 // Listener's Tend there, until ctx ends, Tend refuses or the Listener's
 // Done closes (false), or stop closes (true). Nothing is emitted once run

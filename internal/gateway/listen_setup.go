@@ -28,7 +28,9 @@ type Listener struct {
 	// with the part of the filter the upstreams honour. False ends the
 	// listen.
 	Ack func(honoured json.RawMessage) bool
-	// Emit is called on the listen's goroutine for every event in the
+	// Emit is called for the listen's goroutine (on a goroutine it starts
+	// for each wake and waits for: internal/shallow; one call at a
+	// time, as Tend's) for every event in the
 	// caller's view, after Ack; arrived is when the event reached the
 	// gateway (for a list change: when it is told), for the caller to be
 	// re-checked after it. False ends the listen.
@@ -59,7 +61,8 @@ type Listener struct {
 // listing timeout and the caller's listener capacity. Only then is l.Ack
 // called, once, with the part of the filter the upstreams honour; then
 // l.Emit for every event, until ctx ends, l.Tend refuses, l.Done closes or
-// an upstream ends its listen. All of it runs on the caller's goroutine.
+// an upstream ends its listen. All of it runs on the caller's goroutine,
+// the work between two waits on goroutines it starts and waits for.
 // When set-up fails, what was opened is closed, Ack is never called and
 // the Outcome is the fault.
 func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
