@@ -79,3 +79,11 @@ func stackInuse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.StackInuse)
 }
+
+// BenchmarkDo is what a step costs over calling f in place.
+func BenchmarkDo(b *testing.B) {
+	x := 0
+	for b.Loop() {
+		Do(func() { x++ })
+	}
+}
