@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
 
 // heldListen runs a listen of bob's on a fresh upstream with l, in the background; it returns
@@ -117,14 +116,6 @@ func TestListenerRefusingAnEventEndsTheListen(t *testing.T) {
 	}
 }
 
-// goroutineID is the running goroutine's number, from its stack's header.
-func goroutineID() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
-	return id
-}
-
 // A held listen's goroutine only waits: Tend (and delivery) run on a goroutine the listen
 // starts for each wake and waits for (internal/shallow), so the held one's stack never
 // grows; the calls still come one at a time.
@@ -134,7 +125,7 @@ func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
 	tends := make(chan string, 4)
 	var running atomic.Int32
 	_, _, _ = heldListen(t, Listener{
-		Ack:  func(json.RawMessage) bool { ackG = goroutineID(); return true },
+		Ack:  func(json.RawMessage) bool { ackG = shallowtest.GoroutineID(); return true },
 		Wake: wake,
 		Tend: func() bool {
 			if running.Add(1) != 1 {
@@ -142,7 +133,7 @@ func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
 			}
 			defer running.Add(-1)
 			select {
-			case tends <- goroutineID():
+			case tends <- shallowtest.GoroutineID():
 			default:
 			}
 			return true

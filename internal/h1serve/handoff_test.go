@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/handoff"
+	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
 
 // wrapped is a middleware with its own ResponseWriter wrapper, as the
@@ -291,14 +292,6 @@ func TestHandoffHandlerPanics(t *testing.T) {
 	}
 }
 
-// goroutineID is the running goroutine's number, from its stack's header.
-func goroutineID() string {
-	buf := make([]byte, 64)
-	buf = buf[:runtime.Stack(buf, false)]
-	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
-	return id
-}
-
 // TestHandoffRunsOnAFreshGoroutine: the continuation runs on a goroutine
 // started for it, not on the handler's, whose stack the handler grew; the
 // connection goes on there (its next request is served).
@@ -306,9 +299,9 @@ func TestHandoffRunsOnAFreshGoroutine(t *testing.T) {
 	events := make(chan string, 16)
 	var handlerG string
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		handlerG = goroutineID()
+		handlerG = shallowtest.GoroutineID()
 		handoff.Continue(w, func() {
-			if g := goroutineID(); g == handlerG {
+			if g := shallowtest.GoroutineID(); g == handlerG {
 				events <- "continuation on the handler's goroutine " + g
 				return
 			}
@@ -326,18 +319,6 @@ func TestHandoffRunsOnAFreshGoroutine(t *testing.T) {
 	}
 }
 
-// deepStack uses about n KB of stack.
-//
-//go:noinline
-func deepStack(n int) byte {
-	var b [1024]byte
-	b[n%len(b)] = byte(n)
-	if n <= 1 {
-		return b[0]
-	}
-	return deepStack(n-1) + b[n%len(b)]
-}
-
 // TestHandoffHeldStackIs2KB: held continuations that only wait keep a
 // 2 KB stack each after a collection, though their handlers grew theirs
 // to 16 KB (run on the handler's goroutine, 4 KB at best).
@@ -350,30 +331,22 @@ func TestHandoffHeldStackIs2KB(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		deepStack(12)
+		shallowtest.Deep(12)
 		handoff.Continue(w, func() {
 			waiting <- struct{}{}
 			<-release
 		})
 	})
 	addr := serve(t, &Server{Handler: h}, nil)
-	before := stackInuse()
+	before := shallowtest.StackInuse()
 	for range n {
 		c, _ := rawConn(t, addr)
 		_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 		<-waiting
 	}
-	per := float64(stackInuse()-before) / n
+	per := float64(shallowtest.StackInuse()-before) / n
 	t.Logf("stack per held continuation: %.0f B", per)
 	if per > 3<<10 {
 		t.Fatalf("stack per held continuation %.0f B, want 2 KB", per)
 	}
-}
-
-func stackInuse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.StackInuse)
 }

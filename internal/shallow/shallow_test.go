@@ -2,21 +2,10 @@ package shallow
 
 import (
 	"errors"
-	"runtime"
 	"testing"
-)
 
-// deep uses about n KB of stack.
-//
-//go:noinline
-func deep(n int) byte {
-	var b [1024]byte
-	b[n%len(b)] = byte(n)
-	if n <= 1 {
-		return b[0]
-	}
-	return deep(n-1) + b[n%len(b)]
-}
+	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
+)
 
 // TestRunsAndWaits: f has run, and what it wrote is seen, once Do returns.
 func TestRunsAndWaits(t *testing.T) {
@@ -51,10 +40,10 @@ func TestHeldStackStaysSmall(t *testing.T) {
 		release := make(chan struct{})
 		started := make(chan struct{})
 		defer close(release)
-		before := stackInuse()
+		before := shallowtest.StackInuse()
 		for range n {
 			go func() {
-				step(func() { deep(12) })
+				step(func() { shallowtest.Deep(12) })
 				started <- struct{}{}
 				<-release
 			}()
@@ -62,7 +51,7 @@ func TestHeldStackStaysSmall(t *testing.T) {
 		for range n {
 			<-started
 		}
-		return float64(stackInuse()-before) / n
+		return float64(shallowtest.StackInuse()-before) / n
 	}
 	inPlace := perGoroutine(func(f func()) { f() })
 	through := perGoroutine(Do)
@@ -70,14 +59,6 @@ func TestHeldStackStaysSmall(t *testing.T) {
 	if through > 3<<10 || inPlace < 4<<10 {
 		t.Fatalf("stack per held goroutine: in place %.0f B, through Do %.0f B; want ≥ 4 KB and ≤ 3 KB", inPlace, through)
 	}
-}
-
-func stackInuse() int64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.StackInuse)
 }
 
 // BenchmarkDo is what a step costs over calling f in place.
