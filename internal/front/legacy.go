@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow"
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
 
@@ -349,8 +350,9 @@ func (h *MCP) serveLegacySession(w http.ResponseWriter, r *http.Request, caller 
 // takes is established (503 with Retry-After when they cannot be), and
 // ends when its follow does (a deaf stream ends: the client opens another).
 //
-// The follow runs on this goroutine (gateway.Listener): the core's delivery
-// calls emit for each event, which re-checks the caller and writes it
+// The follow runs for this goroutine (gateway.Listener; its work between
+// waits on goroutines the core starts and waits for, internal/shallow):
+// the core's delivery calls emit for each event, which re-checks the caller and writes it
 // straight to the stream, and between events tend, which writes what
 // others queued for the stream (the session's subscriptions), the
 // keepalives and the periodic re-checks (one timer for both).
@@ -524,13 +526,16 @@ func (s *streamSink) finish(_ int, msg []byte) { s.send(msg) }
 // run writes queued messages, and a keepalive comment when idle, until the
 // client leaves or done closes; the same goroutine re-checks the caller
 // every recheckEvery (one timer for both) and, when refused, cancels and
-// returns.
+// returns. It only waits: its writes and re-checks run on a goroutine of
+// their own (internal/shallow), so a held stream's stack stays at 2 KB.
 func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authWatch, recheckEvery time.Duration, cancel context.CancelFunc) {
-	_ = s.w.WriteComment("stream open")
 	du := newWakingDuties(recheckEvery, s.ready) // one channel for the queue and the duties
 	defer du.stop()
-	du.open()
-	for {
+	shallow.Do(func() {
+		_ = s.w.WriteComment("stream open")
+		du.open()
+	})
+	for ok := true; ok; {
 		select {
 		case <-ctx.Done():
 			return
@@ -538,20 +543,24 @@ func (s *streamSink) run(ctx context.Context, done <-chan struct{}, watch *authW
 			return
 		case <-s.ready:
 		}
-		for _, msg := range s.take() {
-			if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
-				return
-			}
-		}
-		recheck, keepalive := du.due()
-		if recheck && !watch.ok(ctx, time.Now()) {
-			cancel()
-			return
-		}
-		if keepalive && s.w.WriteComment("keepalive") != nil {
-			return
+		shallow.Do(func() { ok = s.tend(ctx, du, watch, cancel) })
+	}
+}
+
+// tend writes what is queued, then does the duties due (run); false when
+// the stream ends.
+func (s *streamSink) tend(ctx context.Context, du *duties, watch *authWatch, cancel context.CancelFunc) bool {
+	for _, msg := range s.take() {
+		if s.w.WriteEvent(sse.Event{Type: "message", Data: msg}) != nil {
+			return false
 		}
 	}
+	recheck, keepalive := du.due()
+	if recheck && !watch.ok(ctx, time.Now()) {
+		cancel()
+		return false
+	}
+	return !keepalive || s.w.WriteComment("keepalive") == nil
 }
 
 func (l *live) attach(s *streamSink) bool {

@@ -154,7 +154,9 @@
 //     list cannot be fetched is delivered (the caller may re-list). Events are only queued on
 //     the upstream's goroutine (list changes coalesced per server, other events at most 64);
 //     the listen's own goroutine (the caller of ListenFilter, so no goroutine of its own)
-//     fetches views and emits, after the acknowledgement. The caller's own duties for its
+//     fetches views and emits, after the acknowledgement, each wake's work on a goroutine
+//     started for it and waited for (internal/shallow: the held goroutine only waits, so its
+//     stack stays at 2 KB; one at a time, in order). The caller's own duties for its
 //     stream run there too (Listener: Tend, woken by its Wake channel; Done ends
 //     the listen). Wake is also the delivery's own channel, and an upstream ending its listen
 //     is a flag read on a wake, so a held listen waits on three channels (its context, Done,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow"
 )
 
 // maxPendingEvents bounds the events (other than list changes, which are
@@ -252,7 +253,7 @@ func (d *delivery) start(targets []listenTarget) {
 	d.signal()
 }
 
-// run delivers on the listen's own goroutine (the one that called
+// run delivers for the listen's own goroutine (the one that called
 // ListenFilter: no goroutine of its own per listen), and serves the
 // Listener's Tend there, until ctx ends, Tend refuses or the Listener's
 // Done closes (false), or stop closes (true). Nothing is emitted once run
@@ -266,7 +267,6 @@ func (d *delivery) run(stop <-chan struct{}) (stopped bool) {
 // is woken (nil: never), and returns, with what it found, when tokens
 // reports that the caller's vault token changed or was deleted.
 func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-chan *tokenCheck) (stopped bool, c *tokenCheck) {
-	defer d.g.recovered("listen delivery", d.cancel)
 	for {
 		select {
 		case <-d.ctx.Done():
@@ -283,13 +283,22 @@ func (d *delivery) runUntil(stop <-chan struct{}, ended func() bool, tokens <-ch
 		if ended != nil && ended() {
 			return true, nil
 		}
-		if d.l.Wake != nil && !d.tend() { // the caller's wakes come on the same channel
-			return false, nil
-		}
-		if !d.step() {
+		if !d.work() {
 			return false, nil
 		}
 	}
+}
+
+// work serves the Listener's Tend when it shares the wake channel, then
+// delivers what is pending, on a goroutine of its own (internal/shallow:
+// the listen's goroutine only waits); false when the listen ended.
+func (d *delivery) work() (ok bool) {
+	shallow.Do(func() {
+		defer d.g.recovered("listen delivery", d.cancel)
+		// the caller's wakes come on the same channel
+		ok = (d.l.Wake == nil || d.tend()) && d.step()
+	})
+	return ok
 }
 
 // ack acknowledges the listen with the honoured filter; false when the

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
 
 // heldListen runs a listen of bob's on a fresh upstream with l, in the background; it returns
@@ -112,5 +113,39 @@ func TestListenerRefusingAnEventEndsTheListen(t *testing.T) {
 	waitEnded(t, done, "an event was refused")
 	if at := arrived.Load(); at < before.UnixNano() || at > time.Now().UnixNano() {
 		t.Fatalf("the event arrived at %d, outside the listen's life", at)
+	}
+}
+
+// A held listen's goroutine only waits: Tend (and delivery) run on a goroutine the listen
+// starts for each wake and waits for (internal/shallow), so the held one's stack never
+// grows; the calls still come one at a time.
+func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
+	wake := make(chan struct{}, 1)
+	var ackG string
+	tends := make(chan string, 4)
+	var running atomic.Int32
+	_, _, _ = heldListen(t, Listener{
+		Ack:  func(json.RawMessage) bool { ackG = shallowtest.GoroutineID(); return true },
+		Wake: wake,
+		Tend: func() bool {
+			if running.Add(1) != 1 {
+				t.Error("two Tends at once")
+			}
+			defer running.Add(-1)
+			select {
+			case tends <- shallowtest.GoroutineID():
+			default:
+			}
+			return true
+		},
+	})
+	wake <- struct{}{}
+	select {
+	case g := <-tends:
+		if g == ackG {
+			t.Fatalf("Tend ran on the held goroutine %s", g)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Tend after a wake")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/mcp"
+	"github.com/mcpgw/mcpgw/internal/shallow"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -27,7 +28,9 @@ type Listener struct {
 	// with the part of the filter the upstreams honour. False ends the
 	// listen.
 	Ack func(honoured json.RawMessage) bool
-	// Emit is called on the listen's goroutine for every event in the
+	// Emit is called for the listen's goroutine (on a goroutine it starts
+	// for each wake and waits for: internal/shallow; one call at a
+	// time, as Tend's) for every event in the
 	// caller's view, after Ack; arrived is when the event reached the
 	// gateway (for a list change: when it is told), for the caller to be
 	// re-checked after it. False ends the listen.
@@ -58,7 +61,8 @@ type Listener struct {
 // listing timeout and the caller's listener capacity. Only then is l.Ack
 // called, once, with the part of the filter the upstreams honour; then
 // l.Emit for every event, until ctx ends, l.Tend refuses, l.Done closes or
-// an upstream ends its listen. All of it runs on the caller's goroutine.
+// an upstream ends its listen. All of it runs on the caller's goroutine,
+// the work between two waits on goroutines it starts and waits for.
 // When set-up fails, what was opened is closed, Ack is never called and
 // the Outcome is the fault.
 func (g *Gateway) ListenFilter(outer context.Context, op Operation, want Filter, l Listener) Outcome {
@@ -201,19 +205,35 @@ func (o *OpenedListen) end() {
 func (o *OpenedListen) Hold() Outcome {
 	defer o.end()
 	d := o.run.d
+	var h held
 	for {
 		// After the acknowledgement, and after each set-up again, every
 		// followed view is checked: a change made while listeners were
 		// opening is delivered. Delivery runs here, on the listen's own
-		// goroutine, until the listen or an upstream listen ends.
-		d.start(o.targets)
-		tokens, stopWatch := d.watchTokens(o.cur, o.op, o.targets)
-		ended, c := d.runUntil(nil, o.set.ended.Load, tokens)
-		stopWatch()
-		if out, done := o.next(ended, c); done {
-			return out
+		// goroutine, until the listen or an upstream listen ends; what
+		// it does between two waits runs on a goroutine of its own
+		// (internal/shallow), so this one's stack never grows.
+		shallow.Do(func() {
+			d.start(o.targets)
+			h.tokens, h.stopWatch = d.watchTokens(o.cur, o.op, o.targets)
+		})
+		ended, c := d.runUntil(nil, o.set.ended.Load, h.tokens)
+		shallow.Do(func() {
+			h.stopWatch()
+			h.out, h.done = o.next(ended, c)
+		})
+		if h.done {
+			return h.out
 		}
 	}
+}
+
+// held is what Hold's steps hand each other.
+type held struct {
+	tokens    <-chan *tokenCheck
+	stopWatch context.CancelFunc
+	out       Outcome
+	done      bool
 }
 
 // next ends or sets up again a listen whose delivery returned (ended: an

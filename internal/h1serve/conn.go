@@ -56,32 +56,64 @@ type conn struct {
 	bg         *bgRead // the fallback watch, when watch is nil or failed
 }
 
-// serve reads requests and serves them until the connection ends.
+// serve reads requests and serves them until the connection ends, or
+// until a handler hands its response off: the connection then moves on to
+// a fresh goroutine (serveHeld) and this one, grown deep by the handler,
+// ends.
 func (c *conn) serve() {
+	moved := false
 	defer func() {
-		if v := recover(); v != nil && v != http.ErrAbortHandler {
-			buf := make([]byte, 64<<10)
-			buf = buf[:runtime.Stack(buf, false)]
-			c.s.logf("h1serve: panic serving %s: %v\n%s", c.remote, v, buf)
+		if !moved {
+			c.closeOnExit(recover())
 		}
-		c.close()
-		c.rd.release()
-		c.abandonHeld()
 	}()
 	c.remote = c.nc.RemoteAddr().String()
 	c.ctx = context.WithValue(context.Background(), http.LocalAddrContextKey, c.nc.LocalAddr())
-	for first := true; ; first = false {
-		if !c.await(first) {
-			return
+	moved = c.serveLoop(true)
+}
+
+// serveHeld runs a handed-off response's continuation (handoff.go) on a
+// goroutine of its own, started shallow: a held stream waits on it, and
+// a stack that never grew stays at the runtime's 2 KB minimum, where one
+// that grew (the handler's, 16 KB) is shrunk to 4 KB at best. The
+// connection then goes on here.
+func (c *conn) serveHeld() {
+	moved := false
+	defer func() {
+		if !moved {
+			c.closeOnExit(recover())
 		}
-		if !c.serveOne() {
-			return
+	}()
+	c.runHandoff(c.held.ho)
+	if c.endHeld() {
+		moved = c.serveLoop(false)
+	}
+}
+
+// closeOnExit ends the connection as its goroutine exits, logging the
+// panic v unless it is nil or http.ErrAbortHandler.
+func (c *conn) closeOnExit(v any) {
+	if v != nil && v != http.ErrAbortHandler {
+		buf := make([]byte, 64<<10)
+		buf = buf[:runtime.Stack(buf, false)]
+		c.s.logf("h1serve: panic serving %s: %v\n%s", c.remote, v, buf)
+	}
+	c.close()
+	c.rd.release()
+	c.abandonHeld()
+}
+
+// serveLoop serves requests until the connection ends (false) or a
+// response is handed off, which it starts serveHeld for (true: the
+// connection is the new goroutine's).
+func (c *conn) serveLoop(first bool) (moved bool) {
+	for ; ; first = false {
+		if !c.await(first) || !c.serveOne() {
+			return false
 		}
-		if c.held != nil { // handed off (handoff.go): run from this frame, the shallowest
-			c.runHandoff(c.held.ho)
-			if !c.endHeld() {
-				return
-			}
+		if c.held != nil { // handed off (handoff.go): run on a fresh goroutine
+			go c.serveHeld()
+			return true
 		}
 	}
 }

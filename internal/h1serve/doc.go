@@ -145,25 +145,29 @@
 //     effect, as with net/http.
 //   - A handler may hand the rest of its response to the server
 //     (internal/handoff, handoff.go): it writes what opens a stream, gives
-//     a continuation and returns; serveOne then returns too, and serve
-//     runs the continuation from its own frame, with everything of the
-//     request unchanged (its context and disconnect watch, the writing
-//     methods, its place among Shutdown's active connections). The
+//     a continuation and returns; serveOne then returns too, and the
+//     connection moves on to a goroutine started for it (serveHeld), which
+//     runs the continuation, then serves the connection's next requests;
+//     the handler's goroutine ends. Everything of the request is unchanged
+//     (its context and disconnect watch, the writing methods, its place
+//     among Shutdown's active connections). The
 //     response ends when the continuation returned and the after-work
 //     wrappers registered (handoff.After) ran, innermost first; a panic in
 //     the continuation runs that after-work, then is handled as a
 //     handler's. A handler that panics after handing off still has its
 //     continuation run, after the connection closed (its context
-//     cancelled), so that what the stream holds is released. A held stream then waits a few frames deep, and the
-//     runtime shrinks the connection goroutine's stack (16 KB for the
-//     gateway's listen, 4 KB handed off). Rejected: releasing the
-//     connection's goroutine while a stream waits (the stream's writer
-//     driven by its events, the connection resumed on a new goroutine at
-//     its end): the gateway's listen delivery does blocking work between
-//     events (re-authentication, view fetches), so it would need a
-//     goroutine per burst of events and its loop rewritten as callbacks;
-//     the continuation gives most of the stack back with nothing else
-//     changed. Hijack-like APIs were rejected too: the response would lose
+//     cancelled), so that what the stream holds is released. A held stream
+//     then waits on a stack that never held the handler's frames: one the
+//     handler grew (16 KB for the gateway's listen) is never shrunk below
+//     4 KB by the runtime, while the new goroutine keeps 2 KB as long as
+//     the continuation only waits and does its work elsewhere
+//     (internal/shallow; TestHandoffHeldStackIs2KB). Before, the
+//     continuation ran on the connection's goroutine from serve's frame
+//     (4 KB held). Rejected: a stream with no goroutine while it waits
+//     (its writer driven by its events): the gateway's listen delivery
+//     does blocking work between events (re-authentication, view
+//     fetches), so its loop would be rewritten as callbacks; the
+//     continuation keeps it as it is. Hijack-like APIs were rejected too: the response would lose
 //     its framing, deadlines and disconnect watch.
 //   - Own package rather than options on net/http's: net/http exposes no
 //     hook for its connection goroutine, buffers or disconnect detection.

@@ -1,10 +1,13 @@
 package h1serve
 
 // A handler may hand the rest of its response to the server
-// (internal/handoff): the continuation then runs on the connection's
-// goroutine, once the handler chain and serveOne have returned, from
-// serve's own frame (runHandoff, then endHeld), so a held stream
-// waits a few frames deep and the runtime shrinks its stack.
+// (internal/handoff): once the handler chain and serveOne have returned,
+// the connection moves on to a goroutine started for it (serveHeld, in
+// conn.go), which runs the continuation (runHandoff, then endHeld) and
+// then goes on serving the connection; the handler's goroutine, whose
+// stack the handler grew, ends. A held stream so waits on a stack that
+// only ever held its own frames (2 KB while it does its work elsewhere:
+// internal/shallow).
 // Everything else about the request stays as while its handler runs: the
 // disconnect watch and the request's context, the response's writing
 // methods, its place among Shutdown's active connections; the response

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/handoff"
+	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
 
 // wrapped is a middleware with its own ResponseWriter wrapper, as the
@@ -288,5 +289,64 @@ func TestHandoffHandlerPanics(t *testing.T) {
 	defer mu.Unlock()
 	if !strings.Contains(logged.String(), "handler boom") {
 		t.Errorf("panic not logged: %q", logged.String())
+	}
+}
+
+// TestHandoffRunsOnAFreshGoroutine: the continuation runs on a goroutine
+// started for it, not on the handler's, whose stack the handler grew; the
+// connection goes on there (its next request is served).
+func TestHandoffRunsOnAFreshGoroutine(t *testing.T) {
+	events := make(chan string, 16)
+	var handlerG string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlerG = shallowtest.GoroutineID()
+		handoff.Continue(w, func() {
+			if g := shallowtest.GoroutineID(); g == handlerG {
+				events <- "continuation on the handler's goroutine " + g
+				return
+			}
+			events <- "continuation"
+		})
+	})
+	addr := serve(t, &Server{Handler: h}, nil)
+	c, br := rawConn(t, addr)
+	for range 2 {
+		_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		expect(t, events, "continuation")
+		if resp, _ := readResp(t, br, "GET"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// TestHandoffHeldStackIs2KB: held continuations that only wait keep a
+// 2 KB stack each after a collection, though their handlers grew theirs
+// to 16 KB (run on the handler's goroutine, 4 KB at best).
+func TestHandoffHeldStackIs2KB(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's stack guard makes every goroutine outgrow 2 KB")
+	}
+	const n = 200
+	waiting := make(chan struct{}, n)
+	release := make(chan struct{})
+	defer close(release)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		shallowtest.Deep(12)
+		handoff.Continue(w, func() {
+			waiting <- struct{}{}
+			<-release
+		})
+	})
+	addr := serve(t, &Server{Handler: h}, nil)
+	before := shallowtest.StackInuse()
+	for range n {
+		c, _ := rawConn(t, addr)
+		_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		<-waiting
+	}
+	per := float64(shallowtest.StackInuse()-before) / n
+	t.Logf("stack per held continuation: %.0f B", per)
+	if per > 3<<10 {
+		t.Fatalf("stack per held continuation %.0f B, want 2 KB", per)
 	}
 }

@@ -2,9 +2,10 @@
 // stream) give its deep stack back while the stream lasts: after writing
 // what opens the stream, the handler hands the rest of it, a
 // continuation, to the server and returns; a server that supports it
-// (internal/h1serve) runs the continuation on the connection's goroutine
-// from a shallow frame once the whole handler chain has unwound, so the
-// runtime can shrink that goroutine's stack while the stream waits. The
+// (internal/h1serve) runs the continuation once the whole handler chain
+// has unwound, on a goroutine started for it, so the stream waits on a
+// stack that never held the handler's frames (which the runtime would
+// shrink to 4 KB at best; a goroutine that never grew keeps 2 KB). The
 // response stays open until the continuation returns.
 //
 // Wrappers see the stream's real end through After: a wrapper whose
@@ -26,10 +27,12 @@
 // not run on the upstream's reader goroutines, so it would need a
 // goroutine started per burst of events and the whole delivery loop
 // rewritten as callbacks; the continuation gives the stack back with the
-// loop unchanged. Rejected too: a goroutine of its own for the
-// continuation (the connection's goroutine would then have to be
-// resumed, for no smaller stack: a goroutine's stack is set by how deep it
-// waits, wherever it started).
+// loop unchanged. The continuation's goroutine is a new one rather than
+// the connection's: the connection's goroutine grew its stack running the
+// handler, and the runtime halves a waiting stack only while less than a
+// quarter of it (counting an 800-byte guard) is in use, so it never gets
+// below 4 KB; a new goroutine that only waits, doing its work through
+// internal/shallow, keeps 2 KB.
 package handoff
 
 import "net/http"

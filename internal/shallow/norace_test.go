@@ -1,0 +1,5 @@
+//go:build !race
+
+package shallow
+
+const raceEnabled = false
