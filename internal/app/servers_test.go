@@ -132,6 +132,11 @@ func TestStoredServerLifecycleThroughTheAPI(t *testing.T) {
 	}
 	noMarkers(t, "the second PUT answer", body)
 	restTools(t, base)
+	// The PUT answers once the new generation serves; the old session is closed (its DELETE
+	// sent) after that, by the Apply that retires the old generation.
+	for end := time.Now().Add(5 * time.Second); up.deletes.Load() == 0 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if n := up.fake.Count("initialize"); n != 2 || up.deletes.Load() != 1 {
 		t.Fatalf("a connection change: initialize %d, DELETEs %d; want a new session", n, up.deletes.Load())
 	}
