@@ -88,22 +88,7 @@ func TestControlPlaneCost(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	t.Cleanup(otlp.Close)
-	variants := []*ctlVariant{
-		{name: "bare"},
-		{name: "bare-AA"},
-		{name: "metrics", observe: true},
-		{name: "metrics+traces", observe: true, traces: true},
-		{name: "store-key+metrics+traces", store: true, storeKey: true, observe: true, traces: true},
-	}
-	if os.Getenv("MCPGW_CTLCOST_STORE_ONLY") != "" {
-		variants = []*ctlVariant{variants[0], variants[1],
-			{name: "store", store: true, observe: true}, {name: "store-key", store: true, storeKey: true, observe: true}, variants[4]}
-	}
-	if base := os.Getenv("MCPGW_CTLCOST_BASE"); base != "" {
-		variants = append(variants, &ctlVariant{name: "base:bare", bin: base, ref: len(variants)},
-			&ctlVariant{name: "base:" + variants[4].name, bin: base, ref: len(variants),
-				store: variants[4].store, storeKey: variants[4].storeKey, observe: variants[4].observe, traces: variants[4].traces})
-	}
+	variants := ctlVariants()
 	var clientDials atomic.Int64
 	client := countingClient(&clientDials)
 	var buf bytes.Buffer
@@ -157,6 +142,28 @@ func TestControlPlaneCost(t *testing.T) {
 		}
 	}
 	t.Log("\n" + ctlReport(variants, cpu, calls, load0))
+}
+
+// ctlVariants is the gateways TestControlPlaneCost compares (MCPGW_CTLCOST_STORE_ONLY and
+// MCPGW_CTLCOST_BASE change the set).
+func ctlVariants() []*ctlVariant {
+	variants := []*ctlVariant{
+		{name: "bare"},
+		{name: "bare-AA"},
+		{name: "metrics", observe: true},
+		{name: "metrics+traces", observe: true, traces: true},
+		{name: "store-key+metrics+traces", store: true, storeKey: true, observe: true, traces: true},
+	}
+	if os.Getenv("MCPGW_CTLCOST_STORE_ONLY") != "" {
+		variants = []*ctlVariant{variants[0], variants[1],
+			{name: "store", store: true, observe: true}, {name: "store-key", store: true, storeKey: true, observe: true}, variants[4]}
+	}
+	if base := os.Getenv("MCPGW_CTLCOST_BASE"); base != "" {
+		variants = append(variants, &ctlVariant{name: "base:bare", bin: base, ref: len(variants)},
+			&ctlVariant{name: "base:" + variants[4].name, bin: base, ref: len(variants),
+				store: variants[4].store, storeKey: variants[4].storeKey, observe: variants[4].observe, traces: variants[4].traces})
+	}
+	return variants
 }
 
 // ctlReport is the table of TestControlPlaneCost: per variant the gateway's CPU per call

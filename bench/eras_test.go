@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -46,11 +47,12 @@ func BenchmarkToolsCallEras(b *testing.B) {
 }
 
 // runCallers runs b's iterations on calls at once, about one goroutine per
-// caller on 2 cores, each goroutine on one caller, and returns how many calls
-// were made.
+// caller whatever GOMAXPROCS is (RunParallel starts parallelism × GOMAXPROCS),
+// each goroutine on one caller, and returns how many calls were made.
 func runCallers(b *testing.B, calls []func(*bytes.Buffer) error) int64 {
 	var next, n atomic.Int64
-	b.SetParallelism((len(calls) + 1) / 2) // 2 cores: ~len(calls) goroutines
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism(max(1, (len(calls)+procs-1)/procs))
 	b.RunParallel(func(pb *testing.PB) {
 		call := calls[int(next.Add(1)-1)%len(calls)]
 		var buf bytes.Buffer

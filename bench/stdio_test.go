@@ -232,6 +232,9 @@ func BenchmarkStdioGateway(b *testing.B) {
 				b.ReportMetric(float64(child1-child0)/float64(time.Microsecond)/float64(n), "child-cpu-µs/op")
 				b.ReportMetric(float64(self1-self0)/float64(time.Microsecond)/float64(n), "cpu-µs/op")
 			}
+			if n > 0 { // more than one dial per caller means keep-alive failed
+				b.ReportMetric(float64(dials.Load())/float64(callers), "dials/caller")
+			}
 		})
 	}
 }

@@ -103,7 +103,7 @@ func New(cfg Config) *Catalog {
 		c.patience = cfg.Patience
 	}
 	c.background = make(chan struct{}, cmp.Or(max(cfg.MaxBackground, 0), DefaultMaxBackground))
-	c.seen.lists = map[seenAt]shown{}
+	c.seen.lists = map[ListKey]shown{}
 	return c
 }
 
@@ -228,11 +228,7 @@ func (c *Catalog) fetch(ctx context.Context, q Query, s *Server, method string) 
 // fetchPages returns one server's list with its page cuts, from the cache
 // when the upstream allowed it.
 func (c *Catalog) fetchPages(ctx context.Context, q Query, s *Server, method string) (Pages, error) {
-	cred := ""
-	if q.CredentialKey != nil {
-		cred = q.CredentialKey(s.Name)
-	}
-	key := ListKey{Server: s.Name, Method: method, Binding: q.Binding, Credentials: cred}
+	key := q.listKey(s.Name, method)
 	l, ok, err := c.cache.Get(ctx, key, c.now())
 	hit := ok && err == nil
 	c.cacheStats.count(hit)

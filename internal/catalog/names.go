@@ -34,7 +34,7 @@ const maxLearned = 10000
 // still checked while a server's tools/list fails.
 type names struct {
 	mu      sync.Mutex
-	lists   map[seenAt]shown
+	lists   map[ListKey]shown
 	learned map[string]map[string][]mcp.ParamSpec // server → tool → annotations
 	// lastLearn is, per server, what learnLocked was last given: the same
 	// names and annotations again (an unchanged listing) change nothing.
@@ -85,17 +85,15 @@ type shown struct {
 	at    time.Time
 }
 
-// seenAt is what a caller's listing is remembered under: the server, the
-// method, the caller's binding and its credentials' key. A struct, so a
-// lookup builds no string (two per tools/call).
-type seenAt struct{ server, method, binding, cred string }
-
-func seenKey(q Query, server, method string) seenAt {
+// listKey names one server's method as q's caller lists it: the list's cache key, and what
+// the caller's listing is remembered under (a struct, so a lookup builds no string; two per
+// tools/call).
+func (q Query) listKey(server, method string) ListKey {
 	cred := ""
 	if q.CredentialKey != nil {
 		cred = q.CredentialKey(server)
 	}
-	return seenAt{server: server, method: method, binding: q.Binding, cred: cred}
+	return ListKey{Server: server, Method: method, Binding: q.Binding, Credentials: cred}
 }
 
 // record remembers a listing; annotations says whether the tools'
@@ -114,7 +112,7 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 	if method != mcp.MethodToolsList && method != mcp.MethodPromptsList {
 		return
 	}
-	key := seenKey(q, server, method)
+	key := q.listKey(server, method)
 	n.mu.Lock()
 	last := n.parsed[server]
 	prev, had := n.lists[key]
@@ -148,7 +146,7 @@ func (n *names) recordNamed(q Query, server, method string, items []json.RawMess
 		n.parsed[server] = parsed
 	}
 	if len(n.lists) >= maxSeen {
-		n.lists = map[seenAt]shown{}
+		n.lists = map[ListKey]shown{}
 	}
 	n.lists[key] = shown{list: names, names: set, specs: specs, at: now}
 	if annotated {
@@ -233,7 +231,7 @@ func (c *Catalog) annotated(server string) bool {
 func (c *Catalog) ParamSpecs(q Query, server, bare string) []mcp.ParamSpec {
 	c.seen.mu.Lock()
 	defer c.seen.mu.Unlock()
-	if s, ok := c.seen.lists[seenKey(q, server, mcp.MethodToolsList)]; ok && c.now().Sub(s.at) <= seenFor {
+	if s, ok := c.seen.lists[q.listKey(server, mcp.MethodToolsList)]; ok && c.now().Sub(s.at) <= seenFor {
 		return s.specs[bare]
 	}
 	return c.seen.learned[server][bare]
@@ -245,7 +243,7 @@ func (c *Catalog) ParamSpecs(q Query, server, bare string) []mcp.ParamSpec {
 func (c *Catalog) Listed(q Query, server, method, bare string) (listed, known bool) {
 	c.seen.mu.Lock()
 	defer c.seen.mu.Unlock()
-	s, ok := c.seen.lists[seenKey(q, server, method)]
+	s, ok := c.seen.lists[q.listKey(server, method)]
 	if !ok || c.now().Sub(s.at) > seenFor {
 		return false, false
 	}

@@ -71,7 +71,7 @@ func TestParamSpecsFallBackToTheLastListing(t *testing.T) {
 	}
 	plain := json.RawMessage(`{"name":"geo","inputSchema":{"type":"object"}}`)
 	c := &Catalog{now: time.Now}
-	c.seen.lists = map[seenAt]shown{}
+	c.seen.lists = map[ListKey]shown{}
 	alice := Query{Binding: "alice"}
 	bob := Query{Binding: "bob"}
 	carol := Query{Binding: "carol"}
@@ -129,7 +129,7 @@ func TestParamSpecsRelisted(t *testing.T) {
 		return json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"` + typ + `","x-mcp-header":"` + header + `"}}}}`)
 	}
 	c := &Catalog{now: time.Now}
-	c.seen.lists = map[seenAt]shown{}
+	c.seen.lists = map[ListKey]shown{}
 	alice := Query{Binding: "alice"}
 	now := time.Now()
 	for i, tc := range []struct {
@@ -157,7 +157,7 @@ func TestParamSpecsRelisted(t *testing.T) {
 // are those of its last listing or not.
 func TestListedFollowsEachListing(t *testing.T) {
 	c := &Catalog{now: time.Now}
-	c.seen.lists = map[seenAt]shown{}
+	c.seen.lists = map[ListKey]shown{}
 	alice := Query{Binding: "alice"}
 	item := json.RawMessage(`{"name":"x"}`)
 	for i, names := range [][]string{{"a", "b"}, {"a", "b"}, {"a", "c"}, {"a", "a"}, {"", "b"}} {

@@ -21,12 +21,8 @@ func (c *Catalog) Read(ctx context.Context, q Query, server string) error {
 	if s == nil {
 		return fmt.Errorf("unknown server %q", server)
 	}
-	cred := ""
-	if q.CredentialKey != nil {
-		cred = q.CredentialKey(server)
-	}
 	for _, method := range catalogMethods {
-		key := ListKey{Server: server, Method: method, Binding: q.Binding, Credentials: cred}
+		key := q.listKey(server, method)
 		if _, err := c.load(ctx, q, s, method, key); err != nil {
 			return err
 		}

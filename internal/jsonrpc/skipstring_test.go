@@ -58,9 +58,10 @@ func FuzzSkipString(f *testing.F) {
 // members read as ""), and compares an unescaped member without allocating.
 func TestStringMemberIs(t *testing.T) {
 	objs := []string{`{"name":"fx-a"}`, `{"name":"fx\u002da"}`, `{"name":"fx\\a"}`, `{"name":1}`, `{}`,
-		`{"name":""}`, `[1]`, ``, `{"other":"fx-a","name":"b"}`}
+		`{"name":""}`, `[1]`, ``, `{"other":"fx-a","name":"b"}`,
+		`{"name":"a","name":"b"}`, `{"name":"\/x"}`, `{ "name" : "x" }`, `{"n\u0061me":"x"}`}
 	for _, o := range objs {
-		for _, want := range []string{"fx-a", "", "b", `fx\a`, "1"} {
+		for _, want := range []string{"fx-a", "", "b", `fx\a`, "1", "a", "/x", "x"} {
 			got, _ := StringMember([]byte(o), "name")
 			if is := StringMemberIs([]byte(o), "name", want); is != (got == want) {
 				t.Errorf("StringMemberIs(%s, %q) = %v, StringMember gives %q", o, want, is, got)

@@ -23,6 +23,8 @@ func TestPrepareParams(t *testing.T) {
 			0, `{"_meta":{"progressToken":7},"name":"t"}`, "7", "7"},
 		{"legacy, only protocol keys", `{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}`, nil, 0, `{"name":"t"}`, "", ""},
 		{"token rewritten", `{"_meta":{"progressToken":"caller-1"},"name":"t"}`, nil, 5, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"caller-1"`, `"mcpgw-5"`},
+		{"shared stream, no token", `{"name":"t","_meta":{"traceparent":"x"}}`, nil, 5, `{"name":"t","_meta":{"traceparent":"x"}}`, "", ""},
+		{"numeric token rewritten", `{"_meta":{"progressToken":7}}`, nil, 5, `{"_meta":{"progressToken":"mcpgw-5"}}`, "7", `"mcpgw-5"`},
 		{"key text inside a string is not _meta", `{"arguments":{"q":"\"_meta\""}}`, nil, 0, `{"arguments":{"q":"\"_meta\""}}`, "", ""},
 		{"an escaped _meta key is still _meta", `{"\u005fmeta":{"progressToken":"mcpgw-9"},"name":"t"}`, nil, 5, `{"_meta":{"progressToken":"mcpgw-5"},"name":"t"}`, `"mcpgw-9"`, `"mcpgw-5"`},
 	}
@@ -56,4 +58,21 @@ func sameJSON(t *testing.T, got json.RawMessage, want string) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// TestPrepareParamsBuildsNoTokenItDoesNotUse: on a shared stream, params without a
+// progressToken cost no more than on a stream of their own (the rewrite is built only for a
+// token it replaces).
+func TestPrepareParamsBuildsNoTokenItDoesNotUse(t *testing.T) {
+	in := json.RawMessage(`{"name":"t","_meta":{"a":1}}`)
+	allocs := func(rewrite int64) float64 {
+		return testing.AllocsPerRun(200, func() {
+			if _, err := prepareParams(in, nil, rewrite); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if own, shared := allocs(0), allocs(5); shared != own {
+		t.Fatalf("params without a token: %v allocations on a shared stream, %v on its own", shared, own)
+	}
 }

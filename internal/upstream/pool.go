@@ -291,8 +291,9 @@ func (c *Client) session(ctx context.Context, opts Options) (*session, error) {
 func (c *Client) lookup(opts Options) (s *session, created bool, err error) {
 	caps, capKey := opts.Interactions.capabilities(c.cfg.Offer)
 	owner := ownerOf(opts)
-	// The key is built in a buffer of this frame: a call that finds its
-	// session (most) looks it up without allocating a string for it.
+	// The key is assembled in a buffer of this frame: a call that finds its
+	// session (most) makes no string of it (a caller's credentials are still
+	// digested, which allocates).
 	var kb [128]byte
 	k := kb[:0]
 	if c.deps.legacyCallerSession(opts) {
