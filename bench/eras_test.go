@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -89,6 +90,7 @@ func eraCaller(tb testing.TB, client *http.Client, gwURL, era, tool string) func
 	if err != nil {
 		tb.Fatal(err)
 	}
+	_, _ = io.Copy(io.Discard, resp.Body) // read to its end, so the connection is reused
 	resp.Body.Close()
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || sid == "" {
