@@ -75,8 +75,9 @@
 // than the copy. Scratch larger than 64 KiB is dropped at Reset, so a pooled
 // Reader holds at most that plus its read buffer. NextShared hands the
 // scratch out as Data for one event only (until the next call): the upstream
-// client compares an answer there with the last one it kept and copies only
-// what differs, so an unchanged list page costs no allocation.
+// client compares an answer there with the last one it kept: an unchanged
+// list page costs no copy; any other message is copied whole (and decoded
+// from the copy).
 //
 // Exceeding the limit yields ErrEventTooLarge and the Reader stays failed.
 // Resynchronising (skipping to the next blank line) was rejected: the

@@ -83,7 +83,7 @@ type Options struct {
 
 // Result is an upstream answer, kept as the upstream's bytes.
 type Result struct {
-	Raw           json.RawMessage // the JSON-RPC result object
+	Raw           json.RawMessage // the JSON-RPC result object; shared, never written into (see Middleware)
 	InputRequired bool            // resultType "input_required" (modern upstreams)
 }
 

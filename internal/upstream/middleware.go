@@ -23,6 +23,11 @@ type CallFunc func(ctx context.Context, method string, params json.RawMessage, o
 // era probe, the server/discover that starts a modern conversation,
 // initialize, notifications/cancelled), Info, and the answers to
 // server→client requests.
+//
+// A result's Raw may be shared: an unchanged list page comes back as the
+// very bytes the client keeps for the next walk and other callers' listings
+// were read from. A middleware that changes a result replaces Raw (a copy
+// it made); it never writes into it.
 type Middleware func(next CallFunc) CallFunc
 
 // chain wraps end in mws, the first outermost; nil when there are none, so

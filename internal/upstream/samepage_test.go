@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,5 +54,41 @@ func TestListPageScratch(t *testing.T) {
 	}
 	if string(first[0]) != want("t000") {
 		t.Fatalf("the first page reads %s", first[0])
+	}
+}
+
+// TestUnchangedPageRawOutlivesTheScratch: the result of an unchanged SSE page
+// (as a middleware sees it) is the kept page, not the reader's scratch: it
+// reads the same after later answers are read into that scratch.
+func TestUnchangedPageRawOutlivesTheScratch(t *testing.T) {
+	var mu sync.Mutex
+	name := "t000"
+	up := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		mu.Lock()
+		n := name
+		mu.Unlock()
+		writeSSE(w, toolsPage(m.ID, n))
+	})
+	var raws []json.RawMessage
+	keep := func(next CallFunc) CallFunc {
+		return func(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
+			res, err := next(ctx, method, params, opts)
+			if method == "tools/list" {
+				raws = append(raws, res.Raw)
+			}
+			return res, err
+		}
+	}
+	c := newClient(t, Config{Name: "u", URL: up.url(), ProtocolVersion: "2025-11-25", Middleware: []Middleware{keep}})
+	for i, n := range []string{"t000", "t000", "t001", "t002"} {
+		mu.Lock()
+		name = n
+		mu.Unlock()
+		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	if !bytes.Contains(raws[1], []byte(`"t000"`)) {
+		t.Fatalf("walk 2's (unchanged) result now reads %s", raws[1])
 	}
 }
