@@ -58,6 +58,8 @@ export MCPGW_REQUIRE_PEERS=1
 step "go vet" go vet ./...
 step "deadcode" bash scripts/deadcode.sh
 step "go test -race" go test -race -count=1 -timeout 25m ./...
+# The held-stack tests skip under -race (its stack guard makes every goroutine outgrow 2 KB).
+step "held-stack tests (no race detector)" go test -count=1 -run 'TestHeldStackStaysSmall|TestHandoffHeldStackIs2KB' ./internal/shallow ./internal/h1serve
 # The official MCP conformance suite, directly against the Go SDK fixture and through the
 # gateway in front of it; fails on any scored check that fails only through the gateway.
 step "conformance (server and client legs, 2025-11-25 and 2026-07-28)" bash scripts/conformance.sh

@@ -55,10 +55,11 @@
 // connection). Once such a stream (or an /mcp/sse stream) is open (acknowledged, its headers
 // written, KeepOpen and Detach done), the handler hands the rest of it to the server
 // (internal/handoff) and
-// returns: with the gateway's server (internal/h1serve) the held part then runs from the
-// connection goroutine's top frame, not below the middleware, serve, serveModern and the
-// set-up (about 5.5 KB of frames), so the runtime shrinks that goroutine's stack from 16 KB
-// to 4 KB while the stream waits. net/http (MCPGW_HTTP_SERVER=stdlib) cannot continue a
+// returns: with the gateway's server (internal/h1serve) the held part then runs on a
+// goroutine the server starts for it (serveHeld), whose stack never grew, and does each
+// wake's work (views, writes, re-checks) through internal/shallow on a goroutine of its own,
+// so the held goroutine only waits, on the runtime's 2 KB minimum stack (a stack that once
+// grew is never shrunk below 4 KB). net/http (MCPGW_HTTP_SERVER=stdlib) cannot continue a
 // response: there the same code runs the held part in the handler, as before. The set-up
 // stays in the handler, so a listen being set up counts among the requests in flight and the
 // admission bound until it is open, as before; the after-work of the wrappers around the

@@ -407,7 +407,8 @@ func (h *MCP) serveLegacyStream(w http.ResponseWriter, r *http.Request, caller *
 		return
 	}
 	// Open: the rest is handed to the server (internal/handoff), which
-	// holds it a few frames deep once this handler chain has unwound.
+	// holds it on a goroutine started for it once this handler chain has
+	// unwound.
 	held = true
 	handoff.Run(w, func() {
 		defer end()

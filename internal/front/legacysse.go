@@ -183,9 +183,9 @@ func (h *MCP) serveSSEStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Open: the rest is handed to the server (internal/handoff), which
-	// holds it a few frames deep once this handler chain has unwound. The
-	// stream's own goroutine re-checks the caller: no second goroutine per
-	// held connection.
+	// holds it on a goroutine started for it once this handler chain has
+	// unwound. The stream's goroutine re-checks the caller (the work through
+	// shallow.Do): no second goroutine waits per held connection.
 	watch := h.watchAuth(r, caller)
 	handedOff = true // from here the stream ends it, held here or by the server
 	handoff.Run(w, func() {

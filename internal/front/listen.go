@@ -27,10 +27,10 @@ import (
 // the client leaves; at shutdown it ends with the graceful final response.
 // A listen that cannot be set up is answered with its error, unacknowledged.
 //
-// The whole listen runs on this goroutine (gateway.Listener): the core's
-// delivery calls emit for each event, which re-checks the caller and
-// writes it, and tend between events, for the re-checks and keepalives
-// (one timer for both).
+// The listen is held by one goroutine (gateway.Listener; h1serve's serveHeld
+// once handed off): the core's delivery calls emit for each event, which
+// re-checks the caller and writes it, and tend between events, for the
+// re-checks and keepalives (one timer for both), each through shallow.Do.
 func (h *MCP) serveListen(req *request, op gateway.Operation) {
 	w, r, msg := req.w, req.r, req.msg
 	filter, rpcErr := gateway.ParseFilter(jsonrpc.Member(msg.Params, "notifications"))
@@ -50,7 +50,7 @@ func (h *MCP) serveListen(req *request, op gateway.Operation) {
 // The listen is set up and acknowledged here, on the handler's goroutine
 // (so it counts among the requests in flight until it is open); what it
 // holds then is handed to the server (internal/handoff), which runs it
-// once the handler chain has unwound, a few frames deep.
+// once the handler chain has unwound, on a goroutine started for it.
 func (h *MCP) holdListen(req *request, op *gateway.Operation, filter *gateway.Filter) {
 	w, r, msg := req.w, req.r, req.msg
 	wake := make(chan struct{}, 1) // the listen's one channel for its work and the duties' (gateway.Listener.Wake)

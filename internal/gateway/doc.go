@@ -171,9 +171,10 @@
 //     OpenListen (set-up and acknowledgement) then OpenedListen.Hold (delivery until the end),
 //     so that a caller can open a listen in its handler and hold it elsewhere: the front hands
 //     Hold to its server (internal/handoff), which runs it once the handler chain unwound.
-//     Hold waits in runUntil two frames below itself (what happens between two deliveries is
-//     in next): the whole held stack stays under the quarter of 4 KB below which the runtime
-//     halves a stack. After an
+//     Hold's goroutine only waits: each wake's work (the views, Emit, Tend, setting up again)
+//     runs through internal/shallow on a goroutine of its own, so a held goroutine that never
+//     grew keeps the runtime's 2 KB minimum stack (one that grew is never shrunk below 4 KB).
+//     After an
 //     upstream announces a list change it waits listChangeSettle (100 ms) before comparing, so
 //     one change announced by several upstreams (servers sharing a backend) is told once, and
 //     when a change is told the caller's views of that kind on its other followed servers are

@@ -42,8 +42,9 @@ func listKindOf(method string) (int, bool) {
 // view, taken before set-up and after each change), so a change it may not
 // see stays hidden and a change made while the listen was being set up is
 // not lost. Events arrive on upstream goroutines and are only queued there;
-// the listen's own goroutine (run) fetches views, calls the Listener's Emit
-// and serves its Tend.
+// the listen's own goroutine (run) waits for them, and fetches views, calls
+// the Listener's Emit and serves its Tend through shallow.Do (the work on a
+// goroutine of its own, so the held one keeps a 2 KB stack).
 type delivery struct {
 	g      *Gateway // the gateway the listen began on: its logger, for panics
 	ctx    context.Context

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,36 +117,56 @@ func TestListenerRefusingAnEventEndsTheListen(t *testing.T) {
 	}
 }
 
-// A held listen's goroutine only waits: Tend (and delivery) run on a goroutine the listen
-// starts for each wake and waits for (internal/shallow), so the held one's stack never
-// grows; the calls still come one at a time.
+// A held listen's goroutine only waits: Tend and Emit run on a goroutine the listen starts
+// for each wake and waits for (internal/shallow), so the held one's stack never grows; the
+// calls still come one at a time.
 func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	var ackG string
-	tends := make(chan string, 4)
+	work := make(chan string, 16) // "tend <goroutine>" or "emit <goroutine>"
 	var running atomic.Int32
-	_, _, _ = heldListen(t, Listener{
+	once := func(what string) {
+		if running.Add(1) != 1 {
+			t.Error("two calls at once")
+		}
+		defer running.Add(-1)
+		time.Sleep(time.Millisecond) // long enough for an overlap to show
+		work <- what + " " + shallowtest.GoroutineID()
+	}
+	up, tools, _ := heldListen(t, Listener{
 		Ack:  func(json.RawMessage) bool { ackG = shallowtest.GoroutineID(); return true },
 		Wake: wake,
-		Tend: func() bool {
-			if running.Add(1) != 1 {
-				t.Error("two Tends at once")
-			}
-			defer running.Add(-1)
-			select {
-			case tends <- shallowtest.GoroutineID():
-			default:
-			}
-			return true
-		},
+		Tend: func() bool { once("tend"); return true },
+		Emit: func(string, json.RawMessage, time.Time) bool { once("emit"); return true },
 	})
-	wake <- struct{}{}
-	select {
-	case g := <-tends:
-		if g == ackG {
-			t.Fatalf("Tend ran on the held goroutine %s", g)
+	next := func(kind string) string {
+		t.Helper()
+		for end := time.After(5 * time.Second); ; {
+			select {
+			case w := <-work:
+				if k, g, _ := strings.Cut(w, " "); k == kind {
+					return g
+				}
+			case <-end:
+				t.Fatalf("no %s", kind)
+			}
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no Tend after a wake")
+	}
+	seen := map[string]bool{}
+	for range 4 {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		g := next("tend")
+		if g == ackG || seen[g] {
+			t.Fatalf("a Tend ran on goroutine %s (held %s, earlier steps %v)", g, ackG, seen)
+		}
+		seen[g] = true
+	}
+	tools.Store([]string{"a", "b"})
+	up.push(`{"jsonrpc":"2.0","method":"` + mcp.NotifToolsListChanged + `","params":{}}`)
+	if g := next("emit"); g == ackG || seen[g] {
+		t.Fatalf("Emit ran on goroutine %s (held %s, earlier steps %v)", g, ackG, seen)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/shallow"
+
 	"github.com/mcpgw/mcpgw/internal/handoff"
 	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
@@ -215,6 +217,31 @@ func TestHandoffPanic(t *testing.T) {
 		t.Errorf("panic not logged: %q", logged.String())
 	}
 }
+
+// TestHandoffPanicInAStepNamesItsSite: a panic in a step a continuation
+// runs through shallow.Do is logged with the frames where it happened,
+// which the held goroutine's own stack does not show.
+func TestHandoffPanicInAStepNamesItsSite(t *testing.T) {
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	events := make(chan string, 16)
+	h := wrapped(handedOff(events, func(w http.ResponseWriter, r *http.Request) {
+		shallow.Do(stepThatPanics)
+	}), events)
+	addr := serve(t, &Server{Handler: h, ErrorLog: newLockedLog(&logged, &mu)}, nil)
+	c, br := rawConn(t, addr)
+	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	expect(t, events, "handler returned", "wrapper returned", "after")
+	_, _ = io.ReadAll(br)
+	mu.Lock()
+	defer mu.Unlock()
+	if out := logged.String(); !strings.Contains(out, "step boom") || !strings.Contains(out, "stepThatPanics") {
+		t.Errorf("logged %q, want the value and the step's frame", out)
+	}
+}
+
+//go:noinline
+func stepThatPanics() { panic("step boom") }
 
 // TestHandoffWriteAfterEnd: a goroutine a continuation left behind gets
 // errors once the response ended and writes nothing into the next one.

@@ -2,7 +2,12 @@ package shallow
 
 import (
 	"errors"
+	"net/http"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/panics"
 
 	"github.com/mcpgw/mcpgw/internal/shallow/shallowtest"
 )
@@ -16,16 +21,55 @@ func TestRunsAndWaits(t *testing.T) {
 	}
 }
 
-// TestPanicReraised: a panic in f reaches the caller with its value.
+// TestPanicReraised: a panic in f reaches the caller with its value, and
+// the log names the panic's site, which the caller's stack does not hold.
 func TestPanicReraised(t *testing.T) {
 	boom := errors.New("boom")
-	defer func() {
-		if v := recover(); v != boom {
-			t.Fatalf("recovered %v", v)
-		}
+	var v any
+	func() {
+		defer func() { v = recover() }()
+		Do(panicSite(boom))
+		t.Fatal("Do returned")
 	}()
-	Do(func() { panic(boom) })
-	t.Fatal("Do returned")
+	r, ok := v.(*panics.Raised)
+	if !ok || r.Value != boom {
+		t.Fatalf("recovered %#v, want a *panics.Raised of boom", v)
+	}
+	attrs := panics.Attrs(v)
+	if attrs[1] != "*errors.errorString" || !strings.Contains(attrs[3].(string), "panicSite") ||
+		!strings.Contains(attrs[3].(string), "TestPanicReraised") {
+		t.Fatalf("logged %q, want the value's type and both the site and the caller", attrs)
+	}
+}
+
+// panicSite returns a function that panics with v in a frame of its own.
+func panicSite(v any) func() {
+	return func() { panic(v) }
+}
+
+// TestAbortAndGoexitPassThrough: http.ErrAbortHandler is raised again as it
+// is (it is looked for by identity), and a Goexit in f ends the caller.
+func TestAbortAndGoexitPassThrough(t *testing.T) {
+	got := make(chan any, 1)
+	go func() {
+		defer func() { got <- recover() }()
+		Do(panicSite(http.ErrAbortHandler))
+	}()
+	if v := <-got; v != http.ErrAbortHandler {
+		t.Fatalf("an abort came back as %#v", v)
+	}
+	exited := make(chan bool, 1)
+	go func() {
+		normal := false
+		defer func() { exited <- normal && recover() == nil }()
+		defer func() { normal = true }() // runs on Goexit as on a return
+		Do(runtime.Goexit)
+		normal = false
+		panic("Do returned after a Goexit")
+	}()
+	if !<-exited {
+		t.Fatal("a Goexit in f did not end the caller's goroutine cleanly")
+	}
 }
 
 // TestHeldStackStaysSmall: goroutines that do deep work through Do and
