@@ -148,7 +148,9 @@
 //     NULL for an empty text, coalesced to the empty text, so none is copied into SQLite's allocator
 //     for it (together 8–15 % per row, docs/benchmarks.md, h63-ctlcost; Postgres
 //     parses its one statement per 500 rows server-side), one UPDATE per key and per team charged, one
-//     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row. It
+//     upsert (INSERT ... ON CONFLICT DO UPDATE, which both backends read) per rollup row (on
+//     SQLite prepared once on the spend connection too: parsing the upsert each batch cost
+//     ~175 of a one-row batch's ~730 cpu-µs, docs/benchmarks.md, h75-spendcommit). It
 //     touches the cache keys of the keys and teams whose spend changed, so budgets are
 //     checked against the new spend on every replica; rows that cost nothing touch nothing,
 //     so free calls do not churn the cache. spend is written by RecordSpend only: Generate,

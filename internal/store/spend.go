@@ -99,16 +99,19 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 	db := s.db
 	if s.spendDB != nil {
 		db = s.spendDB
-	}
-	if s.spendDB != nil && logged > 0 {
 		if err := s.spendInserts.prepare(ctx, db, logged); err != nil {
 			return err
 		}
 	}
 	return s.inTxOn(ctx, db, func(tx *tx) error {
 		insert := func() error { return insertSpendRows(ctx, tx, rows[:logged], s.pg != nil) }
+		exec := func(i spendStmt, args ...any) error {
+			_, err := tx.ExecContext(ctx, i.sql(), args...)
+			return err
+		}
 		if s.spendDB != nil {
 			insert = func() error { return s.spendInserts.insert(ctx, tx, rows[:logged]) }
+			exec = func(i spendStmt, args ...any) error { return s.spendInserts.exec(ctx, tx, i, args...) }
 		}
 		if err := insert(); err != nil {
 			return err
@@ -117,30 +120,37 @@ func (s *Store) RecordSpend(ctx context.Context, rows []SpendRow) error {
 		now := s.now().UnixMilli()
 		for token, v := range keys {
 			tx.touch(keyCacheKey(token))
-			if _, err := tx.ExecContext(ctx, `UPDATE keys`+addSpendSQL+` WHERE token = $2`, v, token, now); err != nil {
+			if err := exec(spendAddKey, v, token, now); err != nil {
 				return fmt.Errorf("store: adding a key's spend: %w", err)
 			}
 		}
 		for id, v := range teams {
 			tx.touch(teamCacheKey(id))
-			if _, err := tx.ExecContext(ctx, `UPDATE teams`+addSpendSQL+` WHERE team_id = $2`, v, id, now); err != nil {
+			if err := exec(spendAddTeam, v, id, now); err != nil {
 				return fmt.Errorf("store: adding a team's spend: %w", err)
 			}
 		}
 		for k, d := range days {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO daily_spend (`+dailyColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)
-				ON CONFLICT (date, api_key, team_id, mcp_server) DO UPDATE SET
-				spend = daily_spend.spend + excluded.spend,
-				api_requests = daily_spend.api_requests + excluded.api_requests,
-				failed_requests = daily_spend.failed_requests + excluded.failed_requests`,
-				k.date, k.key, k.team, k.server, d.spend, d.calls, d.fails); err != nil {
+			if err := exec(spendAddDaily, k.date, k.key, k.team, k.server, d.spend, d.calls, d.fails); err != nil {
 				return fmt.Errorf("store: adding to the daily spend: %w", err)
 			}
 		}
 		return nil
 	})
 }
+
+// The statements RecordSpend runs besides its INSERTs: a key's and a team's spend ($1 added,
+// $2 the key or team, $3 now, addSpendSQL), and a daily_spend rollup row's upsert.
+const (
+	addKeySpendSQL   = `UPDATE keys` + addSpendSQL + ` WHERE token = $2`
+	addTeamSpendSQL  = `UPDATE teams` + addSpendSQL + ` WHERE team_id = $2`
+	addDailySpendSQL = `INSERT INTO daily_spend (` + dailyColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (date, api_key, team_id, mcp_server) DO UPDATE SET
+		spend = daily_spend.spend + excluded.spend,
+		api_requests = daily_spend.api_requests + excluded.api_requests,
+		failed_requests = daily_spend.failed_requests + excluded.failed_requests`
+)
 
 // spendDay is one daily_spend row's key, and spendDayTotal what a batch adds to it.
 type spendDay struct{ date, key, team, server string }
@@ -269,10 +279,28 @@ const spendChunkBits = 8
 // spendInserts are the prepared INSERTs of 1, 2, 4, … 1<<spendChunkBits spend rows on the
 // SQLite spend connection: a batch is inserted as the fewest of them its size adds up to
 // (500 rows: 256 + 128 + 64 + 32 + 16 + 4), so no batch parses its INSERT, which was a
-// third of a batch's cost; at most spendChunkBits+1 statements are kept.
+// third of a batch's cost; at most spendChunkBits+1 statements are kept. With them are
+// RecordSpend's other statements (spendStmt), prepared once too: parsing the daily_spend
+// upsert each batch cost ~175 of a one-row batch's ~730 cpu-µs (after a pause).
 type spendInserts struct {
-	mu    sync.Mutex
-	stmts [spendChunkBits + 1]*sql.Stmt // stmts[k] inserts 1<<k rows; nil until needed
+	mu     sync.Mutex
+	stmts  [spendChunkBits + 1]*sql.Stmt // stmts[k] inserts 1<<k rows; nil until needed
+	others [spendStmts]*sql.Stmt         // others[i] runs i.sql(); nil until prepared
+}
+
+// spendStmt names one of RecordSpend's statements besides its INSERTs.
+type spendStmt int
+
+const (
+	spendAddKey   spendStmt = iota // addKeySpendSQL
+	spendAddTeam                   // addTeamSpendSQL
+	spendAddDaily                  // addDailySpendSQL
+	spendStmts                     // how many
+)
+
+// sql is the statement's text.
+func (i spendStmt) sql() string {
+	return [spendStmts]string{addKeySpendSQL, addTeamSpendSQL, addDailySpendSQL}[i]
 }
 
 // prepare prepares on db the statements a batch of n rows needs. It runs before the batch's
@@ -280,6 +308,16 @@ type spendInserts struct {
 func (p *spendInserts) prepare(ctx context.Context, db *sql.DB, n int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for i := range spendStmts {
+		if p.others[i] != nil {
+			continue
+		}
+		st, err := db.PrepareContext(ctx, i.sql())
+		if err != nil {
+			return fmt.Errorf("store: preparing the spend statements: %w", err)
+		}
+		p.others[i] = st
+	}
 	for ; n > 0; n -= 1 << spendChunk(n) {
 		k := spendChunk(n)
 		if p.stmts[k] != nil {
@@ -314,14 +352,28 @@ func (p *spendInserts) insert(ctx context.Context, t *tx, rows []SpendRow) error
 	return nil
 }
 
+// exec runs statement i in t through its prepared statement (prepare made it).
+func (p *spendInserts) exec(ctx context.Context, t *tx, i spendStmt, args ...any) error {
+	p.mu.Lock()
+	st := p.others[i]
+	p.mu.Unlock()
+	if st == nil { // closed meanwhile
+		return errors.New("store: the store is closed")
+	}
+	_, err := t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return err
+}
+
 // close closes the prepared statements.
 func (p *spendInserts) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for k, st := range p.stmts {
-		if st != nil {
-			_ = st.Close()
-			p.stmts[k] = nil
+	for _, sts := range [][]*sql.Stmt{p.stmts[:], p.others[:]} {
+		for k, st := range sts {
+			if st != nil {
+				_ = st.Close()
+				sts[k] = nil
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,4 +66,56 @@ func BenchmarkRecordSpendCPU(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRecordSpendPaused: the CPU one RecordSpend batch costs on SQLite when batches come
+// apart, as the spend writer commits free rows once a second under a light load: each batch
+// follows a pause (MCPGW_SPEND_PAUSE, default 50 ms), so it finds cold caches and an idle
+// connection. It reports cpu-µs per batch, whose part that does not grow with the rows is
+// a commit's fixed cost.
+func BenchmarkRecordSpendPaused(b *testing.B) {
+	ctx := context.Background()
+	pause := 50 * time.Millisecond
+	if v, err := time.ParseDuration(os.Getenv("MCPGW_SPEND_PAUSE")); err == nil {
+		pause = v
+	}
+	for _, n := range []int{1, 10, 110, 500} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			s, err := OpenSQLite(ctx, b.TempDir(), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for range 40 {
+				if err := s.RecordSpend(ctx, spendBatch(500)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(pause)
+				rows := spendBatch(n)
+				b.StartTimer()
+				c0 := processCPU()
+				if err := s.RecordSpend(ctx, rows); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/batch")
+		})
+	}
+}
+
+// spendBatch is n free spend rows of one key, with time-ordered ids, as the spend sink makes them.
+func spendBatch(n int) []SpendRow {
+	key := strings.Repeat("a", 64)
+	rows := make([]SpendRow, n)
+	now := time.Now()
+	for i := range rows {
+		rows[i] = SpendRow{RequestID: NewTimeID(now), CallType: CallTypeTool, Model: "fx-echo", Server: "fx",
+			APIKey: key, UserID: "u", Status: SpendSuccess, StartTime: now, EndTime: now}
+	}
+	return rows
 }

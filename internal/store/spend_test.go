@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -143,6 +144,56 @@ func TestRecordSpendBatchSizes(t *testing.T) {
 			if g != last {
 				t.Fatalf("row %s read back as %+v, want %+v", last.RequestID, g, last)
 			}
+		}
+	})
+}
+
+// TestRecordSpendReusesStatements: batches after the first add to the same key's and team's
+// spend and daily_spend row (the upsert's ON CONFLICT path), and on SQLite they run the
+// statements the first batch prepared instead of parsing their own.
+func TestRecordSpendReusesStatements(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open opener) {
+		s := open(t, Options{CacheTTL: time.Hour})
+		ctx := context.Background()
+		if _, err := s.CreateTeam(ctx, Team{TeamID: "t1"}); err != nil {
+			t.Fatal(err)
+		}
+		_, k, err := s.Generate(ctx, NewKey{TeamID: "t1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		day := time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)
+		var first [spendStmts]*sql.Stmt
+		for i := range 3 {
+			row := SpendRow{RequestID: fmt.Sprintf("s%d", i), CallType: CallTypeTool, Server: "fx", APIKey: k.Token,
+				TeamID: "t1", Status: SpendSuccess, Spend: 0.25, StartTime: day, EndTime: day}
+			if err := s.RecordSpend(ctx, []SpendRow{row}); err != nil {
+				t.Fatal(err)
+			}
+			if s.spendDB == nil {
+				continue
+			}
+			s.spendInserts.mu.Lock()
+			got := s.spendInserts.others
+			s.spendInserts.mu.Unlock()
+			if i == 0 {
+				first = got
+			}
+			for j, st := range got {
+				if st == nil || st != first[j] {
+					t.Fatalf("batch %d: statement %d is %p, the first batch's %p", i, j, st, first[j])
+				}
+			}
+		}
+		if got, _, err := s.Lookup(ctx, k.Token); err != nil || got.Spend != 0.75 {
+			t.Fatalf("key spend %v %v, want 0.75", got.Spend, err)
+		}
+		if team, _, err := s.LookupTeam(ctx, "t1"); err != nil || team.Spend != 0.75 {
+			t.Fatalf("team spend %v %v, want 0.75", team.Spend, err)
+		}
+		d, err := s.DailySpends(ctx, DailySpendFilter{APIKey: k.Token})
+		if err != nil || len(d) != 1 || d[0].Spend != 0.75 || d[0].APIRequests != 3 || d[0].Date != "2026-05-06" {
+			t.Fatalf("daily spend %+v %v", d, err)
 		}
 	})
 }
