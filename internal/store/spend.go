@@ -286,6 +286,7 @@ type spendInserts struct {
 	mu     sync.Mutex
 	stmts  [spendChunkBits + 1]*sql.Stmt // stmts[k] inserts 1<<k rows; nil until needed
 	others [spendStmts]*sql.Stmt         // others[i] runs i.sql(); nil until prepared
+	closed bool                          // close ran: nothing is prepared any more
 }
 
 // spendStmt names one of RecordSpend's statements besides its INSERTs.
@@ -306,29 +307,44 @@ func (i spendStmt) sql() string {
 // prepare prepares on db the statements a batch of n rows needs. It runs before the batch's
 // transaction begins: the spend connection is the only one, and the transaction holds it.
 func (p *spendInserts) prepare(ctx context.Context, db *sql.DB, n int) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i := range spendStmts {
-		if p.others[i] != nil {
-			continue
-		}
-		st, err := db.PrepareContext(ctx, i.sql())
-		if err != nil {
+		if err := p.ensure(ctx, db, &p.others[i], i.sql()); err != nil {
 			return fmt.Errorf("store: preparing the spend statements: %w", err)
 		}
-		p.others[i] = st
 	}
 	for ; n > 0; n -= 1 << spendChunk(n) {
 		k := spendChunk(n)
-		if p.stmts[k] != nil {
-			continue
-		}
-		st, err := db.PrepareContext(ctx, spendInsertSQL(1<<k, false))
-		if err != nil {
+		if err := p.ensure(ctx, db, &p.stmts[k], spendInsertSQL(1<<k, false)); err != nil {
 			return fmt.Errorf("store: preparing the spend insert: %w", err)
 		}
-		p.stmts[k] = st
 	}
+	return nil
+}
+
+// ensure makes *slot (one of p's) a statement of text prepared on db. It prepares without
+// p.mu held: PrepareContext waits for the one spend connection, which another batch's
+// transaction may hold while it takes p.mu to find its statements. A statement another
+// batch prepared meanwhile is kept and this one closed.
+func (p *spendInserts) ensure(ctx context.Context, db *sql.DB, slot **sql.Stmt, text string) error {
+	p.mu.Lock()
+	have, closed := *slot != nil, p.closed
+	p.mu.Unlock()
+	switch {
+	case closed:
+		return errors.New("the store is closed")
+	case have:
+		return nil
+	}
+	st, err := db.PrepareContext(ctx, text)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if *slot != nil || p.closed {
+		return st.Close()
+	}
+	*slot = st
 	return nil
 }
 
@@ -368,6 +384,7 @@ func (p *spendInserts) exec(ctx context.Context, t *tx, i spendStmt, args ...any
 func (p *spendInserts) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true
 	for _, sts := range [][]*sql.Stmt{p.stmts[:], p.others[:]} {
 		for k, st := range sts {
 			if st != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -196,4 +197,42 @@ func TestRecordSpendReusesStatements(t *testing.T) {
 			t.Fatalf("daily spend %+v %v", d, err)
 		}
 	})
+}
+
+// TestRecordSpendConcurrentSizes: batches recorded at once, each needing statements no batch
+// prepared yet, all land: preparing waits for the one spend connection, which another
+// batch's transaction holds while it looks its statements up (it deadlocked when preparing
+// held the statements' lock).
+func TestRecordSpendConcurrentSizes(t *testing.T) {
+	s := openSQLiteForTest(t, Options{})
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 9 {
+					rows := spendBatch(1 << i)
+					for j := range rows {
+						rows[j].APIKey, rows[j].Spend = fmt.Sprintf("k%d-%d", g, j%3), 0.01
+					}
+					if err := s.RecordSpend(ctx, rows); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("RecordSpend deadlocked")
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM spend_logs`).Scan(&n); err != nil || n != 8*511 {
+		t.Fatalf("spend_logs rows = %d (%v), want %d", n, err, 8*511)
+	}
 }
