@@ -18,20 +18,11 @@ import (
 // bytes; a changed one is a copy of its own, which later answers (of the
 // same length, read into the same scratch) leave as it was.
 func TestListPageScratch(t *testing.T) {
-	var mu sync.Mutex
-	name := "t000"
-	up := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-		mu.Lock()
-		n := name
-		mu.Unlock()
-		writeSSE(w, toolsPage(m.ID, n))
-	})
+	up, setName := namedToolPages(t)
 	c := newClient(t, Config{Name: "u", URL: up.url(), ProtocolVersion: "2025-11-25"})
 	list := func(n string) []json.RawMessage {
 		t.Helper()
-		mu.Lock()
-		name = n
-		mu.Unlock()
+		setName(n)
 		items, err := c.ListTools(context.Background(), Options{})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("list %s: %d items, %v", n, len(items), err)
@@ -61,14 +52,7 @@ func TestListPageScratch(t *testing.T) {
 // (as a middleware sees it) is the kept page, not the reader's scratch: it
 // reads the same after later answers are read into that scratch.
 func TestUnchangedPageRawOutlivesTheScratch(t *testing.T) {
-	var mu sync.Mutex
-	name := "t000"
-	up := legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-		mu.Lock()
-		n := name
-		mu.Unlock()
-		writeSSE(w, toolsPage(m.ID, n))
-	})
+	up, setName := namedToolPages(t)
 	var raws []json.RawMessage
 	keep := func(next CallFunc) CallFunc {
 		return func(ctx context.Context, method string, params json.RawMessage, opts Options) (Result, error) {
@@ -81,14 +65,30 @@ func TestUnchangedPageRawOutlivesTheScratch(t *testing.T) {
 	}
 	c := newClient(t, Config{Name: "u", URL: up.url(), ProtocolVersion: "2025-11-25", Middleware: []Middleware{keep}})
 	for i, n := range []string{"t000", "t000", "t001", "t002"} {
-		mu.Lock()
-		name = n
-		mu.Unlock()
+		setName(n)
 		if _, err := c.ListTools(context.Background(), Options{}); err != nil {
 			t.Fatal(i, err)
 		}
 	}
 	if !bytes.Contains(raws[1], []byte(`"t000"`)) {
 		t.Fatalf("walk 2's (unchanged) result now reads %s", raws[1])
+	}
+}
+
+// namedToolPages serves a legacy upstream whose tools/list answers (over SSE)
+// a page of one tool, named by the last setName (first "t000").
+func namedToolPages(t *testing.T) (up *fakeUpstream, setName func(string)) {
+	var mu sync.Mutex
+	name := "t000"
+	up = legacyServer(t, "2025-11-25", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+		mu.Lock()
+		n := name
+		mu.Unlock()
+		writeSSE(w, toolsPage(m.ID, n))
+	})
+	return up, func(n string) {
+		mu.Lock()
+		name = n
+		mu.Unlock()
 	}
 }
