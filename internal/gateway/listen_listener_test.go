@@ -152,21 +152,20 @@ func TestListenerWorkRunsOffTheHeldGoroutine(t *testing.T) {
 			}
 		}
 	}
-	seen := map[string]bool{}
+	// One step may serve more than one call (a Tend then an Emit): each call is only
+	// required to run off the held goroutine.
 	for range 4 {
 		select {
 		case wake <- struct{}{}:
 		default:
 		}
-		g := next("tend")
-		if g == ackG || seen[g] {
-			t.Fatalf("a Tend ran on goroutine %s (held %s, earlier steps %v)", g, ackG, seen)
+		if g := next("tend"); g == ackG {
+			t.Fatalf("a Tend ran on the held goroutine %s", g)
 		}
-		seen[g] = true
 	}
 	tools.Store([]string{"a", "b"})
 	up.push(`{"jsonrpc":"2.0","method":"` + mcp.NotifToolsListChanged + `","params":{}}`)
-	if g := next("emit"); g == ackG || seen[g] {
-		t.Fatalf("Emit ran on goroutine %s (held %s, earlier steps %v)", g, ackG, seen)
+	if g := next("emit"); g == ackG {
+		t.Fatalf("Emit ran on the held goroutine %s", g)
 	}
 }
