@@ -28,9 +28,9 @@ type Listener struct {
 	// with the part of the filter the upstreams honour. False ends the
 	// listen.
 	Ack func(honoured json.RawMessage) bool
-	// Emit is called for the listen's goroutine (on a goroutine it starts
-	// for each wake and waits for: internal/shallow; one call at a
-	// time, as Tend's) for every event in the
+	// Emit is called, one call at a time (as Tend is), on a goroutine the
+	// listen's goroutine starts for each wake and waits for
+	// (internal/shallow), for every event in the
 	// caller's view, after Ack; arrived is when the event reached the
 	// gateway (for a list change: when it is told), for the caller to be
 	// re-checked after it. False ends the listen.
