@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
+)
+
+// pairedConf is the confidence of the paired intervals and verdicts.
+const pairedConf = 0.95
+
+// pairedRef names the reference a target's per-round ratios are taken against: the leg's
+// reference in the same era, the ReverseProxy on the HTTP leg and TBXark on the stdio leg;
+// "" for a reference itself.
+func pairedRef(target string) string {
+	switch {
+	case target == "reverseproxy" || target == "stdio-tbxark":
+		return ""
+	case strings.HasPrefix(target, "stdio-"):
+		return "stdio-tbxark"
+	}
+	return "reverseproxy"
+}
+
+// proxyCPU is a result's proxy CPU per call in µs; a stdio target's includes its child's
+// (measured as upstream).
+func proxyCPU(r Result) float64 {
+	c := r.CPUPerReq["proxy"]
+	if strings.HasPrefix(r.Target, "stdio-") {
+		c += r.CPUPerReq["upstream"]
+	}
+	return c
+}
+
+// roundsOf is one target's measurements in one era by round: the last of a round's, and none
+// that served no request.
+func roundsOf(rs []Result, era, target string) map[int]Result {
+	m := map[int]Result{}
+	for _, r := range rs {
+		if r.Kind == "call" && r.Era == era && r.Target == target && r.Requests > 0 && r.RPS > 0 {
+			m[r.Round] = r
+		}
+	}
+	return m
+}
+
+// pairedSeries is one target's ratios to its reference in one era, round by round, over the
+// rounds where both ran.
+type pairedSeries struct {
+	era, target, ref string
+	rounds           []int
+	rps, cpu         []float64 // target ÷ reference in the same round (cpu: rounds where both have a figure)
+	own, refRPS      []float64 // the two sides' req/s, for their spread
+}
+
+// pairedOf pairs target with ref in era; the series has no rounds when they share none.
+func pairedOf(rs []Result, era, target, ref string) pairedSeries {
+	s := pairedSeries{era: era, target: target, ref: ref}
+	own, refs := roundsOf(rs, era, target), roundsOf(rs, era, ref)
+	for round := range own {
+		if _, ok := refs[round]; ok {
+			s.rounds = append(s.rounds, round)
+		}
+	}
+	slices.Sort(s.rounds)
+	for _, round := range s.rounds {
+		t, r := own[round], refs[round]
+		s.rps = append(s.rps, t.RPS/r.RPS)
+		s.own, s.refRPS = append(s.own, t.RPS), append(s.refRPS, r.RPS)
+		if tc, rc := proxyCPU(t), proxyCPU(r); tc > 0 && rc > 0 {
+			s.cpu = append(s.cpu, tc/rc)
+		}
+	}
+	return s
+}
+
+// figure is "median (lo–hi)" of v with its 95 % interval, or the median alone and why not.
+func figure(v []float64) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	lo, hi, _, ok := benchfig.MedianCI(v, pairedConf)
+	if !ok {
+		return f2(benchfig.Median(v)) + " (too few rounds)"
+	}
+	return f2(benchfig.Median(v)) + " (" + f2(lo) + "–" + f2(hi) + ")"
+}
+
+// series is v as a report prints it: two decimals, in round order.
+func series(v []float64) string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = f2(x)
+	}
+	return strings.Join(out, " ")
+}
+
+// spread is max ÷ min of v: how far one side moved between rounds.
+func spread(v []float64) float64 {
+	if len(v) == 0 || slices.Min(v) <= 0 {
+		return 0
+	}
+	return slices.Max(v) / slices.Min(v)
+}
+
+// pairedTable writes the paired ratios of every target of rs that has a reference in its leg
+// and era, in the order targets first appear.
+func pairedTable(b *strings.Builder, rs []Result, targets []string) {
+	b.WriteString("\n**Paired ratios** (each round's target ÷ its leg's reference in the same round; median and sign-test 95 % interval over the rounds; spread = max ÷ min over the rounds):\n\n")
+	b.WriteString("| era | target | ÷ | rounds | req/s ratio per round | median (95 % CI) | proxy CPU ratio per round | median (95 % CI) | req/s spread: target, reference, ratio |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, era := range []string{"modern", "legacy"} {
+		for _, t := range targets {
+			ref := pairedRef(t)
+			if ref == "" {
+				continue
+			}
+			s := pairedOf(rs, era, t, ref)
+			if len(s.rounds) == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s, %s, %s |\n",
+				eraName(era), t, ref, len(s.rounds), series(s.rps), figure(s.rps), series(s.cpu), figure(s.cpu),
+				f2(spread(s.own)), f2(spread(s.refRPS)), f2(spread(s.rps)))
+		}
+	}
+	var loads []float64
+	for _, r := range rs {
+		if r.Kind == "call" && r.Load1 > 0 {
+			loads = append(loads, r.Load1)
+		}
+	}
+	if len(loads) > 0 {
+		fmt.Fprintf(b, "\nLoad average (1 min) as each run ended: %.2f–%.2f, median %.2f.\n", slices.Min(loads), slices.Max(loads), benchfig.Median(loads))
+	}
+}
+
+// peerCheck is one figure of a target of issue 20 that the peers run can decide.
+type peerCheck struct {
+	goal        string // the target, as the verdict line names it
+	era, target string
+	cpu         bool    // the proxy CPU ratio, ≤ threshold; else the req/s ratio, ≥ threshold
+	threshold   float64 // in the ratio to the leg's reference
+	aside       string  // set when the figure is reported beside the target, not part of it
+}
+
+// peerChecks are the figures of issue 20's targets 1 (both eras, the default and the bare
+// configuration) and 3 (the default configuration over stdio, the era TBXark serves).
+func peerChecks() []peerCheck {
+	var cs []peerCheck
+	for _, era := range []string{"modern", "legacy"} {
+		for _, t := range []string{"mcpgw", "mcpgw-bare"} {
+			goal := "target 1, " + eraName(era) + ", " + t
+			cs = append(cs, peerCheck{goal: goal, era: era, target: t, threshold: 1.15},
+				peerCheck{goal: goal, era: era, target: t, cpu: true, threshold: 0.8})
+		}
+	}
+	goal := "target 3, stdio, default configuration (stdio-mcpgw), 2025-11-25 caller"
+	return append(cs, peerCheck{goal: goal, era: "legacy", target: "stdio-mcpgw", threshold: 1.0},
+		peerCheck{goal: goal, era: "legacy", target: "stdio-mcpgw", cpu: true, threshold: 1.0, aside: " (beside the target, not part of it)"})
+}
+
+// verdicts writes one line per check that rs holds both sides of.
+func verdicts(b *strings.Builder, rs []Result) {
+	var lines []string
+	for _, c := range peerChecks() {
+		s := pairedOf(rs, c.era, c.target, pairedRef(c.target))
+		v, what, rel := s.rps, "req/s", "≥"
+		if c.cpu {
+			v, what, rel = s.cpu, "proxy CPU per call", "≤"
+			if strings.HasPrefix(c.target, "stdio-") {
+				what = "proxy + child CPU per call"
+			}
+		}
+		if len(v) == 0 {
+			continue
+		}
+		lo, hi, cov, ok := benchfig.MedianCI(v, pairedConf)
+		verdict := benchfig.Decide(lo, hi, ok, c.threshold, !c.cpu)
+		interval := ""
+		if ok {
+			interval = fmt.Sprintf(", 95 %% CI %s–%s (coverage %.3f)", f2(lo), f2(hi), cov)
+		}
+		lines = append(lines, fmt.Sprintf("- %s: %s %s %.2f× %s's%s: **%s** (median %s%s, %d rounds)",
+			c.goal, what, rel, c.threshold, refName(s.ref), c.aside, verdict, f2(benchfig.Median(v)), interval, len(v)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n**Issue 20, as this run decides it** (shown: the whole 95 % interval of the paired ratio is on the target's side; shown missed: on the other side; not shown: it holds the threshold):\n\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n")
+}
+
+// refName is a reference target as a verdict line names it.
+func refName(ref string) string {
+	if ref == "stdio-tbxark" {
+		return "TBXark"
+	}
+	return "ReverseProxy"
+}
