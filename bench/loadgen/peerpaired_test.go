@@ -84,14 +84,16 @@ func TestPairedOf(t *testing.T) {
 func TestPeerReportPairedAndVerdicts(t *testing.T) {
 	out := peerReport(peerFixture(t), "Run X")
 	for _, want := range []string{
-		// The stdio row: ten paired rounds, the sign-test interval of ten is the 2nd to the 9th of the sorted ratios.
-		"| 2025-11-25 sessionful | stdio-mcpgw | stdio-tbxark | 10 | 1.10 1.05 1.08 1.02 1.12 1.04 1.06 0.98 1.09 1.08 | 1.07 (1.02–1.10) | 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 | 1.06 (1.06–1.06) |",
-		"- target 3, stdio, default configuration (stdio-mcpgw), 2025-11-25 caller: req/s ≥ 1.00× TBXark's: **shown** (median 1.07, 95 % CI 1.02–1.10 (coverage 0.979), 10 rounds)",
-		"- target 3, stdio, default configuration (stdio-mcpgw), 2025-11-25 caller: proxy + child CPU per call ≤ 1.00× TBXark's (beside the target, not part of it): **shown missed** (median 1.06, 95 % CI 1.06–1.06 (coverage 0.979), 10 rounds)",
-		"- target 1, 2026-07-28 stateless, mcpgw: req/s ≥ 1.15× ReverseProxy's: **not shown** (median 1.02, 95 % CI 0.90–1.20 (coverage 0.969), 6 rounds)",
-		"- target 1, 2026-07-28 stateless, mcpgw: proxy CPU per call ≤ 0.80× ReverseProxy's: **shown** (median 0.70, 95 % CI 0.70–0.70 (coverage 0.969), 6 rounds)",
-		"- target 1, 2026-07-28 stateless, mcpgw-bare: req/s ≥ 1.15× ReverseProxy's: **undecided (too few rounds)** (median 1.00, 5 rounds)",
-		"| 2026-07-28 stateless | mcpgw-bare | reverseproxy | 5 | 0.90 1.00 1.20 0.95 1.05 | 1.00 (too few rounds) |",
+		// The stdio row: ten paired rounds; the Hodges–Lehmann estimate and the 9th of the 55
+		// Walsh averages of the log ratios from each end (computed apart from this code).
+		"| 2025-11-25 sessionful | stdio-mcpgw | stdio-tbxark | 10 | 1.10 1.05 1.08 1.02 1.12 1.04 1.06 0.98 1.09 1.08 | 1.07; 1.06 (1.03–1.09) | 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 1.06 | 1.06; 1.06 (1.06–1.06) |",
+		// The sign test's interval of ten: the 2nd to the 9th of the sorted ratios.
+		"- target 3, stdio, default configuration (stdio-mcpgw), 2025-11-25 caller: req/s ≥ 1.00× TBXark's: **shown** (median 1.07, estimate 1.06, 95 % CI 1.03–1.09 (coverage 0.951); the sign test's interval of the median, which assumes no symmetry: 1.02–1.10 (0.979), shown; 10 rounds)",
+		"- target 3, stdio, default configuration (stdio-mcpgw), 2025-11-25 caller: proxy + child CPU per call ≤ 1.00× TBXark's (beside the target, not part of it): **shown missed** (median 1.06, estimate 1.06, 95 % CI 1.06–1.06 (coverage 0.951); the sign test's interval of the median, which assumes no symmetry: 1.06–1.06 (0.979), shown missed; 10 rounds)",
+		"- target 1, 2026-07-28 stateless, mcpgw: req/s ≥ 1.15× ReverseProxy's: **not shown** (median 1.02, estimate 1.02, 95 % CI 0.90–1.20 (coverage 0.969); the sign test's interval of the median, which assumes no symmetry: 0.90–1.20 (0.969), not shown; 6 rounds)",
+		"- target 1, 2026-07-28 stateless, mcpgw: proxy CPU per call ≤ 0.80× ReverseProxy's: **shown** (median 0.70, estimate 0.70, 95 % CI 0.70–0.70 (coverage 0.969); the sign test's interval of the median, which assumes no symmetry: 0.70–0.70 (0.969), shown; 6 rounds)",
+		"- target 1, 2026-07-28 stateless, mcpgw-bare: req/s ≥ 1.15× ReverseProxy's: **undecided (too few rounds)** (median 1.00; 5 rounds)",
+		"| 2026-07-28 stateless | mcpgw-bare | reverseproxy | 5 | 0.90 1.00 1.20 0.95 1.05 | 1.00; too few rounds |",
 		// The side-by-side table leaves a run that served nothing out of its figures.
 		"| 2025-11-25 sessionful | stdio-tbxark | 10 | 1450 | 1000–1900 | — | — | 1.00 | 500 (500–500) |",
 		"Load average (1 min) as each run ended: 2.00–13.00, median 4.00.",

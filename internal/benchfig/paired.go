@@ -82,3 +82,45 @@ func Decide(lo, hi float64, ok bool, threshold float64, atLeast bool) Verdict {
 	}
 	return NotShown
 }
+
+// SignedRankCI is the Hodges–Lehmann estimate of v's centre and its confidence interval at
+// confidence at least conf, from the Wilcoxon signed-rank test: of the n(n+1)/2 Walsh
+// averages (vᵢ+vⱼ)/2, i ≤ j, centre is the median and lo and hi the kth from each end, with k
+// the largest such that P(T ≤ k−1) ≤ (1−conf)/2 for the signed-rank statistic T of n values
+// under the null. It assumes the values are independent and symmetric about their centre
+// (take logarithms of ratios), and in return needs fewer rounds than MedianCI to exclude a
+// threshold. coverage is the interval's exact coverage; ok is false below 6 values at 95 %.
+// v is left as it was.
+func SignedRankCI(v []float64, conf float64) (centre, lo, hi, coverage float64, ok bool) {
+	n := len(v)
+	nw := n * (n + 1) / 2
+	// ways[t]: subsets of the ranks 1…n summing to t, each sign pattern equally likely under the null.
+	ways := make([]float64, nw+1)
+	ways[0] = 1
+	for r := 1; r <= n; r++ {
+		for t := nw; t >= r; t-- {
+			ways[t] += ways[t-r]
+		}
+	}
+	all := math.Pow(2, float64(n))
+	alpha := (1 - conf) / 2
+	k, tail := 0, 0.0
+	for t := 0; t < nw; t++ {
+		next := tail + ways[t]/all
+		if next > alpha {
+			break
+		}
+		k, tail = t+1, next
+	}
+	if k == 0 || k > nw-k+1 {
+		return 0, 0, 0, 0, false
+	}
+	w := make([]float64, 0, nw)
+	for i := range v {
+		for j := i; j < n; j++ {
+			w = append(w, (v[i]+v[j])/2)
+		}
+	}
+	slices.Sort(w)
+	return Median(w), w[k-1], w[nw-k], 1 - 2*tail, true
+}

@@ -93,3 +93,59 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+func TestSignedRankCI(t *testing.T) {
+	one2ten := []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
+	// ±0.3, ±0.4, …, ±1.0: the 30th smallest of the 136 Walsh averages is −0.5 (the 27 pair
+	// sums below −1 and the last of the three equal to it; enumerated apart from this code).
+	sixteen := []float64{}
+	for i := 3; i <= 10; i++ {
+		sixteen = append(sixteen, float64(i)/10, -float64(i)/10)
+	}
+	for _, tc := range []struct {
+		name           string
+		v              []float64
+		centre, lo, hi float64
+		coverage       float64
+		ok             bool
+	}{
+		{"none", nil, 0, 0, 0, 0, false},
+		{"five are too few at 95 %", []float64{1, 2, 3, 4, 5}, 0, 0, 0, 0, false},
+		{"six: the extreme Walsh averages", []float64{6, 1, 5, 2, 4, 3}, 3.5, 1, 6, 1 - 2.0/64, true},
+		// 1…10: Walsh averages (i+j)/2 with i ≤ j; sums 2, 3, 4, 4, 5, 5, 6, 6, 6 are the nine smallest.
+		{"ten: the ninth Walsh average from each end", one2ten, 5.5, 3, 8, 1 - 2*25.0/1024, true},
+		{"sixteen: the thirtieth", sixteen, 0, -0.5, 0.5, 1 - 2*1452.0/65536, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := slices.Clone(tc.v)
+			c, lo, hi, cov, ok := SignedRankCI(tc.v, 0.95)
+			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+			if ok != tc.ok || !near(c, tc.centre) || !near(lo, tc.lo) || !near(hi, tc.hi) || !near(cov, tc.coverage) {
+				t.Fatalf("SignedRankCI = %v, %v, %v, %v, %v; want %v, %v, %v, %v, %v", c, lo, hi, cov, ok, tc.centre, tc.lo, tc.hi, tc.coverage, tc.ok)
+			}
+			if !slices.Equal(in, tc.v) {
+				t.Fatalf("SignedRankCI reordered its input: %v", tc.v)
+			}
+		})
+	}
+}
+
+// Like TestMedianCICoverage, for the signed-rank interval of ten log ratios (symmetric).
+func TestSignedRankCICoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const trials = 4000
+	held := 0
+	v := make([]float64, 10)
+	for range trials {
+		for i := range v {
+			v[i] = 0.2 * rng.NormFloat64()
+		}
+		_, lo, hi, _, _ := SignedRankCI(v, 0.95)
+		if lo <= 0 && 0 <= hi {
+			held++
+		}
+	}
+	if frac := float64(held) / trials; frac < 0.94 {
+		t.Fatalf("the interval held the centre in %.3f of the samples, want ≥ 0.94 (it claims 0.951)", frac)
+	}
+}
