@@ -17,6 +17,7 @@
 # BENCH_ROUNDS (5; the paired verdicts need 6 or more), BENCH_ORDER (alternate: every even
 # round runs its targets in reverse; fixed), BENCH_LEGS ("http stdio": which legs run),
 # BENCH_OUT (a file to keep the runs' JSON lines in, for `loadgen peerreport -in FILE`),
+# BENCH_ONLY (targets to run, as "stdio-tbxark" or "legacy/stdio-mcpgw"; all if empty),
 # PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version, "" to skip),
 # MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run as `mcpgw`
 # runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an interleaved
@@ -29,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,25p' "$0"
+	sed -n '2,26p' "$0"
 	exit 0
 	;;
 esac
@@ -44,6 +45,7 @@ case $ORDER in alternate | fixed) ;; *)
 	;;
 esac
 LEGS=${BENCH_LEGS:-http stdio}
+ONLY=${BENCH_ONLY:-}
 PEER_TBXARK=${PEER_TBXARK-github.com/TBXark/mcp-proxy@v0.43.2}
 PEER_UNLA=${PEER_UNLA-github.com/amoylab/unla/cmd/mcp-gateway@v0.9.2}
 KEY=sk-bench-master-key-0123456789
@@ -197,7 +199,10 @@ run() {
 }
 # plan ARGS…: one run of this round, its arguments kept as run takes them ("|"-joined: none
 # holds a "|", and an empty one survives).
+# With BENCH_ONLY set, a run is planned only if its target ("stdio-tbxark") or its era and
+# target ("legacy/stdio-mcpgw") is listed there.
 plan() {
+	case " $ONLY " in "  " | *" $2 "* | *" $1/$2 "*) ;; *) return 0 ;; esac
 	local IFS='|'
 	PLAN+=("$*")
 }
@@ -260,6 +265,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo
-"$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds (order: $ORDER); load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+"$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds (order: $ORDER${ONLY:+; only $ONLY}); load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 cat "$NOTES"
 if [ -n "${BENCH_OUT:-}" ]; then cp "$RES" "$BENCH_OUT"; fi
