@@ -53,7 +53,7 @@ type pairedSeries struct {
 	era, target, ref string
 	rounds           []int
 	rps, cpu         []float64 // target ÷ reference in the same round (cpu: rounds where both have a figure)
-	own, refRPS      []float64 // the two sides' req/s, for their spread
+	own, refRPS      []float64 // the two sides' req/s, for their variation
 }
 
 // pairedOf pairs target with ref in era; the series has no rounds when they share none.
@@ -111,19 +111,31 @@ func series(v []float64) string {
 	return strings.Join(out, " ")
 }
 
-// spread is max ÷ min of v: how far one side moved between rounds.
-func spread(v []float64) float64 {
-	if len(v) == 0 || slices.Min(v) <= 0 {
+// logSD is the standard deviation of the logarithms of v (about the relative standard
+// deviation for small ones): how much one side, or the ratio, moved between rounds. 0 for
+// fewer than two values.
+func logSD(v []float64) float64 {
+	if len(v) < 2 {
 		return 0
 	}
-	return slices.Max(v) / slices.Min(v)
+	mean := 0.0
+	for _, x := range v {
+		mean += math.Log(x)
+	}
+	mean /= float64(len(v))
+	ss := 0.0
+	for _, x := range v {
+		d := math.Log(x) - mean
+		ss += d * d
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
 }
 
 // pairedTable writes the paired ratios of every target of rs that has a reference in its leg
 // and era, in the order targets first appear.
 func pairedTable(b *strings.Builder, rs []Result, targets []string) {
-	b.WriteString("\n**Paired ratios** (each round's target ÷ its leg's reference in the same round; over the rounds, their median, and the Hodges–Lehmann estimate with its Wilcoxon signed-rank 95 % interval, on the logarithms; spread = max ÷ min over the rounds):\n\n")
-	b.WriteString("| era | target | ÷ | rounds | req/s ratio per round | median; estimate (95 % CI) | proxy CPU ratio per round | median; estimate (95 % CI) | req/s spread: target, reference, ratio |\n")
+	b.WriteString("\n**Paired ratios** (each round's target ÷ its leg's reference in the same round; over the rounds, their median, and the Hodges–Lehmann estimate with its Wilcoxon signed-rank 95 % interval, on the logarithms; variation = the standard deviation of the logarithms over the rounds, ≈ relative: pairing cancelled the load's drift where the ratio's is below both sides'):\n\n")
+	b.WriteString("| era | target | ÷ | rounds | req/s ratio per round | median; estimate (95 % CI) | proxy CPU ratio per round | median; estimate (95 % CI) | req/s variation: target, reference, ratio |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, era := range []string{"modern", "legacy"} {
 		for _, t := range targets {
@@ -137,7 +149,7 @@ func pairedTable(b *strings.Builder, rs []Result, targets []string) {
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s, %s, %s |\n",
 				eraName(era), t, ref, len(s.rounds), series(s.rps), figure(s.rps), series(s.cpu), figure(s.cpu),
-				f2(spread(s.own)), f2(spread(s.refRPS)), f2(spread(s.rps)))
+				f2(logSD(s.own)), f2(logSD(s.refRPS)), f2(logSD(s.rps)))
 		}
 	}
 	var loads []float64

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,6 +74,12 @@ func TestPairedOf(t *testing.T) {
 	if got := pairedOf(rs, "modern", "stdio-mcpgw", "stdio-tbxark"); len(got.rounds) != 0 {
 		t.Fatalf("a modern stdio row was paired over rounds %v; TBXark serves no modern caller", got.rounds)
 	}
+	if got := logSD([]float64{1, math.E}); math.Abs(got-math.Sqrt(0.5)) > 1e-12 {
+		t.Fatalf("logSD(1, e) = %v, want √½", got)
+	}
+	if got := logSD([]float64{7}); got != 0 {
+		t.Fatalf("logSD of one value = %v, want 0", got)
+	}
 	for target, want := range map[string]string{"mcpgw": "reverseproxy", "tbxark": "reverseproxy", "direct": "reverseproxy",
 		"reverseproxy": "", "stdio-mcpgw-bare": "stdio-tbxark", "stdio-tbxark": ""} {
 		if got := pairedRef(target); got != want {
@@ -102,9 +109,9 @@ func TestPeerReportPairedAndVerdicts(t *testing.T) {
 			t.Errorf("the report lacks\n%s\nreport:\n%s", want, out)
 		}
 	}
-	// TBXark's drift (10 % a round) is in each side's spread but not in the ratio's.
-	if !strings.Contains(out, "| 1.87, 1.90, 1.14 |") {
-		t.Errorf("the stdio row's spreads are not target 1.87, reference 1.90, ratio 1.14:\n%s", out)
+	// TBXark's drift (10 % a round) is in each side's variation but not in the ratio's.
+	if !strings.Contains(out, "| 0.21, 0.21, 0.04 |") {
+		t.Errorf("the stdio row's variations are not target 0.21, reference 0.21, ratio 0.04:\n%s", out)
 	}
 	for _, absent := range []string{"| 2026-07-28 stateless | stdio-mcpgw | stdio-tbxark", "2025-11-25 sessionful, mcpgw:"} {
 		if strings.Contains(out, absent) {
