@@ -5,7 +5,7 @@
 # row per call, and the access log), through mcpgw-bare (no store, no access
 # log: what a ReverseProxy does not do either), and through the MCP gateways
 # below when they install here; both upstream eras, rounds interleaved (every
-# target once per round, in turn). The stdio leg runs the same fixture as a stdio
+# target once per round, in turn, reversed every other round). The stdio leg runs the same fixture as a stdio
 # child: behind mcpgw in its default era choice (protocol_version unset: auto),
 # behind mcpgw pinned to 2025-11-25, and behind TBXark/mcp-proxy, with a legacy
 # caller (and a modern one for mcpgw: no peer serves one); a stdio row's proxy CPU
@@ -14,10 +14,14 @@
 #   bench/peers.sh
 #
 # Knobs (environment): BENCH_C (workers, 10), BENCH_D (measured seconds per run, 4),
-# BENCH_ROUNDS (5), BENCH_LEGS ("http stdio": which legs run), PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version,
-# "" to skip), MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run
-# as `mcpgw` runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an
-# interleaved before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
+# BENCH_ROUNDS (5; the paired verdicts need 6 or more), BENCH_ORDER (alternate: every even
+# round runs its targets in reverse; fixed), BENCH_LEGS ("http stdio": which legs run),
+# BENCH_OUT (a file to keep the runs' JSON lines in, for `loadgen peerreport -in FILE`),
+# BENCH_ONLY (targets to run, as "stdio-tbxark" or "legacy/stdio-mcpgw"; all if empty),
+# PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version, "" to skip),
+# MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run as `mcpgw`
+# runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an interleaved
+# before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
 # Peers are built with `go install` into a temp dir; one that does not install is listed as
 # such. Everything listens on 127.0.0.1; every process started here is stopped on exit.
 set -euo pipefail
@@ -26,7 +30,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,24p' "$0"
+	sed -n '2,26p' "$0"
 	exit 0
 	;;
 esac
@@ -34,7 +38,14 @@ esac
 C=${BENCH_C:-10}
 D=${BENCH_D:-4}
 ROUNDS=${BENCH_ROUNDS:-5}
+ORDER=${BENCH_ORDER:-alternate}
+case $ORDER in alternate | fixed) ;; *)
+	echo "bench/peers.sh: BENCH_ORDER is alternate or fixed, not $ORDER" >&2
+	exit 2
+	;;
+esac
 LEGS=${BENCH_LEGS:-http stdio}
+ONLY=${BENCH_ONLY:-}
 PEER_TBXARK=${PEER_TBXARK-github.com/TBXark/mcp-proxy@v0.43.2}
 PEER_UNLA=${PEER_UNLA-github.com/amoylab/unla/cmd/mcp-gateway@v0.9.2}
 KEY=sk-bench-master-key-0123456789
@@ -186,52 +197,74 @@ run() {
 	timeout 90 "$LG" call -era "$era" -c "$C" -d "${D}s" -url "$url" ${key:+-key "$key"} -tool "$tool" -cpu "$cpu" \
 		-target "$target" -round "$round" -out "$RES" >/dev/null || note "$target $era round $round: failed"
 }
+# plan ARGS…: one run of this round, its arguments kept as run takes them ("|"-joined: none
+# holds a "|", and an empty one survives).
+# With BENCH_ONLY set, a run is planned only if its target ("stdio-tbxark") or its era and
+# target ("legacy/stdio-mcpgw") is listed there.
+plan() {
+	case " $ONLY " in "  " | *" $2 "* | *" $1/$2 "*) ;; *) return 0 ;; esac
+	local IFS='|'
+	PLAN+=("$*")
+}
 http_round() {
-	run modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
-	run modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
-	run modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
+	plan modern direct "http://127.0.0.1:$P_MODERN/mcp" test_simple_text "" "$MODERN_PID"
+	plan modern reverseproxy "http://127.0.0.1:$P_RP_M/mcp" test_simple_text "$RP_M_PID" "$MODERN_PID"
+	plan modern mcpgw "http://127.0.0.1:$P_GW/mcp" fx-test_simple_text "$GW_PID" "$MODERN_PID" "$KEY"
 	if [ -n "$DBASE_PID" ]; then
-		run modern mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" fx-test_simple_text "$DBASE_PID" "$MODERN_PID" "$KEY"
+		plan modern mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" fx-test_simple_text "$DBASE_PID" "$MODERN_PID" "$KEY"
 	fi
-	run modern mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" fx-test_simple_text "$BARE_PID" "$MODERN_PID" "$KEY"
+	plan modern mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" fx-test_simple_text "$BARE_PID" "$MODERN_PID" "$KEY"
 	if [ -n "$BASE_PID" ]; then
-		run modern mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" fx-test_simple_text "$BASE_PID" "$MODERN_PID" "$KEY"
+		plan modern mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" fx-test_simple_text "$BASE_PID" "$MODERN_PID" "$KEY"
 	fi
-	run legacy direct "http://127.0.0.1:$P_LEGACY/mcp" test_simple_text "" "$LEGACY_PID"
-	run legacy reverseproxy "http://127.0.0.1:$P_RP_L/mcp" test_simple_text "$RP_L_PID" "$LEGACY_PID"
-	run legacy mcpgw "http://127.0.0.1:$P_GW/mcp" lg-test_simple_text "$GW_PID" "$LEGACY_PID" "$KEY"
+	plan legacy direct "http://127.0.0.1:$P_LEGACY/mcp" test_simple_text "" "$LEGACY_PID"
+	plan legacy reverseproxy "http://127.0.0.1:$P_RP_L/mcp" test_simple_text "$RP_L_PID" "$LEGACY_PID"
+	plan legacy mcpgw "http://127.0.0.1:$P_GW/mcp" lg-test_simple_text "$GW_PID" "$LEGACY_PID" "$KEY"
 	if [ -n "$DBASE_PID" ]; then
-		run legacy mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" lg-test_simple_text "$DBASE_PID" "$LEGACY_PID" "$KEY"
+		plan legacy mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" lg-test_simple_text "$DBASE_PID" "$LEGACY_PID" "$KEY"
 	fi
-	run legacy mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" lg-test_simple_text "$BARE_PID" "$LEGACY_PID" "$KEY"
+	plan legacy mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" lg-test_simple_text "$BARE_PID" "$LEGACY_PID" "$KEY"
 	if [ -n "$BASE_PID" ]; then
-		run legacy mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" lg-test_simple_text "$BASE_PID" "$LEGACY_PID" "$KEY"
+		plan legacy mcpgw-bare-base "http://127.0.0.1:$P_BASE/mcp" lg-test_simple_text "$BASE_PID" "$LEGACY_PID" "$KEY"
 	fi
 	if [ -n "$TBX_PID" ]; then
-		run legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
+		plan legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
 	fi
 }
 stdio_round() {
-	run legacy stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
-	run legacy stdio-mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" sx-test_simple_text "$BARE_PID" "children:$BARE_PID" "$KEY"
-	run legacy stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	plan legacy stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	plan legacy stdio-mcpgw-bare "http://127.0.0.1:$P_BARE/mcp" sx-test_simple_text "$BARE_PID" "children:$BARE_PID" "$KEY"
+	plan legacy stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
 	if [ -n "$DBASE_PID" ]; then
-		run legacy stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
+		plan legacy stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
 	fi
 	if [ -n "$TBX_PID" ]; then
-		run legacy stdio-tbxark "http://127.0.0.1:$P_TBX/sx/mcp" test_simple_text "$TBX_PID" "children:$TBX_PID"
+		plan legacy stdio-tbxark "http://127.0.0.1:$P_TBX/sx/mcp" test_simple_text "$TBX_PID" "children:$TBX_PID"
 	fi
-	run modern stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
-	run modern stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	plan modern stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
+	plan modern stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
 	if [ -n "$DBASE_PID" ]; then
-		run modern stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
+		plan modern stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
 	fi
 }
+# A round's runs are planned, then run in order, or, with BENCH_ORDER=alternate, in reverse in
+# every even round (ABBA): a drift of the load within a round then favours each target as
+# often as it hurts it over a pair of rounds, and no target always runs right after the same
+# one (with a fixed order the default mcpgw ran first in every round, TBXark always right
+# after mcpgw pinned).
 for round in $(seq 1 "$ROUNDS"); do
+	PLAN=()
 	case " $LEGS " in *" http "*) http_round ;; esac
 	case " $LEGS " in *" stdio "*) stdio_round ;; esac
+	order=$(seq 0 $((${#PLAN[@]} - 1)))
+	if [ "$ORDER" = alternate ] && [ $((round % 2)) -eq 0 ]; then order=$(seq $((${#PLAN[@]} - 1)) -1 0); fi
+	for i in $order; do
+		IFS='|' read -r -a args <<<"${PLAN[$i]}"
+		run "${args[@]}"
+	done
 done
 
 echo
-"$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds; load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+"$LG" peerreport -in "$RES" -header "Run $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(go env GOVERSION), commit $COMMIT; C=$C, ${D} s per run, $ROUNDS interleaved rounds (order: $ORDER${ONLY:+; only $ONLY}); load average at the start $LOAD_AT_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 cat "$NOTES"
+if [ -n "${BENCH_OUT:-}" ]; then cp "$RES" "$BENCH_OUT"; fi

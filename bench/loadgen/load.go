@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/benchfig"
 )
 
 // loadFlags are the flags of the call and list subcommands.
@@ -179,6 +181,7 @@ func runLoad(args []string, kind string) error {
 		r.Era = f.era
 	}
 	summarize(&r, outs, f.d, <-opens0, opens1, <-cpu0, cpu1)
+	r.Load1 = benchfig.Load1()
 	if err := emit(r, f.out); err != nil {
 		return err
 	}

@@ -96,6 +96,8 @@ type Result struct {
 	// OpensPerReq is the host's TCP active opens (connections dialed, by
 	// any process: /proc/net/snmp) per measured request.
 	OpensPerReq float64 `json:"tcp_opens_per_req"`
+	// Load1 is the host's one-minute load average as the run ended.
+	Load1 float64 `json:"load1,omitempty"`
 }
 
 // emit prints r as one JSON line and, when out is set, appends it to that file too.

@@ -16,7 +16,11 @@ import (
 // stdio target (named stdio-…) runs the upstream as the proxy's child: its
 // proxy CPU includes the child's (measured as upstream), it has no direct or
 // ReverseProxy reference, and its ÷ TBXark columns compare it with
-// stdio-tbxark (an HTTP target's with tbxark).
+// stdio-tbxark (an HTTP target's with tbxark). Those columns compare medians; the paired
+// table under it compares each round's target with its leg's reference in the same round
+// (the ReverseProxy on the HTTP leg, TBXark on the stdio leg), which cancels the load that
+// moves both, and the verdict lines decide issue 20's targets 1 and 3 from those ratios
+// (benchfig.MedianCI, benchfig.Decide).
 func runPeerReport(args []string) error {
 	fs := flag.NewFlagSet("peerreport", flag.ContinueOnError)
 	in := fs.String("in", "", "JSON lines written by call -out")
@@ -28,9 +32,16 @@ func runPeerReport(args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Print(peerReport(rs, *header))
+	return nil
+}
+
+// peerReport is the report of runPeerReport: the side-by-side table, the paired ratios and
+// the verdicts on issue 20's targets.
+func peerReport(rs []Result, header string) string {
 	var b strings.Builder
-	if *header != "" {
-		b.WriteString(*header + "\n\n")
+	if header != "" {
+		b.WriteString(header + "\n\n")
 	}
 	b.WriteString("| era | target | C | req/s (median) | req/s per round (min–max) | ÷ direct | ÷ ReverseProxy | ÷ TBXark | proxy CPU µs/call (min–max) | proxy CPU ÷ ReverseProxy's | ÷ TBXark's | upstream CPU µs/call | errors |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -76,8 +87,9 @@ func runPeerReport(args []string) error {
 				cpu, cpuRange, cpuRatio, cpuTbx, f0(row.upCPU), row.errors, row.requests+row.errors)
 		}
 	}
-	fmt.Print(b.String())
-	return nil
+	pairedTable(&b, rs, targets)
+	verdicts(&b, rs)
+	return b.String()
 }
 
 type peerRow struct {
@@ -90,21 +102,19 @@ type peerRow struct {
 func peerRowOf(rs []Result, era, target string) (peerRow, bool) {
 	var row peerRow
 	var rps, cpu, up []float64
-	stdio := strings.HasPrefix(target, "stdio-")
 	for _, r := range rs {
 		if r.Kind != "call" || r.Era != era || r.Target != target {
 			continue
 		}
 		row.c = r.C
-		rps = append(rps, r.RPS)
-		c := r.CPUPerReq["proxy"]
-		if stdio {
-			c += r.CPUPerReq["upstream"] // the proxy's child
-		}
-		cpu = append(cpu, c)
-		up = append(up, r.CPUPerReq["upstream"])
 		row.requests += r.Requests
 		row.errors += r.Errors
+		if r.Requests == 0 {
+			continue // a run that served nothing has no figures (its errors are counted)
+		}
+		rps = append(rps, r.RPS)
+		cpu = append(cpu, proxyCPU(r))
+		up = append(up, r.CPUPerReq["upstream"])
 	}
 	if len(rps) == 0 {
 		return row, false

@@ -1,10 +1,9 @@
-// Package benchfig holds the small figures the benchmarks and the overhead tests report
-// beside their measurements: the machine's load average, medians and rounded series.
 package benchfig
 
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +18,16 @@ func LoadAverage() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// Load1 is /proc/loadavg's first field, the one-minute load average (0 where unreadable).
+func Load1() float64 {
+	f := strings.Fields(LoadAverage()) // "?" where unreadable: ParseFloat fails
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // Median is the median of v (0 for none); v is left as it was.
