@@ -145,7 +145,9 @@ func TestControlPlaneCost(t *testing.T) {
 }
 
 // ctlVariants is the gateways TestControlPlaneCost compares (MCPGW_CTLCOST_STORE_ONLY and
-// MCPGW_CTLCOST_BASE change the set).
+// MCPGW_CTLCOST_BASE change the set: the base binary serves its own bare gateway and the
+// store key + metrics + traces one, and with MCPGW_CTLCOST_BASE_OBSERVE set its metrics and
+// metrics + traces gateways too, each compared with the base's bare).
 func ctlVariants() []*ctlVariant {
 	variants := []*ctlVariant{
 		{name: "bare"},
@@ -159,9 +161,16 @@ func ctlVariants() []*ctlVariant {
 			{name: "store", store: true, observe: true}, {name: "store-key", store: true, storeKey: true, observe: true}, variants[4]}
 	}
 	if base := os.Getenv("MCPGW_CTLCOST_BASE"); base != "" {
-		variants = append(variants, &ctlVariant{name: "base:bare", bin: base, ref: len(variants)},
-			&ctlVariant{name: "base:" + variants[4].name, bin: base, ref: len(variants),
-				store: variants[4].store, storeKey: variants[4].storeKey, observe: variants[4].observe, traces: variants[4].traces})
+		same := []*ctlVariant{variants[4]}
+		if os.Getenv("MCPGW_CTLCOST_BASE_OBSERVE") != "" {
+			same = []*ctlVariant{variants[2], variants[3], variants[4]}
+		}
+		ref := len(variants)
+		variants = append(variants, &ctlVariant{name: "base:bare", bin: base, ref: ref})
+		for _, v := range same {
+			variants = append(variants, &ctlVariant{name: "base:" + v.name, bin: base, ref: ref,
+				store: v.store, storeKey: v.storeKey, observe: v.observe, traces: v.traces})
+		}
 	}
 	return variants
 }

@@ -63,18 +63,16 @@ func propagateCalls(t *tracing.Tracer, sv config.Server) upstream.Middleware {
 // peerOf is where sv's requests go.
 func peerOf(sv config.Server) tracing.Peer {
 	if sv.Transport == config.TransportStdio {
-		return tracing.Peer{Transport: "pipe"}
+		return tracing.NewPeer("", 0, "pipe")
 	}
-	p := tracing.Peer{Transport: "tcp"}
 	u, err := url.Parse(sv.URL)
 	if err != nil {
-		return p
+		return tracing.NewPeer("", 0, "tcp")
 	}
-	p.Address = u.Hostname()
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	p.Port, _ = strconv.Atoi(port)
-	return p
+	n, _ := strconv.Atoi(port)
+	return tracing.NewPeer(u.Hostname(), n, "tcp")
 }

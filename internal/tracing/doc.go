@@ -45,6 +45,20 @@
 //     Span names use the tool or prompt name, never the resource URI (high
 //     cardinality). The REST surface learns its target after the span
 //     starts, so the name and target are set again at the end.
+//   - A recorded call builds little (TestSampledCallAllocations, 62 → 46 allocations for
+//     a request, its upstream call and the context sent upstream, the export apart): the
+//     attributes a span gets at its end go in one SetAttributes call (one slice, the
+//     span's attributes grown once), the span name is set again only when the target
+//     changed it, the span kind options are made once per Tracer, a Peer made with
+//     NewPeer carries its attributes (the app makes one per server), the trace context
+//     is injected into a fixed three-slot carrier (no map, no header canonicalisation:
+//     the header names are written canonical), a new _meta object is written in one
+//     buffer, and a request with no incoming context skips the extraction (it finds
+//     nothing). The exported spans are the same (TestSampledSpansExactly holds their
+//     names, kinds, status and attributes in order). Left as it is: the OTLP exporter's
+//     conversion to protobuf structs and their encoding, ~40 % of a recorded call's
+//     allocations: replacing it means an OTLP/HTTP client of our own (retries,
+//     Retry-After, partial success, compression), for ~0.5 µs a call at 5 % sampling.
 //   - Bounded export. A batch span processor with a queue of MaxQueueSize
 //     spans (dropped when full, never waited for), batches of
 //     MaxExportBatchSize, sent every BatchTimeout; an export is bounded by

@@ -48,14 +48,16 @@ func (t *Tracer) ReadsPropagatedContext() {}
 // work: sampled out, it gets no span and nothing is propagated for it (see
 // rootSampled).
 func (t *Tracer) StartRequest(ctx context.Context, r *observe.Request) context.Context {
-	if !hasIncoming(r) {
+	parent, link := ctx, trace.SpanContext{}
+	if hasIncoming(r) {
+		parent, link = t.remote(ctx, r)
+	} else { // nothing to extract: the request is a root
 		var ok bool
-		if ctx, ok = t.rootSampled(ctx, trace.SpanKindServer); !ok {
+		if parent, ok = t.rootSampled(ctx, trace.SpanKindServer); !ok {
 			return ctx
 		}
 	}
-	parent, link := t.remote(ctx, r)
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(r.Start),
+	opts := []trace.SpanStartOption{t.serverKind, trace.WithTimestamp(r.Start),
 		trace.WithAttributes(requestAttrs(r)...)}
 	if link.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link}))
@@ -116,18 +118,31 @@ func (t *Tracer) EndRequest(ctx context.Context, r *observe.Request) {
 	if !span.IsRecording() { // sampled out: ending it records nothing
 		return
 	}
-	span.SetName(spanName(r.Method, r.Target))
-	span.SetAttributes(targetAttrs(r.Method, r.Target)...)
+	if named, ok := span.(interface{ Name() string }); !ok || !isSpanName(named.Name(), r.Method, r.Target) {
+		span.SetName(spanName(r.Method, r.Target))
+	}
+	// One SetAttributes call: one slice, and the span's attributes grown once.
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = appendTarget(attrs, r.Method, r.Target)
 	if r.Server != "" {
-		span.SetAttributes(attribute.String(attrUpstreamServer, r.Server))
+		attrs = append(attrs, attribute.String(attrUpstreamServer, r.Server))
 	}
 	if r.Status != 0 {
-		span.SetAttributes(attribute.Int(attrHTTPStatus, r.Status))
+		attrs = append(attrs, attribute.Int(attrHTTPStatus, r.Status))
 	}
 	if r.ErrorCode != 0 {
-		span.SetAttributes(attribute.String(attrRPCStatus, strconv.FormatInt(r.ErrorCode, 10)))
+		attrs = append(attrs, attribute.String(attrRPCStatus, strconv.FormatInt(r.ErrorCode, 10)))
 	}
-	setError(span, r.ErrorType())
+	errType := r.ErrorType()
+	if errType != "" {
+		attrs = append(attrs, attribute.String(attrErrorType, errType))
+	}
+	if len(attrs) > 0 {
+		span.SetAttributes(attrs...)
+	}
+	if errType != "" {
+		span.SetStatus(codes.Error, errType)
+	}
 	span.End(trace.WithTimestamp(r.Start.Add(r.Duration)))
 }
 
@@ -147,7 +162,7 @@ func (t *Tracer) StartCall(ctx context.Context, c *observe.Call) context.Context
 			return ctx
 		}
 	}
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 5)
 	attrs = append(attrs, attribute.String(attrMethod, c.Method), attribute.String(attrUpstreamServer, c.Server))
 	if c.Protocol != "" {
 		attrs = append(attrs, attribute.String(attrProtocol, c.Protocol))
@@ -155,8 +170,8 @@ func (t *Tracer) StartCall(ctx context.Context, c *observe.Call) context.Context
 	if c.Method == mcp.MethodToolsCall {
 		attrs = append(attrs, attribute.String(attrOperation, "execute_tool"))
 	}
-	attrs = append(attrs, targetAttrs(c.Method, c.Target)...)
-	ctx, _ = t.tracer.Start(ctx, spanName(c.Method, c.Target), trace.WithSpanKind(trace.SpanKindClient),
+	attrs = appendTarget(attrs, c.Method, c.Target)
+	ctx, _ = t.tracer.Start(ctx, spanName(c.Method, c.Target), t.clientKind,
 		trace.WithTimestamp(c.Start), trace.WithAttributes(attrs...))
 	return ctx
 }
@@ -189,20 +204,30 @@ func spanName(method, target string) string {
 	return method
 }
 
-// targetAttrs names what a request acts on, per the convention.
-func targetAttrs(method, target string) []attribute.KeyValue {
+// isSpanName reports whether name is spanName(method, target), without building it.
+func isSpanName(name, method, target string) bool {
+	if target == "" || (method != mcp.MethodToolsCall && method != mcp.MethodPromptsGet) {
+		return name == method
+	}
+	return len(name) == len(method)+1+len(target) && name[:len(method)] == method && name[len(method)] == ' ' &&
+		name[len(method)+1:] == target
+}
+
+// appendTarget appends to attrs the attribute naming what a request acts on, per the
+// convention (none when it names nothing).
+func appendTarget(attrs []attribute.KeyValue, method, target string) []attribute.KeyValue {
 	if target == "" {
-		return nil
+		return attrs
 	}
 	switch method {
 	case mcp.MethodToolsCall:
-		return []attribute.KeyValue{attribute.String(attrToolName, target)}
+		return append(attrs, attribute.String(attrToolName, target))
 	case mcp.MethodPromptsGet:
-		return []attribute.KeyValue{attribute.String(attrPromptName, target)}
+		return append(attrs, attribute.String(attrPromptName, target))
 	case mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe, mcp.MethodResourcesUnsubscribe:
-		return []attribute.KeyValue{attribute.String(attrResourceURI, target)}
+		return append(attrs, attribute.String(attrResourceURI, target))
 	}
-	return nil
+	return attrs
 }
 
 // requestID is a JSON-RPC id as the convention records it: a string id

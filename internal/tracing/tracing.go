@@ -46,6 +46,8 @@ type Tracer struct {
 	sampler  sdktrace.Sampler // the provider's, asked first about roots (rootSampled)
 	tracer   trace.Tracer
 	prop     propagation.TextMapPropagator
+	// serverKind and clientKind are the span kind options, made once (each is an allocation).
+	serverKind, clientKind trace.SpanStartOption
 }
 
 // New builds a Tracer exporting to s.Endpoint through a batch span processor
@@ -86,10 +88,12 @@ func build(s Settings, processor sdktrace.TracerProviderOption) *Tracer {
 		processor,
 	)
 	return &Tracer{
-		provider: provider,
-		sampler:  sampler,
-		tracer:   provider.Tracer("github.com/mcpgw/mcpgw"),
-		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		provider:   provider,
+		sampler:    sampler,
+		tracer:     provider.Tracer("github.com/mcpgw/mcpgw"),
+		prop:       propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		serverKind: trace.WithSpanKind(trace.SpanKindServer),
+		clientKind: trace.WithSpanKind(trace.SpanKindClient),
 	}
 }
 
