@@ -128,9 +128,21 @@
 //     address; each list's prefixed items are made once (nameSpans) and a listing only filters
 //     them. A walk's goroutine grows its stack to what a walk reaches in one step at its start
 //     (growStack): grown call by call, deep in the HTTP exchange, its copies were a twentieth of
-//     a listing's CPU over 50 upstreams. A pool of walk goroutines was rejected: the runtime
-//     shrinks an idle goroutine's stack at every GC, so the pool would grow them again, and it
-//     would be state to bound and stop.
+//     a listing's CPU over 50 upstreams. The fan-outs' calls and the walks run on Workers
+//     (Config.Workers; the gateway keeps one for the process, closed after the upstream
+//     clients): goroutines kept between calls, so a call finds a stack already grown (growStack
+//     then only clears its frame) and no goroutine is made or freed per upstream. The runtime
+//     shrinks an idle worker's stack at a garbage collection; its next walk grows it again in
+//     one step, a copy of an almost empty stack, once per collection rather than once per
+//     upstream page. A call is never queued: with no worker waiting, a new one starts (up to
+//     DefaultMaxWorkers kept, 256), and past that bound the call gets a goroutine of its own, so
+//     a fan-out still runs every call at once and its caller's end still cancels each one (the
+//     fetch's context is the same). A worker recovers a panic and goes on. What it costs: the
+//     idle workers' stacks between listings (at most the bound, shrinking while idle) and a
+//     Close; an idle timeout per worker was not added (timers per worker for memory the
+//     collector hands back anyway). Measured on BenchmarkToolsList50 (h82-listfan in
+//     docs/benchmarks.md): growStack and goroutine exit went from about a tenth of the profile
+//     to about 3 %; the CPU per page moved less than the shared machine's noise.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.

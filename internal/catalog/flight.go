@@ -117,7 +117,7 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		if j, ok := ctx.(*fetchJob); ok && j.lead(&c.flights, fk, f) {
 			return c.walkHere(j, fctx, f, fk, s, method, key, opts)
 		}
-		go c.walk(fctx, f, fk, s, method, key, opts)
+		c.workers.Go(func() { c.walk(fctx, f, fk, s, method, key, opts) })
 	}
 	select {
 	case <-f.done:

@@ -85,8 +85,9 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 	return out
 }
 
-// Patiently runs fn(ctx, i) for every server i concurrently and, when there
-// are several, waits for each at most the catalog's patience, except for a
+// Patiently runs fn(ctx, i) for every server i concurrently (on the
+// catalog's Workers) and, when there are several, waits for each at most
+// the catalog's patience, except for a
 // server that has never answered (it may be starting) or is known to be slow
 // but alive, which is waited for. A call still running then has
 // errImpatient as its error (OutcomeOf reports it as a timeout) and, when a
@@ -113,7 +114,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 		j := &fetchJob{Context: fctx, cancel: cancel}
 		j.stop = context.AfterFunc(ctx, j.abandon)
 		jobs[i] = j
-		go func() {
+		c.workers.Go(func() {
 			r := result{i: i}
 			defer func() {
 				if p := recover(); p != nil {
@@ -126,7 +127,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 				results <- r
 			}()
 			r.v, r.err = fn(j, i)
-		}()
+		})
 	}
 	var patience <-chan time.Time
 	if c.patience > 0 {
