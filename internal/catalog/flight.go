@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -54,9 +53,7 @@ func (fs *flights) join(ctx context.Context, key string, stamp Stamp, shared boo
 		f.waiters++
 		return f, nil, false
 	}
-	// A listing is cached, not answered: its bytes are not held until the
-	// request's answer is written (internal/later).
-	fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
+	fctx, cancel := context.WithCancel(detachedFrom(ctx))
 	f = &flight{stamp: stamp, shared: shared, cancel: cancel, waiters: 1, done: make(chan struct{})}
 	if fs.m == nil {
 		fs.m = map[string]*flight{}

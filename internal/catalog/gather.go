@@ -30,6 +30,22 @@ type fetchJob struct {
 	led   *flight
 	ledAt string // led's flightKey
 	fs    *flights
+	// detached is the caller's context without its cancellation and
+	// deferred work, the parent of this fetch's (and of every fetch of the
+	// same fan-out): a walk the fetch leads is made under it too
+	// (detachedFrom).
+	detached context.Context
+}
+
+// detachedFrom is ctx without its cancellation and without deferred work
+// (a listing is cached, not answered: its bytes are not held until the
+// request's answer is written, internal/later). A fan-out's fetch has it
+// made already: the same values, and no two more contexts per upstream.
+func detachedFrom(ctx context.Context) context.Context {
+	if j, ok := ctx.(*fetchJob); ok {
+		return j.detached
+	}
+	return later.Without(context.WithoutCancel(ctx))
 }
 
 // abandon cancels the fetch and counts it out of the walk it leads.
@@ -107,11 +123,10 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 	vals, errs := make([]T, n), make([]error, n)
 	results := make(chan result, n) // never blocks a call
 	jobs := make([]*fetchJob, n)    // nil once answered or given up on
+	detached := detachedFrom(ctx)   // one for every call
 	for i := range n {
-		// A listing is cached, not answered: its bytes are not held until
-		// the request's answer is written (internal/later).
-		fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
-		j := &fetchJob{Context: fctx, cancel: cancel}
+		fctx, cancel := context.WithCancel(detached)
+		j := &fetchJob{Context: fctx, cancel: cancel, detached: detached}
 		j.stop = context.AfterFunc(ctx, j.abandon)
 		jobs[i] = j
 		c.workers.Go(func() {

@@ -204,3 +204,29 @@ func TestPatientlyOnWorkersCancelsEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// A fan-out's fetches share one detached parent: it keeps the caller's
+// values, not its cancellation, and is made once, not twice per upstream.
+func TestPatientlyDetachesOnce(t *testing.T) {
+	type key struct{}
+	w := NewWorkers(4, nil)
+	defer w.Close()
+	c := New(Config{Workers: w})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	defer cancel()
+	parents := make([]context.Context, 3)
+	_, errs := Patiently(ctx, c, make([]string, 3), func(ctx context.Context, i int) (int, error) {
+		parents[i] = detachedFrom(ctx)
+		if ctx.Value(key{}) != "v" || parents[i].Value(key{}) != "v" {
+			t.Errorf("call %d lost the caller's values", i)
+		}
+		if parents[i].Done() != nil {
+			t.Errorf("call %d: the detached parent can be cancelled", i)
+		}
+		return 0, nil
+	})
+	if errs[0] != nil || parents[0] != parents[1] || parents[1] != parents[2] {
+		t.Fatalf("errs %v; the fetches' detached parents differ", errs)
+	}
+
+}
