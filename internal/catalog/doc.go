@@ -93,7 +93,7 @@
 //     walk depends only on what the upstream is sent, which the credentials key names; each
 //     caller's tool filter is applied to the shared result. A caller whose stamp is newer (the
 //     list changed or was forgotten since the walk began) walks again rather than share an
-//     answer from before the change. The walk runs on its own goroutine: a waiter whose context
+//     answer from before the change. The walk runs on a worker of its own: a waiter whose context
 //     ends stops waiting at once without ending it for the others; the last waiter leaving
 //     cancels it, and the upstream client bounds it by the listing timeout in any case. A
 //     fan-out's walk runs on the fan-out's goroutine for that server (walkHere), which nobody
@@ -141,8 +141,9 @@
 //     idle workers' stacks between listings (at most the bound, shrinking while idle) and a
 //     Close; an idle timeout per worker was not added (timers per worker for memory the
 //     collector hands back anyway). Measured on BenchmarkToolsList50 (h82-listfan in
-//     docs/benchmarks.md): growStack and goroutine exit went from about a tenth of the profile
-//     to about 3 %; the CPU per page moved less than the shared machine's noise.
+//     docs/benchmarks.md): growStack, stack copies and goroutine exit went from about a tenth
+//     of the profile to about 2 %; the CPU per page fell about 5 % (lower in 13 of 18 pairs
+//     on a loaded machine, so the figure is rough).
 //   - A fan-out detaches its caller's context once (detachedFrom): every fetch's context, and
 //     the context of a walk a fetch leads, is a cancel context under that one, not under two
 //     more wrappers made per upstream.

@@ -15,8 +15,8 @@ import (
 // upstream is sent (the credentials Query.CredentialKey names); each
 // caller's own filter is applied to the result afterwards.
 //
-// A walk runs on its own goroutine (or on its first caller's, when that is
-// a fan-out's own: see walkHere), on a context that keeps the first
+// A walk runs on a worker of its own (Workers; or on its first caller's,
+// when that is a fan-out's own: see walkHere), on a context that keeps the first
 // caller's values but not its cancellation: a waiter whose context ends
 // stops waiting without ending the walk for the others. The walk is
 // cancelled when its last waiter leaves, and the upstream client bounds it
