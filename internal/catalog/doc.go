@@ -142,8 +142,8 @@
 //     Close; an idle timeout per worker was not added (timers per worker for memory the
 //     collector hands back anyway). Measured on BenchmarkToolsList50 (h82-listfan in
 //     docs/benchmarks.md): growStack, stack copies and goroutine exit went from about a tenth
-//     of the profile to about 2 %; the CPU per page fell about 5 % (lower in 13 of 18 pairs
-//     on a loaded machine, so the figure is rough).
+//     of the profile to about 2 %; the CPU per page fell 3–5 % at load 11–20 (lower in 13 of
+//     18 pairs) and about 1 % at load 7, within the noise: a rough figure.
 //   - A fan-out detaches its caller's context once (detachedFrom): every fetch's context, and
 //     the context of a walk a fetch leads, is a cancel context under that one, not under two
 //     more wrappers made per upstream.
