@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/admit"
+	"github.com/mcpgw/mcpgw/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/seal"
 
 	"github.com/mcpgw/mcpgw/internal/config"
@@ -122,7 +123,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		env: env, log: o.log, info: mcp.Implementation{Name: "mcpgw", Version: o.version},
 		sealer: sealer, budget: upstream.NewByteBudget(upstream.DefaultAnswerBudget),
 		hub: rs.hub, tombstones: rs.tombstones, relay: rs.relay, closeShared: rs.close,
-		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc,
+		rpms: &rpms{}, httpClient: o.httpClient, store: st, redis: rc, fanout: catalog.NewWorkers(0, o.log),
 		gate: newSharedGate(rc, cfg.General.RedisFailureMode, limits.RedisOptions{Prefix: o.redisPrefix, Log: o.log}),
 	}
 	if a.tracer, err = newTracer(cfg, o); err != nil {
@@ -134,6 +135,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	built := false
 	defer func() {
 		if !built {
+			a.fanout.Close()
 			a.closeTracer(context.Background())
 			a.spend.close(o.log)
 		}
@@ -315,6 +317,7 @@ func (a *App) Close(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	closeClients(ctx, a.log, clients)
+	a.fanout.Close()     // after the clients: a fan-out still running ends with its upstream's session
 	a.observer.Close()   // the access log's buffered lines
 	a.spend.close(a.log) // before the store it writes to
 	if a.store != nil {

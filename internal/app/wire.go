@@ -92,6 +92,9 @@ type shared struct {
 	ui *uiState
 	// pins is tool-definition pinning and the guardrails' shared parts; nil leaves both off.
 	pins *pinState
+	// fanout runs every generation's fan-outs and list walks on goroutines kept
+	// between listings (catalog.Workers); closed by App.Close.
+	fanout *catalog.Workers
 }
 
 // wire builds one generation of the graph for cfg, in dependency order:
@@ -190,7 +193,7 @@ func (s *shared) buildGateway(cfg *config.Config, reg *registry, g *generation, 
 		return nil, nil, nil, err
 	}
 	cat := catalog.New(catalog.Config{Servers: reg.catalogServers(g.clients), Separator: s.env.Separator, Sealer: s.sealer, Logger: s.log,
-		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats, Vetter: s.pins.vetter()})
+		Lists: catalog.NewMemoryListCache(), Snapshots: catalog.NewMemorySnapshots(), CacheStats: &s.cacheStats, Vetter: s.pins.vetter(), Workers: s.fanout})
 	g.cat = cat
 	vault := s.newVault(reg.servers)
 	var tokens gateway.CallerTokens

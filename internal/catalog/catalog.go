@@ -50,6 +50,7 @@ type Catalog struct {
 	flights    flights       // upstream list walks in progress, shared by their callers
 	cacheStats *CacheStats   // nil: not counted
 	vet        Vetter        // judges tool definitions; nil judges none
+	workers    *Workers      // runs fan-outs and walks; nil: a goroutine each
 }
 
 // Config builds a Catalog.
@@ -74,12 +75,16 @@ type Config struct {
 	// Vetter judges tool definitions (pinning, listing guardrails); nil
 	// judges none.
 	Vetter Vetter
+	// Workers runs the fan-outs' calls and the list walks; nil starts a
+	// goroutine for each. The catalog does not close it: its owner does,
+	// after the catalog's last use (it may outlive generations).
+	Workers *Workers
 }
 
 // New returns a catalog over the given servers.
 func New(cfg Config) *Catalog {
 	c := &Catalog{servers: map[string]*Server{}, sep: cfg.Separator, sealer: cfg.Sealer, log: cfg.Logger, now: time.Now,
-		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, cacheStats: cfg.CacheStats, vet: cfg.Vetter}
+		cache: cfg.Lists, snaps: cfg.Snapshots, pageSize: PageSize, cacheStats: cfg.CacheStats, vet: cfg.Vetter, workers: cfg.Workers}
 	if c.cache == nil {
 		c.cache = NewMemoryListCache()
 	}

@@ -93,7 +93,7 @@
 //     walk depends only on what the upstream is sent, which the credentials key names; each
 //     caller's tool filter is applied to the shared result. A caller whose stamp is newer (the
 //     list changed or was forgotten since the walk began) walks again rather than share an
-//     answer from before the change. The walk runs on its own goroutine: a waiter whose context
+//     answer from before the change. The walk runs on a worker of its own: a waiter whose context
 //     ends stops waiting at once without ending it for the others; the last waiter leaving
 //     cancels it, and the upstream client bounds it by the listing timeout in any case. A
 //     fan-out's walk runs on the fan-out's goroutine for that server (walkHere), which nobody
@@ -128,9 +128,25 @@
 //     address; each list's prefixed items are made once (nameSpans) and a listing only filters
 //     them. A walk's goroutine grows its stack to what a walk reaches in one step at its start
 //     (growStack): grown call by call, deep in the HTTP exchange, its copies were a twentieth of
-//     a listing's CPU over 50 upstreams. A pool of walk goroutines was rejected: the runtime
-//     shrinks an idle goroutine's stack at every GC, so the pool would grow them again, and it
-//     would be state to bound and stop.
+//     a listing's CPU over 50 upstreams. The fan-outs' calls and the walks run on Workers
+//     (Config.Workers; the gateway keeps one for the process, closed after the upstream
+//     clients): goroutines kept between calls, so a call finds a stack already grown (growStack
+//     then only clears its frame) and no goroutine is made or freed per upstream. The runtime
+//     shrinks an idle worker's stack at a garbage collection; its next walk grows it again in
+//     one step, a copy of an almost empty stack, once per collection rather than once per
+//     upstream page. A call is never queued: with no worker waiting, a new one starts (up to
+//     DefaultMaxWorkers kept, 256), and past that bound the call gets a goroutine of its own, so
+//     a fan-out still runs every call at once and its caller's end still cancels each one (the
+//     fetch's context is the same). A worker recovers a panic and goes on. What it costs: the
+//     idle workers' stacks between listings (at most the bound, shrinking while idle) and a
+//     Close; an idle timeout per worker was not added (timers per worker for memory the
+//     collector hands back anyway). Measured on BenchmarkToolsList50 (h82-listfan in
+//     docs/benchmarks.md): growStack, stack copies and goroutine exit went from about a tenth
+//     of the profile to about 2 %; the CPU per page fell 3–5 % at load 11–20 (lower in 13 of
+//     18 pairs) and about 1 % at load 7, within the noise: a rough figure.
+//   - A fan-out detaches its caller's context once (detachedFrom): every fetch's context, and
+//     the context of a walk a fetch leads, is a cancel context under that one, not under two
+//     more wrappers made per upstream.
 //   - Bounds: the list cache holds at most 10000 entries (expired ones swept, then started
 //     over); "what each caller was last shown" at most 10000 records for a minute (then started
 //     over); paging snapshots at most 256, for a minute; cursors live 10 minutes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/internal/later"
 	"github.com/mcpgw/mcpgw/internal/panics"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
@@ -16,8 +15,8 @@ import (
 // upstream is sent (the credentials Query.CredentialKey names); each
 // caller's own filter is applied to the result afterwards.
 //
-// A walk runs on its own goroutine (or on its first caller's, when that is
-// a fan-out's own: see walkHere), on a context that keeps the first
+// A walk runs on a worker of its own (Workers; or on its first caller's,
+// when that is a fan-out's own: see walkHere), on a context that keeps the first
 // caller's values but not its cancellation: a waiter whose context ends
 // stops waiting without ending the walk for the others. The walk is
 // cancelled when its last waiter leaves, and the upstream client bounds it
@@ -54,9 +53,7 @@ func (fs *flights) join(ctx context.Context, key string, stamp Stamp, shared boo
 		f.waiters++
 		return f, nil, false
 	}
-	// A listing is cached, not answered: its bytes are not held until the
-	// request's answer is written (internal/later).
-	fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
+	fctx, cancel := context.WithCancel(detachedFrom(ctx))
 	f = &flight{stamp: stamp, shared: shared, cancel: cancel, waiters: 1, done: make(chan struct{})}
 	if fs.m == nil {
 		fs.m = map[string]*flight{}
@@ -117,7 +114,7 @@ func (c *Catalog) load(ctx context.Context, q Query, s *Server, method string, k
 		if j, ok := ctx.(*fetchJob); ok && j.lead(&c.flights, fk, f) {
 			return c.walkHere(j, fctx, f, fk, s, method, key, opts)
 		}
-		go c.walk(fctx, f, fk, s, method, key, opts)
+		c.workers.Go(func() { c.walk(fctx, f, fk, s, method, key, opts) })
 	}
 	select {
 	case <-f.done:

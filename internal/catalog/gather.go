@@ -30,6 +30,22 @@ type fetchJob struct {
 	led   *flight
 	ledAt string // led's flightKey
 	fs    *flights
+	// detached is the caller's context without its cancellation and
+	// deferred work, the parent of this fetch's (and of every fetch of the
+	// same fan-out): a walk the fetch leads is made under it too
+	// (detachedFrom).
+	detached context.Context
+}
+
+// detachedFrom is ctx without its cancellation and without deferred work
+// (a listing is cached, not answered: its bytes are not held until the
+// request's answer is written, internal/later). A fan-out's fetch has it
+// made already: the same values, and no two more contexts per upstream.
+func detachedFrom(ctx context.Context) context.Context {
+	if j, ok := ctx.(*fetchJob); ok {
+		return j.detached
+	}
+	return later.Without(context.WithoutCancel(ctx))
 }
 
 // abandon cancels the fetch and counts it out of the walk it leads.
@@ -85,8 +101,9 @@ func (c *Catalog) gather(ctx context.Context, q Query, method string) []fetched 
 	return out
 }
 
-// Patiently runs fn(ctx, i) for every server i concurrently and, when there
-// are several, waits for each at most the catalog's patience, except for a
+// Patiently runs fn(ctx, i) for every server i concurrently (on the
+// catalog's Workers) and, when there are several, waits for each at most
+// the catalog's patience, except for a
 // server that has never answered (it may be starting) or is known to be slow
 // but alive, which is waited for. A call still running then has
 // errImpatient as its error (OutcomeOf reports it as a timeout) and, when a
@@ -106,14 +123,13 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 	vals, errs := make([]T, n), make([]error, n)
 	results := make(chan result, n) // never blocks a call
 	jobs := make([]*fetchJob, n)    // nil once answered or given up on
+	detached := detachedFrom(ctx)   // one for every call
 	for i := range n {
-		// A listing is cached, not answered: its bytes are not held until
-		// the request's answer is written (internal/later).
-		fctx, cancel := context.WithCancel(later.Without(context.WithoutCancel(ctx)))
-		j := &fetchJob{Context: fctx, cancel: cancel}
+		fctx, cancel := context.WithCancel(detached)
+		j := &fetchJob{Context: fctx, cancel: cancel, detached: detached}
 		j.stop = context.AfterFunc(ctx, j.abandon)
 		jobs[i] = j
-		go func() {
+		c.workers.Go(func() {
 			r := result{i: i}
 			defer func() {
 				if p := recover(); p != nil {
@@ -126,7 +142,7 @@ func Patiently[T any](ctx context.Context, c *Catalog, servers []string, fn func
 				results <- r
 			}()
 			r.v, r.err = fn(j, i)
-		}()
+		})
 	}
 	var patience <-chan time.Time
 	if c.patience > 0 {

@@ -62,6 +62,15 @@ func newClient(t *testing.T, u upSpec) *upstream.Client {
 // it nil).
 func newTestCatalog(t *testing.T, cfg Config, ups ...upSpec) *Catalog {
 	t.Helper()
+	if cfg.Workers == nil {
+		// Fan-outs run on kept workers, as the gateway's do; a bound of 2
+		// also sends calls past it to goroutines of their own. Registered
+		// before the clients, it is closed after them (cleanups run last
+		// first), as App.Close does.
+		w := NewWorkers(2, nil)
+		t.Cleanup(w.Close)
+		cfg.Workers = w
+	}
 	for _, u := range ups {
 		cfg.Servers = append(cfg.Servers, &Server{Name: u.name, Client: newClient(t, u)})
 	}
