@@ -78,6 +78,18 @@
 //     milliseconds, however long the TTL. A store skips its own notifications: its writes are
 //     forgotten on commit already, and forgetting them again when the echo arrives would
 //     throw away lookups cached since the commit.
+//   - The reads behind the lookup cache (a key, team, user, organisation or end user by id,
+//     with its memberships) and a server's tool pins (the pin refresh) run, on SQLite,
+//     statements prepared once (readStmts; database/sql prepares each again on every pooled
+//     connection it runs on): modernc parses and plans SQL handed to it as text each time,
+//     which was most of a cache miss's CPU, and a miss comes once a TTL per key on the
+//     request path (docs/benchmarks.md, h81-keymemo). What is read is unchanged: a prepared
+//     statement reads the database as it is when it runs. Postgres is left as it was (pgx
+//     caches statements per connection). Rejected: PRAGMA data_version to keep a cached row
+//     past the TTL while nothing changed, because data_version changes with any other
+//     connection's commit, and the spend writer commits on its own connection about once a
+//     second under traffic, so it would seldom say "unchanged"; asking the spend connection
+//     instead (whose own commits do not change it) would queue a request behind a spend batch.
 //   - The listener's connection can drop, and notifications sent meanwhile are lost: the
 //     cache is then cleared and off (every lookup reads the database) until a new connection
 //     listens again, then cleared once more and back on. Reconnects back off from 100 ms,

@@ -47,7 +47,7 @@ func (s *Store) CreateEndUser(ctx context.Context, e EndUser) (EndUser, error) {
 // GetEndUser returns the end user with id (a RefError matching ErrNotFound when none), read
 // from the database.
 func (s *Store) GetEndUser(ctx context.Context, id string) (EndUser, error) {
-	return readEndUser(ctx, s.db, id, "end_user_id")
+	return readEndUser(ctx, s.reads(), id, "end_user_id")
 }
 
 // readEndUser reads the end user with id on q; none is a RefError (ErrNotFound) naming field.

@@ -164,7 +164,7 @@ func aliasTaken(ctx context.Context, tx *tx, alias string) (bool, error) {
 
 // Get returns the key with token (ErrNotFound when none), read from the database.
 func (s *Store) Get(ctx context.Context, token string) (Key, error) {
-	return readKey(ctx, s.db, token)
+	return readKey(ctx, s.reads(), token)
 }
 
 // readKey reads the key with token on q; none is ErrNotFound.

@@ -58,7 +58,7 @@ func orgAliasFree(ctx context.Context, tx *tx, alias string) error {
 // GetOrganization returns the organisation with id (a RefError matching ErrNotFound when none),
 // read from the database.
 func (s *Store) GetOrganization(ctx context.Context, id string) (Organization, error) {
-	return readOrg(ctx, s.db, id)
+	return readOrg(ctx, s.reads(), id)
 }
 
 // readOrg reads the organisation with id on q; none is a RefError (ErrNotFound).

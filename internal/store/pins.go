@@ -45,7 +45,7 @@ func (s *Store) ListToolPins(ctx context.Context, server string) ([]ToolPin, err
 	if server == "" {
 		return queryRows(ctx, s.db, "listing tool pins", scanPin, `SELECT `+pinColumns+` FROM mcp_tool_pins ORDER BY server, tool`)
 	}
-	return queryRows(ctx, s.db, "listing tool pins", scanPin,
+	return queryRows(ctx, s.reads(), "listing tool pins", scanPin,
 		`SELECT `+pinColumns+` FROM mcp_tool_pins WHERE server = $1 ORDER BY tool`, server)
 }
 

@@ -53,6 +53,8 @@ type Store struct {
 	pg *pgState
 	// onServers is the OnServersChanged hook.
 	onServers atomic.Pointer[func()]
+	// readStmts are db's prepared reads by id on SQLite (nil on Postgres): see reads.
+	readStmts *readStmts
 }
 
 // Options tunes a Store; the zero value is the documented defaults.
@@ -110,7 +112,7 @@ func OpenSQLite(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	spendDB.SetMaxOpenConns(1)
-	return &Store{db: db, spendDB: spendDB, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: opts.clock()}, nil
+	return &Store{db: db, spendDB: spendDB, readStmts: &readStmts{db: db}, cache: newKeyCache(opts.CacheSize, opts.CacheTTL), now: opts.clock()}, nil
 }
 
 // openSQLite opens the database at path through dsn and checks that it answers.
@@ -163,6 +165,9 @@ func (s *Store) Close() error {
 	if s.spendDB != nil {
 		s.spendInserts.close()
 		_ = s.spendDB.Close()
+	}
+	if s.readStmts != nil {
+		s.readStmts.close()
 	}
 	return s.db.Close()
 }

@@ -113,11 +113,11 @@ func teamAliasFree(ctx context.Context, tx *tx, alias string) error {
 // GetTeam returns the team with id and its members (a RefError matching ErrNotFound when
 // none), read from the database.
 func (s *Store) GetTeam(ctx context.Context, id string) (Team, error) {
-	t, err := readTeam(ctx, s.db, id)
+	t, err := readTeam(ctx, s.reads(), id)
 	if err != nil {
 		return Team{}, err
 	}
-	if t.Members, err = teamMembers(ctx, s.db, id); err != nil {
+	if t.Members, err = teamMembers(ctx, s.reads(), id); err != nil {
 		return Team{}, err
 	}
 	return t, nil

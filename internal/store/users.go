@@ -87,11 +87,11 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 // GetUser returns the user with id and their memberships (a RefError matching ErrNotFound
 // when none), read from the database.
 func (s *Store) GetUser(ctx context.Context, id string) (User, error) {
-	u, err := readUser(ctx, s.db, id)
+	u, err := readUser(ctx, s.reads(), id)
 	if err != nil {
 		return User{}, err
 	}
-	if u.Teams, err = memberships(ctx, s.db, "user_id", id); err != nil {
+	if u.Teams, err = memberships(ctx, s.reads(), "user_id", id); err != nil {
 		return User{}, err
 	}
 	return u, nil
