@@ -62,9 +62,13 @@
 //   - Bounded export. A batch span processor with a queue of MaxQueueSize
 //     spans (dropped when full, never waited for), batches of
 //     MaxExportBatchSize, sent every BatchTimeout; an export is bounded by
-//     ExportTimeout and its retries by RetryMaxElapsed, shorter than
-//     ShutdownTimeout, so the flush at App close ends even while the
-//     receiver is down. Export failures go to the log, once per outage at
+//     ExportTimeout and its retries by RetryMaxElapsed. Neither bounds the
+//     flush at App close: the retry's last wait may start just before
+//     RetryMaxElapsed and one attempt may hang for ExportTimeout, so an
+//     outage let Shutdown return with the export still running (goleak saw
+//     it). Shutdown therefore cancels every export abortLead before its
+//     own time is up: the processor stops inside ShutdownTimeout and no
+//     export goroutine outlives it (TestShutdownCancelsHungExport). Export failures go to the log, once per outage at
 //     WARN, with the receiver's host and a reason but never its answer,
 //     and never reach a call.
 package tracing

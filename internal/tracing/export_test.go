@@ -1,12 +1,20 @@
 package tracing
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"time"
+
 	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
@@ -42,4 +50,35 @@ func TestExportOutageLoggedOnce(t *testing.T) {
 	if strings.Count(out, "level=WARN") != 1 || strings.Count(out, "recovered") != 1 || strings.Contains(out, "secret") {
 		t.Fatalf("log:\n%s", out)
 	}
+}
+
+// TestShutdownCancelsHungExport: a collector that never answers holds no
+// export past Shutdown's time: Shutdown returns inside it and leaves no
+// exporter goroutine behind (the export is cancelled abortLead before).
+func TestShutdownCancelsHungExport(t *testing.T) {
+	var received atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body) // so the server sees the client hang up
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ignore := goleak.IgnoreCurrent()
+	tr, err := New(Settings{Endpoint: srv.URL + "/v1/traces", ServiceName: "test"}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tr.tracer.Start(context.Background(), "call")
+	span.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_ = tr.Shutdown(ctx)
+	if took := time.Since(start); took > 1500*time.Millisecond+abortLead {
+		t.Fatalf("Shutdown took %v past its 1.5 s deadline", took)
+	}
+	if received.Load() == 0 {
+		t.Fatal("the span was never sent, so nothing was hung")
+	}
+	goleak.VerifyNone(t, ignore)
 }

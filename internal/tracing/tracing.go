@@ -37,6 +37,9 @@ const (
 	// 504 answer, or a connection failure): short of ShutdownTimeout, so
 	// the flush at close ends even during an outage.
 	RetryMaxElapsed = 4 * time.Second
+	// abortLead is how long before the flush's time is up the exports still
+	// in flight are cancelled, so the span processor stops inside it.
+	abortLead = 500 * time.Millisecond
 )
 
 // Tracer records spans for the observe seam and exports them over OTLP/HTTP.
@@ -48,6 +51,10 @@ type Tracer struct {
 	prop     propagation.TextMapPropagator
 	// serverKind and clientKind are the span kind options, made once (each is an allocation).
 	serverKind, clientKind trace.SpanStartOption
+	// abortExports cancels every export in flight or to come (nil when
+	// the exporter is not ours); Shutdown calls it when the flush's time
+	// is nearly up.
+	abortExports context.CancelFunc
 }
 
 // New builds a Tracer exporting to s.Endpoint through a batch span processor
@@ -67,9 +74,12 @@ func New(s Settings, client *http.Client, log *slog.Logger) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
-	return build(s, sdktrace.WithBatcher(&guardedExporter{SpanExporter: exp, log: log, endpoint: endpointHost(s.Endpoint)},
+	stop, abort := context.WithCancel(context.Background())
+	t := build(s, sdktrace.WithBatcher(&guardedExporter{SpanExporter: exp, log: log, endpoint: endpointHost(s.Endpoint), stop: stop},
 		sdktrace.WithMaxQueueSize(MaxQueueSize), sdktrace.WithMaxExportBatchSize(MaxExportBatchSize),
-		sdktrace.WithBatchTimeout(BatchTimeout), sdktrace.WithExportTimeout(ExportTimeout))), nil
+		sdktrace.WithBatchTimeout(BatchTimeout), sdktrace.WithExportTimeout(ExportTimeout)))
+	t.abortExports = abort
+	return t, nil
 }
 
 // build is the Tracer for s whose spans go to the span processor processor
@@ -98,10 +108,17 @@ func build(s Settings, processor sdktrace.TracerProviderOption) *Tracer {
 }
 
 // Shutdown exports the spans still queued and stops the exporter, within
-// ShutdownTimeout at most (or ctx's deadline, if sooner).
+// ShutdownTimeout at most (or ctx's deadline, if sooner). An export still
+// retrying or waiting on a slow collector is cancelled abortLead before
+// that, so no export goroutine outlives Shutdown.
 func (t *Tracer) Shutdown(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, ShutdownTimeout)
 	defer cancel()
+	if t.abortExports != nil {
+		deadline, _ := ctx.Deadline()
+		abort := time.AfterFunc(time.Until(deadline)-abortLead, t.abortExports)
+		defer abort.Stop()
+	}
 	if err := t.provider.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: flushing spans: %w", err)
 	}
@@ -116,11 +133,19 @@ type guardedExporter struct {
 	log      *slog.Logger
 	endpoint string
 	failing  atomic.Bool
+	// stop ends every export when Shutdown's time is nearly up.
+	stop context.Context
 }
 
 // ExportSpans sends spans; a failure drops them (the SDK does not retry a
 // batch the exporter gave up on).
 func (e *guardedExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if e.stop != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer context.AfterFunc(e.stop, cancel)()
+		defer cancel()
+	}
 	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
 		if !e.failing.Swap(true) {
 			e.log.Warn("trace export failing; spans are dropped until it recovers",
