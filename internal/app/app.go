@@ -159,6 +159,14 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		closeRedis(rc, o.log)
 		return nil, err
 	}
+	a.start(cfg, g)
+	built = true
+	return a, nil
+}
+
+// start puts g, the first generation built from cfg, in service: the
+// per-server settings, the prober, the server sync and the admitting handler.
+func (a *App) start(cfg *config.Config, g *generation) {
 	a.rpms.set(cfg.Servers)
 	a.spend.setCosts(cfg.Servers)
 	a.cur.Store(g)
@@ -169,8 +177,6 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 		BodyReadTimeout: cfg.General.HTTP.ReadTimeout,
 		MaxInflight:     cfg.General.HTTP.MaxInflightRequests,
 	})
-	built = true
-	return a, nil
 }
 
 // assemble builds the parts New puts around the store and Redis: the spend log, metrics, UI,
