@@ -56,22 +56,27 @@ func parseCPU(spec string) (map[string]cpuProc, error) {
 	return m, nil
 }
 
-// cpuTimes reads utime+stime of each process from /proc/<pid>/stat, or the
-// sum over a process's live descendants for a children entry. A label whose
+// cpuTimes reads utime+stime of each process from /proc/<pid>/stat, or for
+// a children entry the CPU of the process's descendants: the live ones'
+// (each with the children it reaped) and those the process itself reaped
+// (cutime+cstime), so a child that lives for one request, as a proxy that
+// spawns one per request runs it, counts once it has ended. A label whose
 // process cannot be read is left out.
 func cpuTimes(procs map[string]cpuProc) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for k, p := range procs {
-		if !p.children {
-			if d, ok := procCPU(p.pid); ok {
-				out[k] = d
-			}
+		own, reaped, ok := procCPU(p.pid)
+		if !ok {
 			continue
 		}
-		var sum time.Duration
+		if !p.children {
+			out[k] = own
+			continue
+		}
+		sum := reaped
 		for _, c := range descendants(p.pid) {
-			if d, ok := procCPU(c); ok {
-				sum += d
+			if own, reaped, ok := procCPU(c); ok {
+				sum += own + reaped
 			}
 		}
 		out[k] = sum
@@ -79,28 +84,30 @@ func cpuTimes(procs map[string]cpuProc) map[string]time.Duration {
 	return out
 }
 
-// procCPU is one process's utime+stime.
-func procCPU(pid int) (time.Duration, bool) {
+// procCPU is one process's utime+stime (own) and the cutime+cstime of the
+// children it has waited for (reaped).
+func procCPU(pid int) (own, reaped time.Duration, ok bool) {
 	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14, stime 15
-	if len(f) < 13 {
-		return 0, false
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17
+	if len(f) < 15 {
+		return 0, 0, false
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
+	var v [4]int64
+	for j := range v {
+		if v[j], err = strconv.ParseInt(f[11+j], 10, 64); err != nil {
+			return 0, 0, false
+		}
 	}
-	return time.Duration(ut+st) * tick, true
+	return time.Duration(v[0]+v[1]) * tick, time.Duration(v[2]+v[3]) * tick, true
 }
 
 // descendants lists a process's live descendants, from
