@@ -4,7 +4,9 @@
 # mcpgw as `mcpgw serve` runs by default (a store in --data-dir, so a spend
 # row per call, and the access log), through mcpgw-bare (no store, no access
 # log: what a ReverseProxy does not do either), and through the MCP gateways
-# below when they install here; both upstream eras, rounds interleaved (every
+# below when they install here (TBXark/mcp-proxy and AmoyLab/Unla, legacy caller
+# only: neither serves a 2026-07-28 one; Unla needs sqlite3 to be configured);
+# both upstream eras, rounds interleaved (every
 # target once per round, in turn, reversed every other round). The stdio leg runs the same fixture as a stdio
 # child: behind mcpgw in its default era choice (protocol_version unset: auto),
 # behind mcpgw pinned to 2025-11-25, behind TBXark/mcp-proxy and behind supergateway
@@ -35,7 +37,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
 case "${1:-}" in
 -h | --help)
-	sed -n '2,31p' "$0"
+	sed -n '2,33p' "$0"
 	exit 0
 	;;
 esac
@@ -119,9 +121,6 @@ install() {
 }
 TBXARK_BIN=$(install "$PEER_TBXARK")
 UNLA_BIN=$(install "$PEER_UNLA")
-if [ -n "$UNLA_BIN" ]; then
-	note "$PEER_UNLA: installed; not launched (its gateway needs its apiserver and a store, which this script does not set up)"
-fi
 
 # npm_peer DIR: npm ci in DIR (a project pinning one npm package) with the pinned Node.js;
 # prints the node binary, or nothing.
@@ -139,7 +138,7 @@ npm_peer() {
 SG_NODE=
 case " $LEGS " in *" stdio "*) SG_NODE=$(npm_peer "$PEER_SUPERGATEWAY") ;; esac
 
-read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE P_SG <<<"$(timeout 10 "$LG" ports -n 10)"
+read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE P_SG P_UNLA <<<"$(timeout 10 "$LG" ports -n 11)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
 	local name=$1
 	shift
@@ -214,7 +213,48 @@ if [ -n "$SG_NODE" ]; then
 		--port "$P_SG" --logLevel none
 	SG_PID=$LAST_PID
 fi
-for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"} ${SG_PID:+"$P_SG"}; do
+# Unla's gateway reads its routes and upstreams from its database (no file storage) and
+# needs its HTML templates in its working directory; no apiserver, Redis or other service.
+# It answers initialize itself (protocolVersion 2024-11-05) and forwards tools/* through one
+# client per route; it listens on every interface at its port; its access log goes to a file.
+UNLA_PID=
+if [ -n "$UNLA_BIN" ]; then
+	UNLA_DIR=$(cd "$TMP" && GOFLAGS=-mod=mod go mod download -json "${PEER_UNLA%%/cmd/*}@${PEER_UNLA#*@}" 2>/dev/null |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	mkdir -p "$TMP/unla/assets"
+	if ! command -v sqlite3 >/dev/null; then
+		note "$PEER_UNLA: installed; not launched (it is configured through its SQLite database, and sqlite3 is not installed)"
+	elif ! cp -r "$UNLA_DIR/internal/core/assets/templates" "$TMP/unla/assets/" 2>>"$TMP/unla.log"; then
+		note "$PEER_UNLA: installed; not launched (its templates are not at internal/core/assets/templates)"
+	else
+		chmod -R u+w "$TMP/unla/assets"
+		cat >"$TMP/unla/gw.yaml" <<YAML
+port: $P_UNLA
+pid: "$TMP/unla/mcp-gateway.pid"
+reload_switch: false
+logger: {level: "warn", format: "console", output: "stdout", color: false, stacktrace: false}
+tracing: {enabled: false}
+storage: {type: "db", database: {type: "sqlite", dbname: "$TMP/unla/unla.db"}}
+notifier: {role: "receiver", type: "signal", signal: {signal: "SIGHUP", pid: "$TMP/unla/mcp-gateway.pid"}}
+session: {type: "memory"}
+forward: {enabled: false}
+tool_access: {internal_network: {enabled: false}}
+metrics: {enabled: false}
+YAML
+		if "$UNLA_BIN" test -c "$TMP/unla/gw.yaml" >>"$TMP/unla.log" 2>&1 && sqlite3 "$TMP/unla/unla.db" <<SQL 2>>"$TMP/unla.log"; then
+INSERT INTO mcp_configs (name, tenant, created_at, updated_at, routers, servers, tools, prompts, mcp_servers)
+VALUES ('bench', 'default', datetime('now'), datetime('now'), '[{"server":"lg","prefix":"/gateway/lg"}]', '[]', '[]', '[]',
+ '[{"type":"streamable-http","name":"lg","url":"http://127.0.0.1:$P_LEGACY/mcp","policy":"onStart","preinstalled":false}]');
+SQL
+			(cd "$TMP/unla" && GIN_MODE=release exec "$UNLA_BIN" -c "$TMP/unla/gw.yaml" >>"$TMP/unla.log" 2>&1) &
+			UNLA_PID=$!
+			PIDS+=("$UNLA_PID")
+		else
+			note "$PEER_UNLA: installed; not launched (its database did not take the route: $(tail -1 "$TMP/unla.log" | cut -c1-120))"
+		fi
+	fi
+fi
+for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"} ${SG_PID:+"$P_SG"} ${UNLA_PID:+"$P_UNLA"}; do
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done
 
@@ -260,6 +300,9 @@ http_round() {
 	fi
 	if [ -n "$TBX_PID" ]; then
 		plan legacy tbxark "http://127.0.0.1:$P_TBX/lg/mcp" test_simple_text "$TBX_PID" "$LEGACY_PID"
+	fi
+	if [ -n "$UNLA_PID" ]; then
+		plan legacy unla "http://127.0.0.1:$P_UNLA/gateway/lg/mcp" test_simple_text "$UNLA_PID" "$LEGACY_PID"
 	fi
 }
 stdio_round() {
