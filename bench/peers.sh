@@ -29,8 +29,8 @@
 # runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an interleaved
 # before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
 # Peers are built with `go install` into a temp dir; one that does not install is listed as
-# such. Everything listens on 127.0.0.1 (but supergateway, which has no listen-address option
-# and listens on every interface at its port); every process started here is stopped on exit.
+# such. Everything listens on 127.0.0.1 (but supergateway and Unla, which have no listen-address
+# option and listen on every interface at their port); every process started here is stopped on exit.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
