@@ -207,9 +207,12 @@ fi
 SG_PID=
 if [ -n "$SG_NODE" ]; then
 	# Stateful: a legacy caller's session keeps its child; --sessionTimeout ends the sessions a
-	# run leaves (the load generator does not DELETE them) 10 s after their last request.
+	# run leaves (the load generator does not DELETE them) 10 s after their last request. It
+	# runs the command through sh -c: exec makes the child the fixture itself, which node reaps,
+	# so a child that ends (one per 2026-07-28 request) still counts in the CPU (a fixture
+	# orphaned by its shell would not).
 	start supergateway "$SG_NODE" "$ROOT/$PEER_SUPERGATEWAY/node_modules/supergateway/dist/index.js" \
-		--stdio "$FIXTURE" --outputTransport streamableHttp --stateful --sessionTimeout 10000 \
+		--stdio "exec $FIXTURE" --outputTransport streamableHttp --stateful --sessionTimeout 10000 \
 		--port "$P_SG" --logLevel none
 	SG_PID=$LAST_PID
 fi
