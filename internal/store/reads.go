@@ -30,16 +30,27 @@ type readStmts struct {
 }
 
 // stmt is query prepared on r.db, or nil when it cannot be (closed, full, or preparing
-// failed: the caller then runs query unprepared, which reports any error of its own).
+// failed: the caller then runs query unprepared, which reports any error of its own). The
+// statement is prepared outside r.mu, so a first use that waits on the database (a new
+// connection, a busy lock) holds up no other read; of two first uses racing, one statement
+// is kept and the other closed.
 func (r *readStmts) stmt(ctx context.Context, query string) *sql.Stmt {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if st, ok := r.stmts[query]; ok || r.closed || len(r.stmts) >= maxReadStmts {
+	st, ok := r.stmts[query]
+	done := ok || r.closed || len(r.stmts) >= maxReadStmts
+	r.mu.Unlock()
+	if done {
 		return st
 	}
 	st, err := r.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if kept, ok := r.stmts[query]; ok || r.closed || len(r.stmts) >= maxReadStmts {
+		_ = st.Close()
+		return kept
 	}
 	if r.stmts == nil {
 		r.stmts = make(map[string]*sql.Stmt)

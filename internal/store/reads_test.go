@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -121,13 +124,114 @@ func TestReadsConcurrentAndAfterClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Lookup(ctx, k.Token); err == nil {
-		t.Fatal("a read after Close succeeded")
-	}
 	if n := len(s.readStmts.snapshot()); n != 0 {
 		t.Fatalf("%d statements kept after Close", n)
 	}
 }
+
+// TestReadsRaceClose: reads of every prepared kind running while the store closes neither
+// panic nor race, and Close leaves no statement behind, whenever it lands among them.
+func TestReadsRaceClose(t *testing.T) {
+	for round := range 12 {
+		ctx := context.Background()
+		s, err := OpenSQLite(ctx, t.TempDir(), Options{CacheTTL: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		team, err := s.CreateTeam(ctx, Team{Alias: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, k, err := s.Generate(ctx, NewKey{TeamID: team.TeamID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				<-start
+				for range 30 {
+					_, _, _ = s.Lookup(ctx, k.Token)
+					_, _, _ = s.LookupTeam(ctx, team.TeamID)
+					_, _ = s.ListToolPins(ctx, "fx")
+				}
+			})
+		}
+		close(start)
+		time.Sleep(time.Duration(round) * 200 * time.Microsecond)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if n := len(s.readStmts.snapshot()); n != 0 {
+			t.Fatalf("round %d: %d statements kept after Close", round, n)
+		}
+	}
+}
+
+// TestStmtPreparesOutsideTheLock: a first use whose prepare waits on the database holds up
+// no read of a statement already prepared; two first uses of one query keep one statement.
+func TestStmtPreparesOutsideTheLock(t *testing.T) {
+	release := make(chan struct{})
+	db := sql.OpenDB(prepConnector{slow: release})
+	defer db.Close()
+	r := &readStmts{db: db}
+	ctx := context.Background()
+	if r.stmt(ctx, "FAST") == nil {
+		t.Fatal("FAST was not prepared")
+	}
+	slow := make(chan *sql.Stmt, 2)
+	for range 2 {
+		go func() { slow <- r.stmt(ctx, "SLOW") }()
+	}
+	time.Sleep(20 * time.Millisecond) // both are in the driver's Prepare
+	got := make(chan *sql.Stmt, 1)
+	go func() { got <- r.stmt(ctx, "FAST") }()
+	select {
+	case st := <-got:
+		if st == nil {
+			t.Fatal("FAST lost its statement")
+		}
+	case <-time.After(2 * time.Second):
+		close(release)
+		t.Fatal("a prepared read waited for another query's prepare")
+	}
+	close(release)
+	a, b := <-slow, <-slow
+	if a == nil || a != b {
+		t.Fatalf("two first uses of SLOW kept %p and %p", a, b)
+	}
+	if n := len(r.snapshot()); n != 2 {
+		t.Fatalf("%d statements kept, want FAST and SLOW", n)
+	}
+	r.close()
+}
+
+// prepConnector is a database/sql driver whose Prepare of "SLOW" waits for slow to close:
+// a prepare held up by the database, which SQLite will not do on demand.
+type prepConnector struct{ slow chan struct{} }
+
+func (c prepConnector) Connect(context.Context) (driver.Conn, error) { return prepConn(c), nil }
+func (c prepConnector) Driver() driver.Driver                        { return nil }
+
+type prepConn struct{ slow chan struct{} }
+
+func (c prepConn) Prepare(query string) (driver.Stmt, error) {
+	if query == "SLOW" {
+		<-c.slow
+	}
+	return prepStmt{}, nil
+}
+func (c prepConn) Close() error              { return nil }
+func (c prepConn) Begin() (driver.Tx, error) { return nil, errors.New("no transactions") }
+
+type prepStmt struct{}
+
+func (prepStmt) Close() error                               { return nil }
+func (prepStmt) NumInput() int                              { return -1 }
+func (prepStmt) Exec([]driver.Value) (driver.Result, error) { return nil, errors.New("not run") }
+func (prepStmt) Query([]driver.Value) (driver.Rows, error)  { return nil, errors.New("not run") }
 
 // snapshot is a copy of r's prepared statements by SQL text.
 func (r *readStmts) snapshot() map[string]any {
