@@ -135,7 +135,7 @@ func New(cfg *config.Config, opts ...Option) (*App, error) {
 	built := false
 	defer func() {
 		if !built {
-			a.fanout.Close()
+			_ = a.fanout.Close(context.Background()) // nothing has run on it yet
 			a.closeTracer(context.Background())
 			a.spend.close(o.log)
 		}
@@ -323,7 +323,9 @@ func (a *App) Close(ctx context.Context) error {
 		clients = append(clients, c)
 	}
 	closeClients(ctx, a.log, clients)
-	a.fanout.Close()     // after the clients: a fan-out still running ends with its upstream's session
+	if err := a.fanout.Close(ctx); err != nil { // after the clients: a fan-out still running ends with its upstream's session
+		a.log.Warn("closing", "error", err.Error())
+	}
 	a.observer.Close()   // the access log's buffered lines
 	a.spend.close(a.log) // before the store it writes to
 	if a.store != nil {

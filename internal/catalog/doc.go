@@ -137,9 +137,11 @@
 //     upstream page. A call is never queued: with no worker waiting, a new one starts (up to
 //     DefaultMaxWorkers kept, 256), and past that bound the call gets a goroutine of its own, so
 //     a fan-out still runs every call at once and its caller's end still cancels each one (the
-//     fetch's context is the same). A worker recovers a panic and goes on. What it costs: the
-//     idle workers' stacks between listings (at most the bound, shrinking while idle) and a
-//     Close; an idle timeout per worker was not added (timers per worker for memory the
+//     fetch's context is the same). A worker recovers a panic and goes on; one whose call ends
+//     its goroutine (runtime.Goexit) frees its place. Close waits, within its context, for
+//     every call handed over before it, kept worker or not, so App.Close closes the store and
+//     Redis under none of them (or says which did not end). What it costs: the idle workers'
+//     stacks between listings (at most the bound, shrinking while idle) and a Close; an idle timeout per worker was not added (timers per worker for memory the
 //     collector hands back anyway). Measured on BenchmarkToolsList50 (h82-listfan in
 //     docs/benchmarks.md): growStack, stack copies and goroutine exit went from about a tenth
 //     of the profile to about 2 %; the CPU per page fell 3–5 % at load 11–20 (lower in 13 of

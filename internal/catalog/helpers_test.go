@@ -68,7 +68,7 @@ func newTestCatalog(t *testing.T, cfg Config, ups ...upSpec) *Catalog {
 		// before the clients, it is closed after them (cleanups run last
 		// first), as App.Close does.
 		w := NewWorkers(2, nil)
-		t.Cleanup(w.Close)
+		t.Cleanup(func() { _ = w.Close(context.Background()) })
 		cfg.Workers = w
 	}
 	for _, u := range ups {

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -67,22 +69,40 @@ func (w *Workers) Go(f func()) {
 	default:
 	}
 	w.mu.Lock()
-	keep := !w.closed && w.alive < w.max
+	closed, keep := w.closed, !w.closed && w.alive < w.max
+	if !closed {
+		w.wg.Add(1) // Close waits for every call handed to Go before it
+	}
 	if keep {
 		w.alive++
-		w.wg.Add(1)
 	}
 	w.mu.Unlock()
-	if !keep {
+	switch {
+	case keep:
+		go w.loop(f)
+	case closed:
 		go w.run(f)
-		return
+	default:
+		go w.once(f)
 	}
-	go w.loop(f)
 }
 
-// loop is one worker: it runs f, then each call it is handed, until Close.
-func (w *Workers) loop(f func()) {
+// once runs f on a goroutine of its own (past the bound), counted until it returns.
+func (w *Workers) once(f func()) {
 	defer w.wg.Done()
+	w.run(f)
+}
+
+// loop is one worker: it runs f, then each call it is handed, until Close
+// (or until a call ends its goroutine with runtime.Goexit: its place is then
+// free for a new worker).
+func (w *Workers) loop(f func()) {
+	defer func() {
+		w.mu.Lock()
+		w.alive--
+		w.mu.Unlock()
+		w.wg.Done()
+	}()
 	for {
 		w.run(f)
 		f = nil // an idle worker holds nothing of its last call
@@ -106,12 +126,14 @@ func (w *Workers) run(f func()) {
 
 // Close ends the workers: the idle ones at once, a busy one when its call
 // returns (the calls are bounded by their upstream's timeouts; close the
-// upstream clients first to end them sooner), and waits for them. Calls
+// upstream clients first to end them sooner), and waits, within ctx, for
+// them and for every call handed to Go before it, kept worker or not; it
+// returns ctx's error if calls were still running when ctx ended. Calls
 // handed to Go afterwards run on goroutines of their own. It is safe to
 // call more than once, and on nil.
-func (w *Workers) Close() {
+func (w *Workers) Close(ctx context.Context) error {
 	if w == nil {
-		return
+		return nil
 	}
 	w.mu.Lock()
 	if !w.closed {
@@ -119,5 +141,12 @@ func (w *Workers) Close() {
 		close(w.quit)
 	}
 	w.mu.Unlock()
-	w.wg.Wait()
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }() // ends with the last call, bounded as they are
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("catalog: fan-out calls still running at close: %w", context.Cause(ctx))
+	}
 }

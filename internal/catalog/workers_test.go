@@ -24,7 +24,7 @@ func goroutineID() string {
 // worker's stack, grown by the first walk, is the next one's.
 func TestWorkersReuseAGoroutine(t *testing.T) {
 	w := NewWorkers(4, nil)
-	defer w.Close()
+	defer w.Close(context.Background())
 	seen := map[string]bool{}
 	for range 20 {
 		ran := make(chan string)
@@ -73,7 +73,7 @@ func idleWorkers(n int) bool {
 // waiting for all the others to start, all run at once.
 func TestWorkersNeverQueueACall(t *testing.T) {
 	w := NewWorkers(2, nil)
-	defer w.Close()
+	defer w.Close(context.Background())
 	const calls = 10
 	var started, done sync.WaitGroup
 	started.Add(calls)
@@ -110,7 +110,7 @@ func TestWorkersRecoverAPanic(t *testing.T) {
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedBuffer{b: &logs, mu: &mu}, nil))
 	w := NewWorkers(1, log)
-	defer w.Close()
+	defer w.Close(context.Background())
 	w.Go(func() { panic("secret-value") })
 	ran := make(chan struct{})
 	w.Go(func() { close(ran) })
@@ -146,7 +146,7 @@ func TestWorkersClose(t *testing.T) {
 	w.Go(func() { close(busy); <-release; close(finished) }) // the idle worker takes it
 	<-busy
 	closed := make(chan struct{})
-	go func() { w.Close(); close(closed) }()
+	go func() { _ = w.Close(context.Background()); close(closed) }()
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a call ran")
@@ -162,19 +162,19 @@ func TestWorkersClose(t *testing.T) {
 	after := make(chan struct{})
 	w.Go(func() { close(after) })
 	<-after
-	w.Close() // twice is fine
+	_ = w.Close(context.Background()) // twice is fine
 	var nilWorkers *Workers
 	nilRan := make(chan struct{})
 	nilWorkers.Go(func() { close(nilRan) })
 	<-nilRan
-	nilWorkers.Close()
+	_ = nilWorkers.Close(context.Background())
 }
 
 // A fan-out on workers still reaches every call's context with its caller's
 // end, and does not wait for calls that outlive it.
 func TestPatientlyOnWorkersCancelsEveryCall(t *testing.T) {
 	w := NewWorkers(2, nil)
-	defer w.Close()
+	defer w.Close(context.Background())
 	c := New(Config{Workers: w})
 	ctx, cancel := context.WithCancel(context.Background())
 	const n = 5
@@ -210,7 +210,7 @@ func TestPatientlyOnWorkersCancelsEveryCall(t *testing.T) {
 func TestPatientlyDetachesOnce(t *testing.T) {
 	type key struct{}
 	w := NewWorkers(4, nil)
-	defer w.Close()
+	defer w.Close(context.Background())
 	c := New(Config{Workers: w})
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 	defer cancel()
@@ -229,4 +229,67 @@ func TestPatientlyDetachesOnce(t *testing.T) {
 		t.Fatalf("errs %v; the fetches' detached parents differ", errs)
 	}
 
+}
+
+// Close waits for a call past the bound (on a goroutine of its own) as for
+// a kept worker's.
+func TestWorkersCloseWaitsPastTheBound(t *testing.T) {
+	w := NewWorkers(1, nil)
+	kept, over := make(chan struct{}), make(chan struct{})
+	started := make(chan struct{}, 2)
+	w.Go(func() { started <- struct{}{}; <-kept })
+	<-started
+	w.Go(func() { started <- struct{}{}; <-over }) // the one worker is busy: a goroutine of its own
+	<-started
+	close(kept)
+	closed := make(chan struct{})
+	go func() { _ = w.Close(context.Background()); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a call past the bound ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(over)
+	<-closed
+}
+
+// Close waits no longer than its context: a call still running makes it
+// return the context's error, and the call goes on to its end.
+func TestWorkersCloseWithinItsContext(t *testing.T) {
+	w := NewWorkers(2, nil)
+	release, started := make(chan struct{}), make(chan struct{})
+	w.Go(func() { close(started); <-release })
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := w.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close with a call running = %v, want the deadline", err)
+	}
+	close(release)
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A call that ends its goroutine with runtime.Goexit frees the worker's
+// place: the next call gets a kept worker again.
+func TestWorkersGoexitFreesItsPlace(t *testing.T) {
+	w := NewWorkers(1, nil)
+	defer w.Close(context.Background())
+	exited := make(chan struct{})
+	w.Go(func() { defer close(exited); runtime.Goexit() })
+	<-exited
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		alive := w.alive
+		w.mu.Unlock()
+		if alive == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers counted alive after the only one exited", alive)
+		}
+	}
+	w.Go(func() {})
+	waitIdle(t, w, 1)
 }

@@ -100,5 +100,7 @@ func TestSampledCallAllocations(t *testing.T) {
 	}
 }
 
-// sampledCallAllocs is TestSampledCallAllocations's budget (the test's own records included).
-const sampledCallAllocs = 60
+// sampledCallAllocs is TestSampledCallAllocations's budget (the test's own records included):
+// 46 measured with go1.26.8 and the OpenTelemetry SDK v1.47.0 (50 under -race, where
+// sync.Pool drops what it is given at random), and 62 before the cuts; two spare over -race's.
+const sampledCallAllocs = 52
