@@ -30,3 +30,21 @@ func TestMetaCarrier(t *testing.T) {
 		t.Fatal("metaCarrier reads the wrong members")
 	}
 }
+
+// FuzzWithMeta: from any JSON value withMeta makes a JSON value, without panicking (params
+// reach it valid: the front refuses a request that is not JSON, as the scanners it uses
+// require).
+func FuzzWithMeta(f *testing.F) {
+	for _, seed := range []string{``, `{}`, `{"_meta":{"a":1}}`, `{"_meta":null}`, `{"_meta":5}`, `[1]`, `{"a":"\u00e9"}`} {
+		f.Add(seed)
+	}
+	carrier := propagation.MapCarrier{"traceparent": "00-aa-bb-01", "tracestate": "v=1", "baggage": "k=v"}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) {
+			return
+		}
+		if out := withMeta(json.RawMessage(in), carrier); !json.Valid(out) {
+			t.Fatalf("withMeta(%q) = %q, not JSON", in, out)
+		}
+	})
+}
