@@ -102,14 +102,7 @@ install() {
 		echo "$TMP/peers/$bin"
 		return 0
 	fi
-	# The module is the longest prefix of the package path that downloads.
-	mod=${spec%@*}
-	while :; do
-		dir=$(cd "$TMP" && GOFLAGS=-mod=mod timeout 300 go mod download -json "$mod@${spec#*@}" 2>>"$TMP/install-$bin.log" |
-			sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-		[ -z "$dir" ] || break
-		case $mod in */*/*/*) mod=${mod%/*} ;; *) break ;; esac
-	done
+	read -r mod dir <<<"$(module_of "$spec" "$TMP/install-$bin.log")"
 	rel=${spec%@*}
 	rel=${rel#"$mod"}
 	if [ -n "$dir" ] && (cd "$dir" && GOFLAGS=-mod=mod timeout 300 go build -o "$TMP/peers/$bin" ".$rel") >>"$TMP/install-$bin.log" 2>&1; then
@@ -119,6 +112,21 @@ install() {
 		note "$spec: not installed here ($(tail -1 "$TMP/install-$bin.log" | cut -c1-160))"
 	fi
 }
+# module_of PATH@VERSION LOG: "MODULE DIR" for the module holding the package PATH (the
+# longest prefix of PATH that downloads) and its directory in the module cache; nothing when
+# none downloads (go's errors go to LOG).
+module_of() {
+	local mod=${1%@*} version=${1#*@} dir
+	while :; do
+		dir=$(cd "$TMP" && GOFLAGS=-mod=mod timeout 300 go mod download -json "$mod@$version" 2>>"$2" |
+			sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+		if [ -n "$dir" ]; then
+			echo "$mod $dir"
+			return 0
+		fi
+		case $mod in */*/*/*) mod=${mod%/*} ;; *) return 0 ;; esac
+	done
+}
 TBXARK_BIN=$(install "$PEER_TBXARK")
 UNLA_BIN=$(install "$PEER_UNLA")
 
@@ -127,7 +135,6 @@ UNLA_BIN=$(install "$PEER_UNLA")
 npm_peer() {
 	local dir=$1
 	[ -n "$dir" ] || return 0
-	case $dir in /*) ;; *) dir=$ROOT/$dir ;; esac
 	# shellcheck source=scripts/node.sh
 	if (source "$ROOT/scripts/node.sh" && ensure_pinned_node &&
 		timeout 300 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error) >"$TMP/install-npm.log" 2>&1; then
@@ -136,10 +143,10 @@ npm_peer() {
 		note "$dir: not installed here ($(tail -1 "$TMP/install-npm.log" | cut -c1-160))"
 	fi
 }
-SG_NODE=
-case " $LEGS " in *" stdio "*) SG_NODE=$(npm_peer "$PEER_SUPERGATEWAY") ;; esac
 SG_DIR=$PEER_SUPERGATEWAY
-case $SG_DIR in /*) ;; *) SG_DIR=$ROOT/$SG_DIR ;; esac
+case $SG_DIR in "" | /*) ;; *) SG_DIR=$ROOT/$SG_DIR ;; esac
+SG_NODE=
+case " $LEGS " in *" stdio "*) SG_NODE=$(npm_peer "$SG_DIR") ;; esac
 
 read -r P_MODERN P_LEGACY P_GW P_RP_M P_RP_L P_TBX P_BARE P_BASE P_DBASE P_SG P_UNLA <<<"$(timeout 10 "$LG" ports -n 11)"
 start() { # NAME CMD…: starts a process, sets LAST_PID
@@ -223,43 +230,49 @@ fi
 # needs its HTML templates in its working directory; no apiserver, Redis or other service.
 # It answers initialize itself (protocolVersion 2024-11-05) and forwards tools/* through one
 # client per route; it listens on every interface at its port; its access log goes to a file.
-UNLA_PID=
-if [ -n "$UNLA_BIN" ]; then
-	UNLA_DIR=$(cd "$TMP" && GOFLAGS=-mod=mod go mod download -json "${PEER_UNLA%%/cmd/*}@${PEER_UNLA#*@}" 2>/dev/null |
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-	mkdir -p "$TMP/unla/assets"
+# start_unla: starts Unla in front of the legacy fixture on P_UNLA (sets UNLA_PID), or notes
+# why it cannot.
+start_unla() {
+	local dir w=$TMP/unla
 	if ! command -v sqlite3 >/dev/null; then
 		note "$PEER_UNLA: installed; not launched (it is configured through its SQLite database, and sqlite3 is not installed)"
-	elif ! cp -r "$UNLA_DIR/internal/core/assets/templates" "$TMP/unla/assets/" 2>>"$TMP/unla.log"; then
+		return 0
+	fi
+	read -r _ dir <<<"$(module_of "$PEER_UNLA" "$TMP/unla-setup.log")"
+	mkdir -p "$w/assets"
+	if ! cp -r "$dir/internal/core/assets/templates" "$w/assets/" 2>>"$TMP/unla-setup.log"; then
 		note "$PEER_UNLA: installed; not launched (its templates are not at internal/core/assets/templates)"
-	else
-		chmod -R u+w "$TMP/unla/assets"
-		cat >"$TMP/unla/gw.yaml" <<YAML
+		return 0
+	fi
+	chmod -R u+w "$w/assets"
+	cat >"$w/gw.yaml" <<YAML
 port: $P_UNLA
-pid: "$TMP/unla/mcp-gateway.pid"
+pid: "$w/mcp-gateway.pid"
 reload_switch: false
 logger: {level: "warn", format: "console", output: "stdout", color: false, stacktrace: false}
 tracing: {enabled: false}
-storage: {type: "db", database: {type: "sqlite", dbname: "$TMP/unla/unla.db"}}
-notifier: {role: "receiver", type: "signal", signal: {signal: "SIGHUP", pid: "$TMP/unla/mcp-gateway.pid"}}
+storage: {type: "db", database: {type: "sqlite", dbname: "$w/unla.db"}}
+notifier: {role: "receiver", type: "signal", signal: {signal: "SIGHUP", pid: "$w/mcp-gateway.pid"}}
 session: {type: "memory"}
 forward: {enabled: false}
 tool_access: {internal_network: {enabled: false}}
 metrics: {enabled: false}
 YAML
-		if "$UNLA_BIN" test -c "$TMP/unla/gw.yaml" >>"$TMP/unla.log" 2>&1 && sqlite3 "$TMP/unla/unla.db" <<SQL 2>>"$TMP/unla.log"; then
+	# mcp-gateway test creates the schema; the route goes in with sqlite3.
+	if ! "$UNLA_BIN" test -c "$w/gw.yaml" </dev/null >>"$TMP/unla-setup.log" 2>&1 ||
+		! sqlite3 "$w/unla.db" >>"$TMP/unla-setup.log" 2>&1 <<SQL; then
 INSERT INTO mcp_configs (name, tenant, created_at, updated_at, routers, servers, tools, prompts, mcp_servers)
 VALUES ('bench', 'default', datetime('now'), datetime('now'), '[{"server":"lg","prefix":"/gateway/lg"}]', '[]', '[]', '[]',
  '[{"type":"streamable-http","name":"lg","url":"http://127.0.0.1:$P_LEGACY/mcp","policy":"onStart","preinstalled":false}]');
 SQL
-			(cd "$TMP/unla" && GIN_MODE=release exec "$UNLA_BIN" -c "$TMP/unla/gw.yaml" >>"$TMP/unla.log" 2>&1) &
-			UNLA_PID=$!
-			PIDS+=("$UNLA_PID")
-		else
-			note "$PEER_UNLA: installed; not launched (its database did not take the route: $(tail -1 "$TMP/unla.log" | cut -c1-120))"
-		fi
+		note "$PEER_UNLA: installed; not launched (its database did not take the route: $(tail -1 "$TMP/unla-setup.log" | cut -c1-120))"
+		return 0
 	fi
-fi
+	start unla env -C "$w" GIN_MODE=release "$UNLA_BIN" -c "$w/gw.yaml"
+	UNLA_PID=$LAST_PID
+}
+UNLA_PID=
+if [ -n "$UNLA_BIN" ]; then start_unla; fi
 for p in "$P_MODERN" "$P_LEGACY" "$P_GW" "$P_BARE" "$P_RP_M" "$P_RP_L" ${TBX_PID:+"$P_TBX"} ${BASE_PID:+"$P_BASE"} ${DBASE_PID:+"$P_DBASE"} ${SG_PID:+"$P_SG"} ${UNLA_PID:+"$P_UNLA"}; do
 	timeout 20 "$LG" wait -addr "127.0.0.1:$p"
 done

@@ -114,15 +114,8 @@ func (w *Workers) loop(f func()) {
 	}
 }
 
-// run calls f, recovering a panic (logged at ERROR, stack only).
-func (w *Workers) run(f func()) {
-	defer func() {
-		if p := recover(); p != nil {
-			w.log.Error("recovered from a panic in a fan-out worker; the gateway keeps serving", panics.Attrs(p)...)
-		}
-	}()
-	f()
-}
+// run calls f, recovering a panic (logged at ERROR, type and frames only).
+func (w *Workers) run(f func()) { panics.Run(w.log, "a fan-out call", f, nil) }
 
 // Close ends the workers: the idle ones at once, a busy one when its call
 // returns (the calls are bounded by their upstream's timeouts; close the

@@ -84,15 +84,20 @@ func framesOf(pcs []uintptr) string {
 // frames only, never its value, which may hold arguments or tokens) instead
 // of ending the process; onPanic, when set, runs after the log.
 func Go(log *slog.Logger, what string, f func(), onPanic func()) {
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				log.Error("recovered from a panic", append([]any{"in", what}, Attrs(v)...)...)
-				if onPanic != nil {
-					onPanic()
-				}
+	go Run(log, what, f, onPanic)
+}
+
+// Run calls f in the calling goroutine, logging a panic in it as Go does
+// instead of passing it on, for a goroutine that runs one call after
+// another; onPanic, when set, runs after the log.
+func Run(log *slog.Logger, what string, f func(), onPanic func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			log.Error("recovered from a panic", append([]any{"in", what}, Attrs(v)...)...)
+			if onPanic != nil {
+				onPanic()
 			}
-		}()
-		f()
+		}
 	}()
+	f()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
@@ -75,21 +76,16 @@ type injected [len(metaKeys)]string
 
 // Get returns the value set for key, "" for none.
 func (c *injected) Get(key string) string {
-	for i, k := range metaKeys {
-		if k == key {
-			return c[i]
-		}
+	if i := slices.Index(metaKeys[:], key); i >= 0 {
+		return c[i]
 	}
 	return ""
 }
 
 // Set sets key's value.
 func (c *injected) Set(key, value string) {
-	for i, k := range metaKeys {
-		if k == key {
-			c[i] = value
-			return
-		}
+	if i := slices.Index(metaKeys[:], key); i >= 0 {
+		c[i] = value
 	}
 }
 

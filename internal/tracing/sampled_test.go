@@ -35,11 +35,20 @@ func sampledCall(o *observe.Observer, tr *Tracer, peer Peer, params json.RawMess
 
 // TestSampledSpansExactly: a recorded tools/call's two spans carry the convention's
 // attributes in a fixed order, with their names, kinds and status, and the trace context
-// goes upstream in the canonical headers and in params._meta (the caller's members kept).
+// goes upstream in the canonical headers and in params._meta (the caller's members kept);
+// a Peer from NewPeer (attributes made once) and a literal one record the same.
 func TestSampledSpansExactly(t *testing.T) {
+	for name, peer := range map[string]Peer{
+		"literal": {Address: "10.0.0.1", Port: 8080, Transport: "tcp"},
+		"NewPeer": NewPeer("10.0.0.1", 8080, "tcp"),
+	} {
+		t.Run(name, func(t *testing.T) { sampledSpansExactly(t, peer) })
+	}
+}
+
+func sampledSpansExactly(t *testing.T, peer Peer) {
 	tr, exp := testTracer(t, sdktrace.AlwaysSample())
 	o := observe.New(tr)
-	peer := Peer{Address: "10.0.0.1", Port: 8080, Transport: "tcp"}
 	h, p := sampledCall(o, tr, peer, json.RawMessage(`{"name":"echo","_meta":{"progressToken":1}}`), true)
 	spans := exp.GetSpans()
 	if len(spans) != 2 {

@@ -34,8 +34,9 @@ const (
 	// ShutdownTimeout bounds the flush at close.
 	ShutdownTimeout = 5 * time.Second
 	// RetryMaxElapsed bounds the retries of one export (a 429, 502, 503 or
-	// 504 answer, or a connection failure): short of ShutdownTimeout, so
-	// the flush at close ends even during an outage.
+	// 504 answer, or a connection failure). It does not bound the flush at
+	// close (the last wait may start just before it): Shutdown cancels the
+	// exports still running abortLead before its own time is up.
 	RetryMaxElapsed = 4 * time.Second
 	// abortLead is how long before the flush's time is up the exports still
 	// in flight are cancelled, so the span processor stops inside it.
