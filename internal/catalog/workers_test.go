@@ -203,6 +203,7 @@ func TestPatientlyOnWorkersCancelsEveryCall(t *testing.T) {
 			t.Fatal("a call's context was not cancelled with its caller's")
 		}
 	}
+	waitIdle(t, w, 2) // the fan-out ran on the catalog's workers: two kept, the bound
 }
 
 // A fan-out's fetches share one detached parent: it keeps the caller's
