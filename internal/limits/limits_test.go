@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/limits"
 	"github.com/mcpgw/mcpgw/internal/limits/limitstest"
 )
@@ -66,7 +67,7 @@ func TestMemoryTakeDoesNotAllocate(t *testing.T) {
 	m := limits.NewMemory(0)
 	ctx, now := context.Background(), time.Now()
 	i := 0
-	allocs := testing.AllocsPerRun(1000, func() {
+	allocs := allocstest.Least(1000, func() {
 		i++
 		_, _ = m.Take(ctx, "server", 50, time.Second, now.Add(time.Duration(i)*10*time.Millisecond))
 	})

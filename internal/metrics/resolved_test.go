@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/observe"
 )
 
@@ -108,7 +109,7 @@ func TestDurationChildrenKept(t *testing.T) {
 		t.Fatalf("kept %d server and %d client children, want 4 and 3", len(m.serverObs.m), len(m.clientObs.m))
 	}
 	r, c := &reqs[0], &observe.Call{Server: "fx", Method: "tools/call", Target: "fx-a"}
-	if n := testing.AllocsPerRun(100, func() { m.EndRequest(ctx, r); m.EndCall(ctx, c) }); n != 0 {
+	if n := allocstest.Least(100, func() { m.EndRequest(ctx, r); m.EndCall(ctx, c) }); n != 0 {
 		t.Fatalf("a repeated request and call allocate %v times, want 0", n)
 	}
 }

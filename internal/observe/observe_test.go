@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/fault"
 	"github.com/mcpgw/mcpgw/internal/observe"
 )
@@ -48,7 +49,7 @@ func TestNilObserverDoesNothing(t *testing.T) {
 		t.Fatal("a nil observer must not derive a context")
 	}
 	span.End()
-	if n := testing.AllocsPerRun(100, func() {
+	if n := allocstest.Least(100, func() {
 		_, s := o.Request(ctx, nil)
 		s.End()
 		_, c := o.Call(ctx, nil)

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 )
 
 func tools(defs ...string) []json.RawMessage {
@@ -156,7 +158,7 @@ func TestVetReusesUnchangedDefinitions(t *testing.T) {
 	}
 	listing := tools(defs...)
 	p.Vet(ctx, "s", listing)
-	if n := testing.AllocsPerRun(20, func() { p.Vet(ctx, "s", listing) }); n > 20 {
+	if n := allocstest.Least(20, func() { p.Vet(ctx, "s", listing) }); n > 20 {
 		t.Fatalf("vetting an unchanged listing of %d tools: %v allocations", len(listing), n)
 	}
 	changed := tools(defs...)

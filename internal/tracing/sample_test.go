@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/observe"
 )
 
@@ -57,7 +58,7 @@ func TestSampledOutRootCostsNothing(t *testing.T) {
 	c := &observe.Call{Server: "s", Method: "tools/call", Target: "t"}
 	raw := json.RawMessage(`{"name":"t"}`)
 	ctx := context.WithValue(context.Background(), struct{}{}, 1)
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := allocstest.Least(100, func() {
 		rctx := tr.StartRequest(ctx, r)
 		cctx := tr.StartCall(rctx, c)
 		_, _ = tr.Outgoing(cctx, Peer{}, raw)

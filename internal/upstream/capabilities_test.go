@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 )
 
 func TestCapabilitiesBySet(t *testing.T) {
@@ -37,7 +39,7 @@ func TestCapabilitiesBySet(t *testing.T) {
 		}
 	}
 	in := &Interactions{Elicit: h}
-	if n := testing.AllocsPerRun(100, func() { _, _ = in.capabilities(Offer{Roots: true}) }); n != 0 {
+	if n := allocstest.Least(100, func() { _, _ = in.capabilities(Offer{Roots: true}) }); n != 0 {
 		t.Errorf("capabilities allocates %v times per call", n)
 	}
 }

@@ -7,12 +7,14 @@ import (
 	"sync/atomic"
 
 	"bytes"
-	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/allocstest"
+	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
 
 // wire writes req with write and returns the bytes.
@@ -94,7 +96,7 @@ func TestWriteRequestAllocations(t *testing.T) {
 	bw := bufio.NewWriterSize(io.Discard, h1BufSize)
 	rd := bytes.NewReader(body)
 	req := &http.Request{Method: http.MethodPost, URL: u, Host: u.Host, Header: h, ContentLength: int64(len(body)), Body: io.NopCloser(rd)}
-	n := testing.AllocsPerRun(200, func() {
+	n := allocstest.Least(200, func() {
 		rd.Reset(body)
 		if err := writeRequest(bw, req); err != nil {
 			t.Fatal(err)

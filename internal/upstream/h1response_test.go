@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/mcp"
 )
 
@@ -124,7 +125,7 @@ func TestReadResponseAllocations(t *testing.T) {
 	br := bufio.NewReaderSize(rd, h1BufSize)
 	req := &http.Request{Method: http.MethodPost}
 	var buf [64]byte
-	n := testing.AllocsPerRun(200, func() {
+	n := allocstest.Least(200, func() {
 		rd.Reset(in)
 		br.Reset(rd)
 		_, _ = br.Peek(1)

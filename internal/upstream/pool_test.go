@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/allocstest"
 	"github.com/mcpgw/mcpgw/internal/jsonrpc"
 )
 
@@ -301,7 +302,7 @@ func TestLookupOfAPooledSessionAllocatesNothing(t *testing.T) {
 			t.Fatalf("first lookup: created %v, %v", created, err)
 		}
 		held[legacy] = s
-		allocs := testing.AllocsPerRun(100, func() {
+		allocs := allocstest.Least(100, func() {
 			s, created, err := c.lookup(opts)
 			if err != nil || created || s != held[legacy] {
 				t.Fatalf("lookup: created %v, %v, same session %v", created, err, s == held[legacy])
