@@ -145,15 +145,7 @@ func TestWorkersClose(t *testing.T) {
 	busy := make(chan struct{})
 	w.Go(func() { close(busy); <-release; close(finished) }) // the idle worker takes it
 	<-busy
-	closed := make(chan struct{})
-	go func() { _ = w.Close(context.Background()); close(closed) }()
-	select {
-	case <-closed:
-		t.Fatal("Close returned while a call ran")
-	case <-time.After(20 * time.Millisecond):
-	}
-	close(release)
-	<-closed
+	closeWaitsFor(t, w, release, "a call")
 	select {
 	case <-finished:
 	default:
@@ -243,14 +235,22 @@ func TestWorkersCloseWaitsPastTheBound(t *testing.T) {
 	w.Go(func() { started <- struct{}{}; <-over }) // the one worker is busy: a goroutine of its own
 	<-started
 	close(kept)
+	closeWaitsFor(t, w, over, "a call past the bound")
+}
+
+// closeWaitsFor closes w and fails unless Close is still waiting 50 ms later,
+// while what ran is held on release; it then lets go of release and waits for
+// Close to return.
+func closeWaitsFor(t *testing.T, w *Workers, release chan struct{}, what string) {
+	t.Helper()
 	closed := make(chan struct{})
 	go func() { _ = w.Close(context.Background()); close(closed) }()
 	select {
 	case <-closed:
-		t.Fatal("Close returned while a call past the bound ran")
+		t.Fatalf("Close returned while %s ran", what)
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(over)
+	close(release)
 	<-closed
 }
 

@@ -67,7 +67,7 @@ func (p Peer) attributes() []attribute.KeyValue {
 }
 
 // headerKeys are metaKeys as canonical HTTP header names, in the same order.
-var headerKeys = [...]string{"Traceparent", "Tracestate", "Baggage"}
+var headerKeys = [len(metaKeys)]string{"Traceparent", "Tracestate", "Baggage"}
 
 // injected is the trace context a propagator writes for one upstream request: the values of
 // metaKeys, in place (no map, no header canonicalisation). A key outside metaKeys is dropped:

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -47,4 +48,14 @@ func FuzzWithMeta(f *testing.F) {
 			t.Fatalf("withMeta(%q) = %q, not JSON", in, out)
 		}
 	})
+}
+
+// TestHeaderKeysAreMetaKeys: headerKeys spells each of metaKeys as net/http
+// canonicalises it, in the same order (Outgoing writes the headers by index).
+func TestHeaderKeysAreMetaKeys(t *testing.T) {
+	for i, k := range metaKeys {
+		if want := http.CanonicalHeaderKey(k); headerKeys[i] != want {
+			t.Errorf("headerKeys[%d] = %q, want %q", i, headerKeys[i], want)
+		}
+	}
 }
